@@ -1,0 +1,314 @@
+/**
+ * Every error this SDK can put in the error channel, as `Schema.TaggedError`s.
+ *
+ * Each error has a stable `_tag` (use `Effect.catchTag("ProcessExited", …)` or `Match.tag`), carries the data
+ * needed to act on it, and renders a readable `message`. They are real `Error` instances, so the Promise API can
+ * throw them as-is (`instanceof` works).
+ *
+ * | error | when |
+ * |---|---|
+ * | `CliNotFound` | no `claude` executable was found; `searched` lists every place looked at |
+ * | `SpawnFailed` | the executable exists but could not be started (permissions, bad binary, …) |
+ * | `ProcessExited` | the CLI exited while the session needed it; exit code, signal and the stderr tail |
+ * | `InputClosed` | a write after our side closed stdin (`endInput`) or the session was closed |
+ * | `LineTooLong` | one stdout line exceeded the configured limit (delivered in-band, the stream goes on) |
+ * | `MalformedLine` | one stdout line was not a JSON object (delivered in-band, the stream goes on) |
+ * | `ControlError` | the CLI answered one of our control requests with an error |
+ * | `ControlTimeout` | the CLI did not answer one of our control requests in time |
+ * | `InvalidOptions` | options were rejected before anything was spawned |
+ * | `ProtocolViolation` | the CLI broke the protocol in a way the session cannot continue from |
+ *
+ * @since 0.1.0
+ */
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export const TypeId: unique symbol = Symbol.for("effect-claude-agent/AgentError")
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export type TypeId = typeof TypeId
+
+/**
+ * `true` for any error defined in this module.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isAgentError = (u: unknown): u is AgentError => Predicate.hasProperty(u, TypeId)
+
+const tail = (s: string): string => (s.length === 0 ? "" : `\n--- stderr (last ${s.length} chars) ---\n${s}`)
+
+/**
+ * No `claude` executable could be found.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class CliNotFound extends Schema.TaggedError<CliNotFound>("effect-claude-agent/CliNotFound")("CliNotFound", {
+  /** Every path or lookup that was tried, in order. */
+  searched: Schema.Array(Schema.String)
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Claude Code CLI not found. Searched:\n  ${this.searched.join("\n  ")}\n` +
+      "Install @anthropic-ai/claude-code, put `claude` on PATH, or set pathToClaudeCodeExecutable / CLAUDE_CLI_PATH."
+  }
+}
+
+/**
+ * The executable was found but the operating system refused to start it.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SpawnFailed extends Schema.TaggedError<SpawnFailed>("effect-claude-agent/SpawnFailed")("SpawnFailed", {
+  command: Schema.String,
+  reason: Schema.String,
+  cause: Schema.optional(Schema.Defect)
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Failed to start ${this.command}: ${this.reason}`
+  }
+}
+
+/**
+ * The CLI process exited while the session still needed it, or was killed by a signal.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ProcessExited extends Schema.TaggedError<ProcessExited>("effect-claude-agent/ProcessExited")(
+  "ProcessExited",
+  {
+    /** Exit code, `null` when the process was killed by a signal. */
+    code: Schema.NullOr(Schema.Number),
+    /** The signal that killed the process, if any (e.g. `"SIGKILL"`). */
+    signal: Schema.NullOr(Schema.String),
+    /** The last bytes the CLI wrote to stderr (bounded, 64 KiB by default). */
+    stderrTail: Schema.String
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    const how = this.signal !== null ? `was killed by ${this.signal}` : `exited with code ${this.code}`
+    return `Claude Code process ${how}${tail(this.stderrTail)}`
+  }
+}
+
+/**
+ * A write was attempted after stdin was closed by our side.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InputClosed extends Schema.TaggedError<InputClosed>("effect-claude-agent/InputClosed")("InputClosed", {
+  reason: Schema.Literal("endInput", "closed")
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return this.reason === "endInput"
+      ? "Cannot write to the CLI: its input was already ended"
+      : "Cannot write to the CLI: the session is closed"
+  }
+}
+
+/**
+ * One stdout line was longer than the configured limit. The line is skipped (only its first bytes are kept) and
+ * the stream continues with the next line.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class LineTooLong extends Schema.TaggedError<LineTooLong>("effect-claude-agent/LineTooLong")("LineTooLong", {
+  /** Size of the line in bytes, as far as it was read (at least `limit + 1`). */
+  bytes: Schema.Number,
+  /** The configured limit in bytes. */
+  limit: Schema.Number,
+  /** The first bytes of the line, decoded as UTF-8 (at most 1 KiB). */
+  head: Schema.String
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `A stdout line of ${this.bytes} bytes exceeded the limit of ${this.limit} bytes and was skipped`
+  }
+}
+
+/**
+ * One stdout line was not a JSON object (a banner, a log line, truncated output). It is delivered in-band and the
+ * stream continues.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class MalformedLine extends Schema.TaggedError<MalformedLine>("effect-claude-agent/MalformedLine")(
+  "MalformedLine",
+  {
+    /** The line (truncated to 4 KiB). */
+    line: Schema.String,
+    reason: Schema.String
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Non-protocol output on stdout (${this.reason}): ${this.line.slice(0, 200)}`
+  }
+}
+
+/**
+ * The CLI answered one of our control requests with an error response.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ControlError extends Schema.TaggedError<ControlError>("effect-claude-agent/ControlError")("ControlError", {
+  /** The request subtype, e.g. `"set_model"`. */
+  subtype: Schema.String,
+  /** The error text the CLI sent. */
+  error: Schema.String,
+  /** The CLI's `error_code`, when it sent one (e.g. `"unsupported_request"`). */
+  errorCode: Schema.optional(Schema.String)
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Control request ${this.subtype} failed: ${this.error}${this.errorCode ? ` (${this.errorCode})` : ""}`
+  }
+}
+
+/**
+ * The CLI did not answer one of our control requests within its timeout. A `control_cancel_request` was sent.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ControlTimeout extends Schema.TaggedError<ControlTimeout>("effect-claude-agent/ControlTimeout")(
+  "ControlTimeout",
+  {
+    subtype: Schema.String,
+    requestId: Schema.String,
+    timeoutMillis: Schema.Number
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Control request ${this.subtype} (${this.requestId}) got no answer within ${this.timeoutMillis} ms`
+  }
+}
+
+/**
+ * Options were rejected before anything was spawned.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidOptions extends Schema.TaggedError<InvalidOptions>("effect-claude-agent/InvalidOptions")(
+  "InvalidOptions",
+  {
+    option: Schema.String,
+    reason: Schema.String
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Invalid option ${this.option}: ${this.reason}`
+  }
+}
+
+/**
+ * The CLI broke the protocol in a way the session cannot recover from.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ProtocolViolation extends Schema.TaggedError<ProtocolViolation>("effect-claude-agent/ProtocolViolation")(
+  "ProtocolViolation",
+  {
+    reason: Schema.String,
+    stderrTail: Schema.optionalWith(Schema.String, { default: () => "" })
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Protocol violation: ${this.reason}${tail(this.stderrTail)}`
+  }
+}
+
+/**
+ * Errors raised by a Transport: starting the CLI, writing to it, or the CLI going away.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type TransportError = CliNotFound | SpawnFailed | ProcessExited | InputClosed
+
+/**
+ * Errors that are delivered in-band on the message stream; the stream continues after them.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type LineError = LineTooLong | MalformedLine
+
+/**
+ * Every error defined by this SDK.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type AgentError =
+  | CliNotFound
+  | SpawnFailed
+  | ProcessExited
+  | InputClosed
+  | LineTooLong
+  | MalformedLine
+  | ControlError
+  | ControlTimeout
+  | InvalidOptions
+  | ProtocolViolation
+
+/**
+ * Schema of {@link AgentError}, e.g. to serialize errors across a process boundary.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const AgentError = Schema.Union(
+  CliNotFound,
+  SpawnFailed,
+  ProcessExited,
+  InputClosed,
+  LineTooLong,
+  MalformedLine,
+  ControlError,
+  ControlTimeout,
+  InvalidOptions,
+  ProtocolViolation
+)

@@ -1,0 +1,183 @@
+/**
+ * The Transport owns a Claude Code process: it starts the CLI, yields everything it writes on stdout as decoded
+ * {@link Message.Frame}s, writes our frames to its stdin through a single writer, keeps a bounded tail of its stderr,
+ * and always cleans up: closing the scope ends stdin, waits a short grace, sends SIGTERM to the process group, then
+ * SIGKILL, and reaps it.
+ *
+ * `Transport` is a factory (one CLI process per session). Provide {@link layerProcess} (real processes through
+ * `@effect/platform`'s `CommandExecutor`) or {@link layerMemory} (a scripted peer, no process) — the code that uses
+ * it does not change.
+ *
+ * @since 0.1.0
+ */
+import type * as CommandExecutor from "@effect/platform/CommandExecutor"
+import type * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
+import type { CliNotFound, InputClosed, ProcessExited, SpawnFailed } from "./AgentError.js"
+import * as memory from "./internal/memoryTransport.js"
+import * as proc from "./internal/processTransport.js"
+import type * as Message from "./Message.js"
+
+/**
+ * How to start the CLI.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface LaunchSpec {
+  /**
+   * Option flags, appended after the base flags `--output-format stream-json --verbose --input-format stream-json`.
+   * Never put unbounded user content (prompts, system prompts) here: those travel over stdin.
+   */
+  readonly args: ReadonlyArray<string>
+  /**
+   * Path of the CLI. Leave `undefined` to search: `CLAUDE_CLI_PATH`, the bundled `@anthropic-ai/claude-code`
+   * binary, `PATH`, then common install directories. A `.js`/`.mjs`/`.cjs` file is run with the current Node.
+   */
+  readonly executable?: string | undefined
+  /** Arguments for Node when `executable` is a JavaScript file. */
+  readonly executableArgs?: ReadonlyArray<string> | undefined
+  /** Working directory of the CLI. Defaults to the current directory. */
+  readonly cwd?: string | undefined
+  /**
+   * Environment variables. By default they overlay the parent's environment (`undefined` removes a variable);
+   * with `envMode: "replace"` they are the whole environment. `CLAUDECODE` and `NODE_OPTIONS` are removed unless set
+   * here; `CLAUDE_CODE_ENTRYPOINT=sdk-ts`, `CLAUDE_CODE_SDK_READS_SESSION_STATE=1` and
+   * `BUN_ENABLE_CRASH_REPORTING=0` are added unless set here.
+   */
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined
+  /** `"overlay"` (default) or `"replace"`. */
+  readonly envMode?: "overlay" | "replace" | undefined
+  /** Longest stdout line accepted, in bytes. Longer lines are skipped with an in-band `LineTooLong`. Default 64 MiB. */
+  readonly maxLineBytes?: number | undefined
+  /** How much of stderr to keep for error messages, in bytes. Default 64 KiB. */
+  readonly stderrTailBytes?: number | undefined
+  /** Called with every chunk the CLI writes to stderr (decoded UTF-8). Exceptions it throws are ignored. */
+  readonly onStderr?: ((chunk: string) => void) | undefined
+  /** After stdin is closed, how long to wait for the CLI to exit on its own before SIGTERM. Default 250 ms. */
+  readonly closeGraceMillis?: number | undefined
+  /** After SIGTERM, how long to wait before SIGKILL. Default 2000 ms. */
+  readonly killGraceMillis?: number | undefined
+}
+
+/**
+ * How the process ended.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ExitStatus {
+  readonly code: number | null
+  readonly signal: string | null
+}
+
+/**
+ * One running CLI process.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Connection {
+  /** The operating-system process id (`None` for in-memory transports). */
+  readonly pid: Option.Option<number>
+  /** The resolved command line, for diagnostics. */
+  readonly command: ReadonlyArray<string>
+  /**
+   * Every stdout frame, in order. Ends when the process exits with code 0; fails with `ProcessExited` otherwise.
+   * Single consumer: run it once.
+   */
+  readonly messages: Stream.Stream<Message.Frame, ProcessExited>
+  /** Writes one frame to stdin. Fails at once with `ProcessExited` after the process exited. */
+  readonly send: (message: Message.StdinMessage) => Effect.Effect<void, ProcessExited | InputClosed>
+  /** Closes stdin after everything already sent was written. Idempotent. */
+  readonly endInput: Effect.Effect<void>
+  /** Waits for the process to exit. */
+  readonly awaitExit: Effect.Effect<ExitStatus>
+  /** The exit status, once the process exited. */
+  readonly exitStatus: Effect.Effect<Option.Option<ExitStatus>>
+  /** The last bytes written to stderr, decoded. */
+  readonly stderrTail: Effect.Effect<string>
+}
+
+/**
+ * Starts CLI processes. The process belongs to the scope passed to `open`.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class Transport extends Context.Tag("effect-claude-agent/Transport")<Transport, {
+  readonly open: (spec: LaunchSpec) => Effect.Effect<Connection, CliNotFound | SpawnFailed, Scope.Scope>
+}>() {}
+
+/**
+ * The base flags every session passes: stream-json in both directions (`--verbose` is mandatory with stream-json
+ * output).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const BASE_ARGS: ReadonlyArray<string> = proc.BASE_ARGS
+
+/**
+ * Starts real processes through `@effect/platform`'s `CommandExecutor` (provide `NodeCommandExecutor.layer`, or use
+ * `NodeClaudeAgent.layer` which includes it).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerProcess: Layer.Layer<Transport, never, CommandExecutor.CommandExecutor> = Layer.effect(
+  Transport,
+  proc.make
+)
+
+/**
+ * The peer side of an in-memory connection: what a scripted fake CLI sees.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface MemoryPeer {
+  /** The spec the SDK asked to launch (argv, env, cwd), for assertions. */
+  readonly spec: LaunchSpec
+  /** Writes one stdout frame (any JSON object); it goes through the same decoding as real output. */
+  readonly emit: (frame: object) => Effect.Effect<void>
+  /** Writes raw stdout bytes or text, framed exactly like a real process's output (split lines, bad JSON…). */
+  readonly emitRaw: (chunk: string | Uint8Array) => Effect.Effect<void>
+  /** Writes to stderr. */
+  readonly emitStderr: (text: string) => Effect.Effect<void>
+  /** The next frame the SDK wrote to stdin; fails with `NoSuchElementException` once stdin is closed and drained. */
+  readonly take: Effect.Effect<Message.StdinMessage, Cause.NoSuchElementException>
+  /** Everything the SDK wrote so far, in order. */
+  readonly sent: Effect.Effect<ReadonlyArray<Message.StdinMessage>>
+  /** Completes when the SDK closed stdin. */
+  readonly inputEnded: Effect.Effect<void>
+  /** Ends the fake process with this status (code 0 ends the SDK's stream, anything else fails it). */
+  readonly exit: (status: ExitStatus) => Effect.Effect<void>
+}
+
+/**
+ * An in-memory Transport for tests: every `open` runs `script` with a fresh {@link MemoryPeer} on a fiber that
+ * lives as long as the connection. When the script returns, the fake process exits with code 0 (unless the script
+ * already called `exit`).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerMemory = (script: (peer: MemoryPeer) => Effect.Effect<void>): Layer.Layer<Transport> =>
+  Layer.succeed(Transport, Transport.of({ open: (spec) => memory.open(spec, script) }))
+
+/**
+ * Creates one in-memory connection and its peer directly, without a layer (for tests of lower layers).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeMemoryConnection: (
+  spec?: LaunchSpec
+) => Effect.Effect<{ readonly connection: Connection; readonly peer: MemoryPeer }, never, Scope.Scope> =
+  memory.makeConnection

@@ -1,0 +1,37 @@
+/** @internal */
+
+/** Variables the SDK removes from the inherited environment unless the caller sets them explicitly. @internal */
+export const STRIPPED_ENV: ReadonlyArray<string> = ["CLAUDECODE", "NODE_OPTIONS"]
+
+/** Variables the SDK sets unless the caller sets them explicitly. @internal */
+export const SDK_ENV: Readonly<Record<string, string>> = {
+  CLAUDE_CODE_ENTRYPOINT: "sdk-ts",
+  CLAUDE_CODE_SDK_READS_SESSION_STATE: "1",
+  BUN_ENABLE_CRASH_REPORTING: "0"
+}
+
+/**
+ * Builds the child's environment: the parent's (or nothing, in `replace` mode), minus nesting markers, plus the
+ * SDK's variables, plus the caller's overlay (`undefined` deletes a variable).
+ *
+ * @internal
+ */
+export const buildEnv = (options: {
+  readonly parent: Readonly<Record<string, string | undefined>>
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined
+  readonly mode?: "overlay" | "replace" | undefined
+}): Record<string, string> => {
+  const out: Record<string, string> = {}
+  if (options.mode !== "replace") {
+    for (const [k, v] of Object.entries(options.parent)) if (v !== undefined) out[k] = v
+  }
+  for (const k of STRIPPED_ENV) delete out[k]
+  Object.assign(out, SDK_ENV)
+  if (options.env !== undefined) {
+    for (const [k, v] of Object.entries(options.env)) {
+      if (v === undefined) delete out[k]
+      else out[k] = v
+    }
+  }
+  return out
+}

@@ -1,0 +1,257 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { AgentError, Message, Transport } from "effect-claude-agent"
+import { FAKE_CLI, isAlive, NodeExecutor } from "./support/process.js"
+
+const TransportLive = Transport.layerProcess.pipe(Layer.provide(NodeExecutor))
+
+const spec = (scenario: string, extra: Partial<Transport.LaunchSpec> = {}): Transport.LaunchSpec => ({
+  args: [],
+  executable: FAKE_CLI,
+  ...extra,
+  env: { FAKE_CLI_SCENARIO: scenario, ...extra.env }
+})
+
+const open = (s: Transport.LaunchSpec) => Effect.flatMap(Transport.Transport, (t) => t.open(s))
+
+const collect = (connection: Transport.Connection) =>
+  Stream.runCollect(connection.messages).pipe(Effect.map(Chunk.toReadonlyArray))
+
+const texts = (frames: ReadonlyArray<Message.Frame>) =>
+  frames.flatMap((f) => (f.type === "assistant" ? [Message.text(f)] : []))
+
+describe("Transport (process)", () => {
+  it.scopedLive("round-trips a user message through the echo CLI and ends cleanly on endInput", () =>
+    Effect.gen(function*() {
+      const connection = yield* open(spec("echo"))
+      expect(Option.isSome(connection.pid)).toBe(true)
+      yield* connection.send(Message.userMessage("hello"))
+      const first = yield* connection.messages.pipe(
+        Stream.filter(Message.isResultMessage),
+        Stream.take(1),
+        Stream.runCollect
+      )
+      expect(Chunk.unsafeHead(first)).toMatchObject({ type: "result", result: "echo: hello" })
+      yield* connection.endInput
+      expect(yield* connection.awaitExit).toEqual({ code: 0, signal: null })
+      const sendAfter = yield* Effect.exit(connection.send(Message.userMessage("late")))
+      expect(Exit.isFailure(sendAfter)).toBe(true)
+    }).pipe(Effect.provide(TransportLive)))
+
+  it.scopedLive("reads a 50 MB line intact", () =>
+    Effect.gen(function*() {
+      const connection = yield* open(spec("bigline", { env: { FAKE_CLI_BYTES: String(50 * 1024 * 1024) } }))
+      const frames = yield* collect(connection)
+      const [big] = texts(frames)
+      expect(big?.length).toBe(50 * 1024 * 1024)
+      expect(frames.at(-1)).toMatchObject({ type: "result", result: "after-big-line" })
+    }).pipe(Effect.provide(TransportLive)), 60_000)
+
+  it.scopedLive("skips a line over the limit with an in-band LineTooLong and keeps going", () =>
+    Effect.gen(function*() {
+      const connection = yield* open(
+        spec("bigline", { maxLineBytes: 1024 * 1024, env: { FAKE_CLI_BYTES: String(5 * 1024 * 1024) } })
+      )
+      const frames = yield* collect(connection)
+      expect(frames).toHaveLength(2)
+      const [first, second] = frames
+      expect(first?.type).toBe("transport_error")
+      if (first?.type === "transport_error") {
+        expect(first.error).toBeInstanceOf(AgentError.LineTooLong)
+        expect(first.error._tag).toBe("LineTooLong")
+        if (first.error._tag === "LineTooLong") {
+          expect(first.error.bytes).toBeGreaterThan(5 * 1024 * 1024)
+          expect(first.error.limit).toBe(1024 * 1024)
+          expect(first.error.head.startsWith("{\"type\":\"assistant\"")).toBe(true)
+        }
+      }
+      expect(second).toMatchObject({ type: "result", result: "after-big-line" })
+    }).pipe(Effect.provide(TransportLive)))
+
+  it.scopedLive("keeps a € whose bytes arrive in two writes", () =>
+    Effect.gen(function*() {
+      const frames = yield* collect(yield* open(spec("splitEuro")))
+      expect(texts(frames)).toEqual(["price: 5€ ok"])
+    }).pipe(Effect.provide(TransportLive)))
+
+  it.scopedLive("does not split on U+2028 / U+2029 inside strings", () =>
+    Effect.gen(function*() {
+      const frames = yield* collect(yield* open(spec("u2028")))
+      expect(texts(frames)).toEqual(["a\u2028b\u2029c"])
+      expect(frames).toHaveLength(2)
+    }).pipe(Effect.provide(TransportLive)))
+
+  it.scopedLive("accepts CRLF line endings", () =>
+    Effect.gen(function*() {
+      const frames = yield* collect(yield* open(spec("crlf")))
+      expect(frames.map((f) => f.type)).toEqual(["assistant", "result"])
+    }).pipe(Effect.provide(TransportLive)))
+
+  it.scopedLive("turns a non-JSON banner and a non-object line into in-band MalformedLine errors", () =>
+    Effect.gen(function*() {
+      const frames = yield* collect(yield* open(spec("banner")))
+      expect(frames.map((f) => f.type)).toEqual(["transport_error", "transport_error", "assistant", "result"])
+      const [banner, array] = frames
+      if (banner?.type === "transport_error") {
+        expect(banner.error._tag).toBe("MalformedLine")
+        if (banner.error._tag === "MalformedLine") expect(banner.error.line).toContain("Welcome to the fake CLI")
+      }
+      if (array?.type === "transport_error" && array.error._tag === "MalformedLine") {
+        expect(array.error.reason).toBe("not a JSON object")
+      }
+    }).pipe(Effect.provide(TransportLive)))
+
+  it.scopedLive("10 MB of stderr then exit 1: ProcessExited with a bounded tail, no stall", () =>
+    Effect.gen(function*() {
+      const chunks: Array<string> = []
+      const connection = yield* open(spec("stderrFlood", { onStderr: (c) => chunks.push(c) }))
+      const started = Date.now()
+      const exit = yield* Effect.exit(collect(connection))
+      expect(Date.now() - started).toBeLessThan(10_000)
+      expect(exit._tag).toBe("Failure")
+      if (exit._tag === "Failure") {
+        const error = exit.cause._tag === "Fail" ? exit.cause.error : undefined
+        expect(error).toBeInstanceOf(AgentError.ProcessExited)
+        if (error) {
+          expect(error.code).toBe(1)
+          expect(error.signal).toBe(null)
+          expect(Buffer.byteLength(error.stderrTail)).toBeLessThanOrEqual(64 * 1024)
+          expect(Buffer.byteLength(error.stderrTail)).toBeGreaterThan(60 * 1024)
+          expect(error.stderrTail.endsWith("FINAL-STDERR-LINE\n")).toBe(true)
+          expect(error.message).toContain("exited with code 1")
+        }
+      }
+      expect(chunks.join("").length).toBeGreaterThan(10 * 1000 * 1000)
+      // every later send fails the same way
+      const send = yield* Effect.flip(connection.send(Message.userMessage("x")))
+      expect(send._tag).toBe("ProcessExited")
+    }).pipe(Effect.provide(TransportLive)))
+
+  it.live("a CLI that ignores SIGTERM is SIGKILLed within the bound, with its process group", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const connection = yield* open(spec("ignoreSigterm", { killGraceMillis: 500 })).pipe(Scope.extend(scope))
+      const first = yield* connection.messages.pipe(Stream.take(1), Stream.runCollect, Scope.extend(scope))
+      const status = Chunk.unsafeHead(first) as { grandchild_pid?: number }
+      const pid = Option.getOrThrow(connection.pid)
+      const grandchild = status.grandchild_pid
+      expect(typeof grandchild).toBe("number")
+      expect(isAlive(pid)).toBe(true)
+      const started = Date.now()
+      yield* Scope.close(scope, Exit.void)
+      const took = Date.now() - started
+      // 250 ms grace + 500 ms SIGTERM wait + reaping
+      expect(took).toBeLessThan(1500)
+      expect(took).toBeGreaterThanOrEqual(700)
+      expect(isAlive(pid)).toBe(false)
+      yield* Effect.sleep("100 millis")
+      expect(isAlive(grandchild!)).toBe(false)
+    }).pipe(Effect.provide(TransportLive)))
+
+  it.live("closing the scope of an idle CLI that exits on EOF is fast", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const connection = yield* open(spec("exitOnEof")).pipe(Scope.extend(scope))
+      yield* Effect.sleep("100 millis")
+      const pid = Option.getOrThrow(connection.pid)
+      const started = Date.now()
+      yield* Scope.close(scope, Exit.void)
+      expect(Date.now() - started).toBeLessThan(250)
+      expect(isAlive(pid)).toBe(false)
+      expect(yield* connection.exitStatus).toEqual(Option.some({ code: 0, signal: null }))
+    }).pipe(Effect.provide(TransportLive)))
+
+  it.scopedLive("SIGKILL mid-stream: the stream fails with ProcessExited and the next send fails the same way", () =>
+    Effect.gen(function*() {
+      const connection = yield* open(spec("waitForKill"))
+      const pid = Option.getOrThrow(connection.pid)
+      const exit = yield* connection.messages.pipe(
+        Stream.tap((f) => (f.type === "assistant" ? Effect.sync(() => process.kill(pid, "SIGKILL")) : Effect.void)),
+        Stream.runCollect,
+        Effect.exit
+      )
+      expect(exit).toStrictEqual(
+        Exit.fail(new AgentError.ProcessExited({ code: null, signal: "SIGKILL", stderrTail: "" }))
+      )
+      const send = yield* Effect.flip(connection.send(Message.userMessage("after death")))
+      expect(send).toStrictEqual(new AgentError.ProcessExited({ code: null, signal: "SIGKILL", stderrTail: "" }))
+    }).pipe(Effect.provide(TransportLive)))
+
+  it.scopedLive("a missing binary fails with CliNotFound listing the searched paths", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(open({ args: [], executable: "/nonexistent/claude" }))
+      expect(error._tag).toBe("CliNotFound")
+      if (error._tag === "CliNotFound") {
+        expect(error.searched).toEqual(["pathToClaudeCodeExecutable: /nonexistent/claude"])
+        expect(error.message).toContain("/nonexistent/claude")
+      }
+      const fromEnv = yield* Effect.flip(open({ args: [], env: { CLAUDE_CLI_PATH: "/nope/claude" } }))
+      expect(fromEnv).toMatchObject({ _tag: "CliNotFound", searched: ["CLAUDE_CLI_PATH: /nope/claude"] })
+    }).pipe(Effect.provide(TransportLive)))
+
+  it.scopedLive("spawn environment: overlay, CLAUDECODE stripped, SDK variables set, base flags first", () =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "eca-env-"))
+      const log = path.join(dir, "log.json")
+      process.env["CLAUDECODE"] = "1"
+      try {
+        const connection = yield* open(
+          spec("exitOnEof", { args: ["--model=fake"], cwd: dir, env: { FAKE_CLI_LOG: log, FAKE_MARKER: "m" } })
+        )
+        yield* connection.endInput
+        yield* connection.awaitExit
+      } finally {
+        delete process.env["CLAUDECODE"]
+      }
+      const seen = JSON.parse(fs.readFileSync(log, "utf8"))
+      expect(seen.argv).toEqual([
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--input-format",
+        "stream-json",
+        "--model=fake"
+      ])
+      expect(fs.realpathSync(seen.cwd)).toBe(fs.realpathSync(dir))
+      expect(seen.env.CLAUDECODE).toBe(null)
+      expect(seen.env.CLAUDE_CODE_ENTRYPOINT).toBe("sdk-ts")
+      expect(seen.env.CLAUDE_CODE_SDK_READS_SESSION_STATE).toBe("1")
+      expect(seen.env.FAKE_MARKER).toBe("m")
+      expect(seen.env.PATH).toBe(process.env["PATH"])
+    }).pipe(Effect.provide(TransportLive)))
+
+  it.scopedLive("replace mode: only the given variables (no PATH) and the CLI still starts", () =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "eca-env-"))
+      const log = path.join(dir, "log.json")
+      const connection = yield* open({
+        args: [],
+        executable: FAKE_CLI,
+        envMode: "replace",
+        env: { FAKE_CLI_SCENARIO: "exitOnEof", FAKE_CLI_LOG: log }
+      })
+      yield* connection.endInput
+      expect(yield* connection.awaitExit).toEqual({ code: 0, signal: null })
+      const seen = JSON.parse(fs.readFileSync(log, "utf8"))
+      expect(seen.env.PATH).toBe(null)
+      expect(seen.env.CLAUDE_CODE_ENTRYPOINT).toBe("sdk-ts")
+    }).pipe(Effect.provide(TransportLive)))
+
+  it.scopedLive("a non-zero exit code is reported with the stderr tail", () =>
+    Effect.gen(function*() {
+      const connection = yield* open(spec("exitCode", { env: { FAKE_CLI_EXIT: "3" } }))
+      const error = yield* Effect.flip(collect(connection))
+      expect(error).toStrictEqual(
+        new AgentError.ProcessExited({ code: 3, signal: null, stderrTail: "about to exit\n" })
+      )
+    }).pipe(Effect.provide(TransportLive)))
+})

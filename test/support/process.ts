@@ -1,0 +1,63 @@
+import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as Layer from "effect/Layer"
+import * as fs from "node:fs"
+import * as path from "node:path"
+
+/** Real processes: the CommandExecutor the process Transport needs. */
+export const NodeExecutor = NodeCommandExecutor.layer.pipe(Layer.provide(NodeFileSystem.layer))
+
+/** The fake CLI script used by process-level tests. */
+export const FAKE_CLI = path.join(import.meta.dirname, "..", "fixtures", "fake-cli.mjs")
+
+/** `true` when the process exists and is not a zombie. */
+export const isAlive = (pid: number): boolean => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3)
+    return state !== "Z" && state !== "X"
+  } catch {
+    return false
+  }
+}
+
+/** Pids of live processes whose command name is exactly `name`. */
+export const pidsNamed = (name: string): Array<number> => {
+  const out: Array<number> = []
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const comm = fs.readFileSync(`/proc/${entry}/comm`, "utf8").trim()
+      if (comm === name && isAlive(Number(entry))) out.push(Number(entry))
+    } catch {
+      // gone
+    }
+  }
+  return out
+}
+
+/** Pids of live descendants of `pid` (children, grandchildren, …). */
+export const descendants = (pid: number): Array<number> => {
+  const children = new Map<number, Array<number>>()
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
+      const list = children.get(ppid) ?? []
+      list.push(Number(entry))
+      children.set(ppid, list)
+    } catch {
+      // gone
+    }
+  }
+  const out: Array<number> = []
+  const walk = (p: number) => {
+    for (const c of children.get(p) ?? []) {
+      if (isAlive(c)) out.push(c)
+      walk(c)
+    }
+  }
+  walk(pid)
+  return out
+}
