@@ -425,7 +425,8 @@ export const UserMessage = Schema.Struct({
   isSynthetic: opt(Schema.Boolean),
   tool_use_result: opt(Schema.Unknown),
   priority: opt(Schema.Literal("now", "next", "later")),
-  shouldQuery: opt(Schema.Boolean)
+  shouldQuery: opt(Schema.Boolean),
+  client_composed: opt(Schema.Boolean)
 })
 /**
  * @since 0.1.0
@@ -1628,7 +1629,7 @@ export const isSystemMessage = (m: { readonly type: string }): m is SystemMessag
  * @category guards
  */
 export const isSystemInit = (m: { readonly type: string }): m is SystemInit =>
-  m.type === "system" && (m as { readonly subtype?: unknown }).subtype === "init"
+  m.type === "system" && "subtype" in m && m.subtype === "init"
 
 /**
  * @since 0.1.0
@@ -1742,3 +1743,183 @@ export const userMessage = (
   ...(options?.priority !== undefined ? { priority: options.priority } : {}),
   ...(options?.shouldQuery !== undefined ? { shouldQuery: options.shouldQuery } : {})
 })
+
+// ---------------------------------------------------------------------------------------------------------------------
+// control payloads (responses to our requests)
+// ---------------------------------------------------------------------------------------------------------------------
+
+/**
+ * A model the CLI offers (`supportedModels`).
+ *
+ * @since 0.1.0
+ * @category control payloads
+ */
+export const ModelInfo = Schema.Struct({
+  value: Schema.String,
+  displayName: Schema.String,
+  description: Schema.String,
+  resolvedModel: opt(Schema.String),
+  supportsEffort: opt(Schema.Boolean),
+  supportedEffortLevels: opt(Schema.Array(Schema.String)),
+  supportsAdaptiveThinking: opt(Schema.Boolean),
+  supportsFastMode: opt(Schema.Boolean),
+  supportsAutoMode: opt(Schema.Boolean)
+})
+/**
+ * @since 0.1.0
+ * @category control payloads
+ */
+export type ModelInfo = typeof ModelInfo.Type
+
+/**
+ * An agent the CLI offers (`supportedAgents`).
+ *
+ * @since 0.1.0
+ * @category control payloads
+ */
+export const AgentInfo = Schema.Struct({
+  name: Schema.String,
+  description: Schema.String,
+  model: opt(Schema.String)
+})
+/**
+ * @since 0.1.0
+ * @category control payloads
+ */
+export type AgentInfo = typeof AgentInfo.Type
+
+/**
+ * The account the CLI runs as (`accountInfo`).
+ *
+ * @since 0.1.0
+ * @category control payloads
+ */
+export const AccountInfo = Schema.Struct({
+  email: opt(Schema.String),
+  organization: opt(Schema.String),
+  subscriptionType: opt(Schema.String),
+  tokenSource: opt(Schema.String),
+  apiKeySource: opt(Schema.String),
+  apiProvider: opt(Schema.String)
+})
+/**
+ * @since 0.1.0
+ * @category control payloads
+ */
+export type AccountInfo = typeof AccountInfo.Type
+
+/**
+ * The answer to `initialize`: commands, agents, models, account, output styles and capabilities of the CLI.
+ *
+ * @since 0.1.0
+ * @category control payloads
+ */
+export const InitializeResponse = Schema.Struct({
+  commands: Schema.Array(SlashCommand),
+  agents: Schema.Array(AgentInfo),
+  models: Schema.Array(ModelInfo),
+  account: AccountInfo,
+  output_style: opt(Schema.String),
+  available_output_styles: opt(Schema.Array(Schema.String)),
+  pid: opt(Schema.Number),
+  claude_code_version: opt(Schema.String),
+  current_permission_mode: opt(Schema.String),
+  hooks_applied: opt(Schema.Boolean),
+  hook_on_failure_supported: opt(Schema.Boolean),
+  sdk_mcp_manifests_parked: opt(Schema.Record({ key: Schema.String, value: Schema.String })),
+  capabilities: opt(Schema.Array(Schema.String))
+})
+/**
+ * @since 0.1.0
+ * @category control payloads
+ */
+export type InitializeResponse = typeof InitializeResponse.Type
+
+/**
+ * The answer to `interrupt`: queued prompts that survived it and those it cancelled.
+ *
+ * @since 0.1.0
+ * @category control payloads
+ */
+export const InterruptResponse = Schema.Struct({
+  still_queued: opt(Schema.Array(Schema.String)),
+  cancelled: opt(Schema.Array(Schema.String))
+})
+/**
+ * @since 0.1.0
+ * @category control payloads
+ */
+export type InterruptResponse = typeof InterruptResponse.Type
+
+/**
+ * An MCP server's state (`mcpServerStatus`).
+ *
+ * @since 0.1.0
+ * @category control payloads
+ */
+export const McpServerStatus = Schema.Struct({
+  name: Schema.String,
+  status: Schema.String,
+  serverInfo: opt(Schema.Struct({ name: Schema.String, version: Schema.String })),
+  error: opt(Schema.String),
+  config: opt(Schema.Unknown),
+  scope: opt(Schema.String),
+  source: opt(Schema.String),
+  tools: opt(Schema.Array(Schema.Struct({ name: Schema.String, description: opt(Schema.String) })))
+})
+/**
+ * @since 0.1.0
+ * @category control payloads
+ */
+export type McpServerStatus = typeof McpServerStatus.Type
+
+/**
+ * Context window usage (`getContextUsage`); the CLI sends many more fields, all kept.
+ *
+ * @since 0.1.0
+ * @category control payloads
+ */
+export const ContextUsage = Schema.Struct({
+  totalTokens: Schema.Number,
+  maxTokens: Schema.Number,
+  percentage: Schema.Number,
+  model: opt(Schema.String),
+  categories: opt(Schema.Array(Schema.Struct({ name: Schema.String, tokens: Schema.Number })))
+})
+/**
+ * @since 0.1.0
+ * @category control payloads
+ */
+export type ContextUsage = typeof ContextUsage.Type
+
+/**
+ * @since 0.1.0
+ * @category control payloads
+ */
+export const RewindFilesResult = Schema.Struct({
+  canRewind: Schema.Boolean,
+  error: opt(Schema.String),
+  filesChanged: opt(Schema.Array(Schema.String)),
+  insertions: opt(Schema.Number),
+  deletions: opt(Schema.Number)
+})
+/**
+ * @since 0.1.0
+ * @category control payloads
+ */
+export type RewindFilesResult = typeof RewindFilesResult.Type
+
+/**
+ * @since 0.1.0
+ * @category control payloads
+ */
+export const McpSetServersResult = Schema.Struct({
+  added: Schema.Array(Schema.String),
+  removed: Schema.Array(Schema.String),
+  errors: Schema.Record({ key: Schema.String, value: Schema.String })
+})
+/**
+ * @since 0.1.0
+ * @category control payloads
+ */
+export type McpSetServersResult = typeof McpSetServersResult.Type

@@ -1,0 +1,365 @@
+/**
+ * Options of `query` and `Session`, with the official `@anthropic-ai/claude-agent-sdk` field names, and their mapping
+ * to the CLI's argv, the `initialize` request and the environment.
+ *
+ * Large values (system prompt, agents, hooks, SDK MCP servers) travel in the `initialize` request over stdin, never
+ * in argv. Validation happens before anything is spawned and fails with a typed `InvalidOptions`.
+ *
+ * Differences from the official SDK, on purpose:
+ * - `env` **overlays** the parent environment (the official SDK replaces it, which loses `PATH`); set
+ *   `envMode: "replace"` to replace it.
+ * - SDK-level knobs that the official SDK hard-codes are options here: `controlRequestTimeout`,
+ *   `initializeTimeout`, `closeGraceMillis`, `killGraceMillis`, `maxLineBytes`, `messageBufferSize`.
+ *
+ * @since 0.1.0
+ */
+import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
+import type { InvalidOptions } from "./AgentError.js"
+import * as internal from "./internal/options.js"
+import type * as Message from "./Message.js"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type PermissionMode = "default" | "acceptEdits" | "bypassPermissions" | "plan" | "dontAsk" | "auto"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type EffortLevel = "low" | "medium" | "high" | "xhigh" | "max"
+
+/**
+ * Which settings files the CLI loads. Leave `settingSources` undefined to load all; `[]` loads none (then
+ * `CLAUDE.md` files are not read either).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type SettingSource = "user" | "project" | "local"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ThinkingConfig =
+  | { readonly type: "adaptive"; readonly display?: "summarized" | "omitted" | undefined }
+  | {
+    readonly type: "enabled"
+    readonly budgetTokens?: number | undefined
+    readonly display?: "summarized" | "omitted" | undefined
+  }
+  | { readonly type: "disabled" }
+
+/**
+ * The system prompt:
+ * - left undefined: an empty system prompt (`[""]`), exactly what the official SDK sends by default — the CLI then
+ *   adds only its minimal SDK framing, so the agent does what *you* prompt;
+ * - a string (or several strings, joined by the CLI): your own system prompt;
+ * - `{ type: "preset", preset: "claude_code", append? }`: Claude Code's own full system prompt (tools guidance,
+ *   coding conventions…), optionally with your text appended.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type SystemPrompt =
+  | string
+  | ReadonlyArray<string>
+  | {
+    readonly type: "preset"
+    readonly preset: "claude_code"
+    readonly append?: string | undefined
+    readonly excludeDynamicSections?: boolean | undefined
+  }
+
+/**
+ * A subagent the main agent can delegate to.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface AgentDefinition {
+  readonly description: string
+  readonly prompt: string
+  readonly tools?: ReadonlyArray<string> | undefined
+  readonly disallowedTools?: ReadonlyArray<string> | undefined
+  /** `"inherit"`, an alias (`"sonnet"`) or a model id. */
+  readonly model?: string | undefined
+  readonly skills?: ReadonlyArray<string> | undefined
+  readonly initialPrompt?: string | undefined
+  readonly maxTurns?: number | undefined
+  readonly background?: boolean | undefined
+  readonly memory?: "user" | "project" | "local" | undefined
+  readonly effort?: EffortLevel | number | undefined
+  readonly permissionMode?: PermissionMode | undefined
+  readonly mcpServers?: ReadonlyArray<string | Readonly<Record<string, unknown>>> | undefined
+}
+
+/**
+ * An MCP server the CLI starts itself (stdio).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface McpStdioServerConfig {
+  readonly type?: "stdio" | undefined
+  readonly command: string
+  readonly args?: ReadonlyArray<string> | undefined
+  readonly env?: Readonly<Record<string, string>> | undefined
+  /** Per-server timeout in milliseconds (≥ 1000). */
+  readonly timeout?: number | undefined
+  readonly alwaysLoad?: boolean | undefined
+}
+
+/**
+ * An MCP server the CLI connects to over HTTP (Streamable HTTP) or SSE.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface McpRemoteServerConfig {
+  readonly type: "http" | "sse"
+  readonly url: string
+  readonly headers?: Readonly<Record<string, string>> | undefined
+  readonly timeout?: number | undefined
+  readonly alwaysLoad?: boolean | undefined
+  readonly tools?: ReadonlyArray<Readonly<Record<string, unknown>>> | undefined
+}
+
+/**
+ * An in-process MCP server served by this SDK over the control protocol (see `SdkMcp.createSdkMcpServer`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface McpSdkServerConfig {
+  readonly type: "sdk"
+  readonly name: string
+  /** The server; built by `createSdkMcpServer`. */
+  readonly instance: SdkMcpServerInstance
+  /** Per-call timeout in milliseconds. */
+  readonly timeout?: number | undefined
+}
+
+/**
+ * What the SDK needs from an in-process MCP server: connect it to a transport pair and close it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SdkMcpServerInstance {
+  readonly connect: (transport: unknown) => Promise<void>
+  readonly close: () => Promise<void>
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type McpServerConfig = McpStdioServerConfig | McpRemoteServerConfig | McpSdkServerConfig
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface SdkPluginConfig {
+  readonly type: "local"
+  readonly path: string
+  readonly skipMcpDiscovery?: boolean | undefined
+}
+
+/**
+ * Options of a query or session. Every field is optional.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  // --- model -------------------------------------------------------------------------------------------------------
+  /** Model id or alias (`"sonnet"`, `"claude-sonnet-4-5"`). Leave `undefined` for the CLI's default. */
+  readonly model?: string | undefined
+  /** Fallback model(s), comma-separated; must differ from `model`. */
+  readonly fallbackModel?: string | undefined
+  /** Extended thinking. Takes precedence over `maxThinkingTokens`. */
+  readonly thinking?: ThinkingConfig | undefined
+  /** Deprecated by `thinking`: `0` disables thinking, `N` sets a budget. */
+  readonly maxThinkingTokens?: number | undefined
+  readonly effort?: EffortLevel | undefined
+  /** Beta headers, e.g. `["context-1m-2025-08-07"]`. */
+  readonly betas?: ReadonlyArray<string> | undefined
+  /** Structured output: the final `result` carries `structured_output` matching this JSON Schema. */
+  readonly outputFormat?: { readonly type: "json_schema"; readonly schema: Readonly<Record<string, unknown>> } | undefined
+
+  // --- limits ------------------------------------------------------------------------------------------------------
+  /** Maximum agentic turns; the turn then ends with `subtype: "error_max_turns"`. */
+  readonly maxTurns?: number | undefined
+  /** Spending limit in USD; the turn then ends with `subtype: "error_max_budget_usd"`. */
+  readonly maxBudgetUsd?: number | undefined
+  /** API task budget (alpha). */
+  readonly taskBudget?: { readonly total: number } | undefined
+
+  // --- environment -------------------------------------------------------------------------------------------------
+  /** Working directory of the agent. Defaults to the current directory. */
+  readonly cwd?: string | undefined
+  /** Extra directories the agent may access. */
+  readonly additionalDirectories?: ReadonlyArray<string> | undefined
+  /**
+   * Environment variables for the CLI. They **overlay** the parent environment (`undefined` removes one) unless
+   * `envMode` is `"replace"`.
+   */
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined
+  /** `"overlay"` (default) or `"replace"`. */
+  readonly envMode?: "overlay" | "replace" | undefined
+  /** Path of the `claude` executable (a `.js`/`.mjs` file is run with Node). Defaults to a search, see Transport. */
+  readonly pathToClaudeCodeExecutable?: string | undefined
+  /** Node arguments when the executable is a JavaScript file. */
+  readonly executableArgs?: ReadonlyArray<string> | undefined
+  /** Extra CLI flags: `{ flag: null }` → `--flag`, `{ flag: "v" }` → `--flag v` (`--flag=v` if `v` starts with `-`). */
+  readonly extraArgs?: Readonly<Record<string, string | null>> | undefined
+  /** Called with every chunk the CLI writes to stderr. */
+  readonly stderr?: ((data: string) => void) | undefined
+  readonly debug?: boolean | undefined
+  readonly debugFile?: string | undefined
+
+  // --- tools and permissions ---------------------------------------------------------------------------------------
+  /** Tools allowed without asking (`"Read"`, `"Bash(npm test:*)"`, `"mcp__server__tool"`). */
+  readonly allowedTools?: ReadonlyArray<string> | undefined
+  /** Tools denied (a bare name removes the tool from the model's context). */
+  readonly disallowedTools?: ReadonlyArray<string> | undefined
+  /** The base set of built-in tools (`[]` disables all), or the Claude Code preset. */
+  readonly tools?: ReadonlyArray<string> | { readonly type: "preset"; readonly preset: "claude_code" } | undefined
+  readonly permissionMode?: PermissionMode | undefined
+  /** Required for `permissionMode: "bypassPermissions"`. */
+  readonly allowDangerouslySkipPermissions?: boolean | undefined
+  /** An MCP tool that answers permission prompts (mutually exclusive with a `Permissions` service). */
+  readonly permissionPromptToolName?: string | undefined
+  /** `"none"`: anything that would prompt is denied; the permission callback is never called. */
+  readonly permissionPrompts?: "host" | "none" | undefined
+  /** Enables skills (`"all"` or names); adds `Skill` / `Skill(name)` to `allowedTools`. */
+  readonly skills?: ReadonlyArray<string> | "all" | undefined
+  /** Single-hop tool-name redirects for model-emitted tool calls. */
+  readonly toolAliases?: Readonly<Record<string, string>> | undefined
+  readonly toolConfig?: { readonly askUserQuestion?: { readonly previewFormat?: "markdown" | "html" } } | undefined
+
+  // --- prompt, agents, settings ------------------------------------------------------------------------------------
+  /** See {@link SystemPrompt}. Defaults to the official SDK's empty system prompt. */
+  readonly systemPrompt?: SystemPrompt | undefined
+  /** Subagents, by name. */
+  readonly agents?: Readonly<Record<string, AgentDefinition>> | undefined
+  /** Run the main thread as this agent. */
+  readonly agent?: string | undefined
+  readonly settingSources?: ReadonlyArray<SettingSource> | undefined
+  /** Settings (an object, or the path of a settings file). */
+  readonly settings?: string | Readonly<Record<string, unknown>> | undefined
+  /** Policy-tier settings. */
+  readonly managedSettings?: Readonly<Record<string, unknown>> | undefined
+  /** Bash sandbox settings (merged into `settings`). */
+  readonly sandbox?: Readonly<Record<string, unknown>> | undefined
+  readonly plugins?: ReadonlyArray<SdkPluginConfig> | undefined
+  readonly planModeInstructions?: string | undefined
+  /** Title of a new session. */
+  readonly title?: string | undefined
+  readonly projectConfigRoot?: string | undefined
+
+  // --- MCP ---------------------------------------------------------------------------------------------------------
+  /** MCP servers: external ones (stdio / http / sse) and in-process ones (`type: "sdk"`). */
+  readonly mcpServers?: Readonly<Record<string, McpServerConfig>> | undefined
+  /** Use only the MCP servers given here. */
+  readonly strictMcpConfig?: boolean | undefined
+
+  // --- sessions ----------------------------------------------------------------------------------------------------
+  /** Resume this session id. */
+  readonly resume?: string | undefined
+  /** Continue the most recent session of `cwd`. */
+  readonly continue?: boolean | undefined
+  /** With `resume`/`continue`: continue under a new session id. */
+  readonly forkSession?: boolean | undefined
+  /** Use this session id (a UUID); with `resume`/`continue` only together with `forkSession`. */
+  readonly sessionId?: string | undefined
+  /** Resume only up to this message uuid. */
+  readonly resumeSessionAt?: string | undefined
+  readonly resumeDropsTurn?: string | undefined
+  /** `false`: do not write the transcript to disk. */
+  readonly persistSession?: boolean | undefined
+  /** Track file changes so that `rewindFiles` can undo them. */
+  readonly enableFileCheckpointing?: boolean | undefined
+
+  // --- output ------------------------------------------------------------------------------------------------------
+  /** Emit `stream_event` partial messages. */
+  readonly includePartialMessages?: boolean | undefined
+  /** Emit `system/hook_*` messages for every hook. */
+  readonly includeHookEvents?: boolean | undefined
+  readonly forwardSubagentText?: boolean | undefined
+  /** Emit `prompt_suggestion` after each turn. */
+  readonly promptSuggestions?: boolean | undefined
+  readonly agentProgressSummaries?: boolean | undefined
+  /** Send prompts verbatim (no `@file` / slash-command expansion). */
+  readonly verbatimPrompts?: boolean | undefined
+
+  // --- this SDK ----------------------------------------------------------------------------------------------------
+  /** Timeout of control requests (`interrupt`, `set_model`, …). Defaults to 60 seconds. */
+  readonly controlRequestTimeout?: Duration.DurationInput | undefined
+  /** Timeout of the `initialize` handshake. Defaults to 60 seconds. */
+  readonly initializeTimeout?: Duration.DurationInput | undefined
+  /** After stdin closes, how long the CLI may take to exit before SIGTERM. Defaults to 250 ms. */
+  readonly closeGraceMillis?: number | undefined
+  /** After SIGTERM, how long before SIGKILL. Defaults to 2000 ms. */
+  readonly killGraceMillis?: number | undefined
+  /** Longest stdout line accepted, in bytes. Defaults to 64 MiB. */
+  readonly maxLineBytes?: number | undefined
+  /** SDK messages buffered for a slow consumer before reading pauses. Defaults to 4096. */
+  readonly messageBufferSize?: number | undefined
+}
+
+/**
+ * What a session needs beyond the options: contributions of the Permissions, Hooks and MCP services.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Extensions {
+  /** Pass `--permission-prompt-tool=stdio` (a permission handler is present). */
+  readonly permissionPromptStdio?: boolean | undefined
+  /** Fields merged into the `initialize` request (hooks, SDK MCP servers, …). */
+  readonly initialize?: Readonly<Record<string, unknown>> | undefined
+  /** Extra `allowedTools` entries. */
+  readonly allowedTools?: ReadonlyArray<string> | undefined
+}
+
+/**
+ * The result of mapping options: what to spawn and what to send first.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Launch {
+  /** Option flags (after the base flags). */
+  readonly args: ReadonlyArray<string>
+  /** Environment overlay for the CLI. */
+  readonly env: Readonly<Record<string, string | undefined>>
+  /** The `initialize` request body (without `subtype`). */
+  readonly initialize: Readonly<Record<string, unknown>>
+}
+
+/**
+ * Validates options and maps them to argv, environment and the `initialize` request, exactly as the official SDK
+ * does (see the README's options table).
+ *
+ * @since 0.1.0
+ * @category mapping
+ */
+export const toLaunch: (options: Options, extensions?: Extensions) => Effect.Effect<Launch, InvalidOptions> =
+  internal.toLaunch
+
+/**
+ * Prepares a user message frame for these options (adds `client_composed` with `verbatimPrompts`).
+ *
+ * @since 0.1.0
+ * @category mapping
+ */
+export const userMessage: (
+  options: Options,
+  prompt: string | Message.UserMessage
+) => Message.UserMessage = internal.userMessage

@@ -1,0 +1,180 @@
+/**
+ * Run Claude Code from Effect: a one-shot {@link query}, or a long-lived multi-turn {@link Session}.
+ *
+ * Both need a {@link Transport.Transport} in the environment: `NodeClaudeAgent.layer` for real processes, or
+ * `Transport.layerMemory(...)` (and the testing kit) in tests — the code does not change. Permission, hook and MCP
+ * services are picked up from the environment when present.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import { ClaudeAgent, Message, NodeClaudeAgent } from "effect-claude-agent"
+ *
+ * const program = ClaudeAgent.query("What is 2 + 2?", { maxTurns: 1 }).pipe(
+ *   Stream.filter(Message.isResultMessage),
+ *   Stream.runForEach((result) => Effect.log(result.subtype === "success" ? result.result : result.errors))
+ * )
+ *
+ * Effect.runPromise(program.pipe(Effect.provide(NodeClaudeAgent.layer)))
+ * ```
+ *
+ * @since 0.1.0
+ */
+import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
+import type {
+  CliNotFound,
+  ControlError,
+  ControlTimeout,
+  InputClosed,
+  InvalidOptions,
+  ProcessExited,
+  ProtocolViolation,
+  SpawnFailed
+} from "./AgentError.js"
+import type { Options, PermissionMode } from "./AgentOptions.js"
+import * as internal from "./internal/session.js"
+import type * as Message from "./Message.js"
+import type { Transport } from "./Transport.js"
+
+/**
+ * Errors that can end a session or a query.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type SessionError =
+  | CliNotFound
+  | SpawnFailed
+  | InvalidOptions
+  | ProcessExited
+  | InputClosed
+  | ControlError
+  | ControlTimeout
+  | ProtocolViolation
+
+/**
+ * Errors of a control method (`interrupt`, `setModel`, …).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type ControlMethodError = ControlError | ControlTimeout | ProcessExited | InputClosed | ProtocolViolation
+
+/**
+ * Where the session is: `starting` until the CLI reports a state, then `idle` / `running` / `requires_action`
+ * (a permission prompt is waiting), and `exited` once the process is gone.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type SessionState = "starting" | "idle" | "running" | "requires_action" | "exited"
+
+/**
+ * What a prompt can be: text, or a full user message (content blocks, images, `priority`, …).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Prompt = string | Message.UserMessage
+
+/**
+ * A long-lived Claude Code session: one CLI process, many turns. It belongs to the `Scope` it was created in;
+ * closing the scope ends stdin, waits for the CLI to exit (bounded), and reaps it.
+ *
+ * `messages` is the single ordered stream of everything the session says; consume it from one fiber. `turn` sends a
+ * prompt and yields that turn's messages up to and including its `result`, leaving later messages for the next
+ * reader.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Session {
+  /** The CLI's process id (`None` with an in-memory transport). */
+  readonly pid: Option.Option<number>
+  /**
+   * The session id the CLI uses. The CLI reports it with the first turn (`system/init`), so this waits for the first
+   * message that carries it; it fails if the session ends before.
+   */
+  readonly sessionId: Effect.Effect<string, SessionError>
+  /** Where the session is right now. */
+  readonly state: Effect.Effect<SessionState>
+  /** Sends a prompt. Messages are written in order and never dropped; a prompt sent mid-turn queues a new turn. */
+  readonly send: (prompt: Prompt) => Effect.Effect<void, ProcessExited | InputClosed>
+  /** Every message of the session, in order, until the CLI exits. Single consumer. */
+  readonly messages: Stream.Stream<Message.SdkMessage, SessionError>
+  /** Sends a prompt and yields the messages of its turn, up to and including the `result`. */
+  readonly turn: (prompt: Prompt) => Stream.Stream<Message.SdkMessage, SessionError>
+  /** Stops the current turn; it ends with a `result` of subtype `error_during_execution`. */
+  readonly interrupt: Effect.Effect<Message.InterruptResponse, ControlMethodError>
+  /** Changes the permission mode; returns the mode now in effect when the CLI reports it. */
+  readonly setPermissionMode: (
+    mode: PermissionMode
+  ) => Effect.Effect<Option.Option<string>, ControlMethodError>
+  /** Changes the model for the next requests (`undefined` or `"default"`: the session default). */
+  readonly setModel: (model?: string) => Effect.Effect<void, ControlMethodError>
+  /** Sets the thinking budget (`null` clears it). */
+  readonly setMaxThinkingTokens: (
+    maxThinkingTokens: number | null,
+    display?: "summarized" | "omitted" | "highlights"
+  ) => Effect.Effect<void, ControlMethodError>
+  /** The answer to `initialize` (waits for it). */
+  readonly initializationResult: Effect.Effect<Message.InitializeResponse, SessionError>
+  /** Slash commands (from `initialize`, replaced by later `system/commands_changed`). */
+  readonly supportedCommands: Effect.Effect<ReadonlyArray<Message.SlashCommand>, SessionError>
+  readonly supportedModels: Effect.Effect<ReadonlyArray<Message.ModelInfo>, SessionError>
+  readonly supportedAgents: Effect.Effect<ReadonlyArray<Message.AgentInfo>, SessionError>
+  readonly accountInfo: Effect.Effect<Message.AccountInfo, SessionError>
+  readonly mcpServerStatus: Effect.Effect<ReadonlyArray<Message.McpServerStatus>, ControlMethodError>
+  readonly getContextUsage: (
+    options?: { readonly detail?: "summary" | "full" }
+  ) => Effect.Effect<Message.ContextUsage, ControlMethodError>
+  /** Undoes file changes made since a user message (needs `enableFileCheckpointing`). */
+  readonly rewindFiles: (
+    userMessageId: string,
+    options?: { readonly dryRun?: boolean }
+  ) => Effect.Effect<Message.RewindFilesResult, ControlMethodError>
+  readonly reconnectMcpServer: (serverName: string) => Effect.Effect<void, ControlMethodError>
+  readonly toggleMcpServer: (serverName: string, enabled: boolean) => Effect.Effect<void, ControlMethodError>
+  /** Replaces the dynamically added MCP servers. */
+  readonly setMcpServers: (
+    servers: Readonly<Record<string, unknown>>
+  ) => Effect.Effect<Message.McpSetServersResult, ControlMethodError>
+  /** Stops a background task (a `task_notification` with status `stopped` follows). */
+  readonly stopTask: (taskId: string) => Effect.Effect<void, ControlMethodError>
+  /** Sends any other control request and returns the raw response (escape hatch for newer CLI features). */
+  readonly request: (
+    subtype: string,
+    payload?: Readonly<Record<string, unknown>>,
+    options?: { readonly timeout?: Duration.DurationInput }
+  ) => Effect.Effect<unknown, ControlMethodError>
+  /** Closes stdin: the CLI finishes the work in flight and exits. Later sends fail with `InputClosed`. */
+  readonly endInput: Effect.Effect<void>
+}
+
+/**
+ * Starts a session: spawns the CLI, sends `initialize`, and returns at once (prompts sent before `initialize` is
+ * answered are queued by the CLI).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const session: (options?: Options) => Effect.Effect<Session, SessionError, Transport | Scope.Scope> =
+  internal.session
+
+/**
+ * One-shot query: starts a CLI, sends the prompt (a string, or a stream of prompts for streaming input), and yields
+ * every message until the CLI has answered every prompt. After the last `result`, stdin is closed and the stream
+ * ends when the CLI exits (at most 2 seconds later); the process is reaped when the stream ends, fails or is
+ * interrupted.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const query: <E = never, R = never>(
+  prompt: string | Stream.Stream<Prompt, E, R>,
+  options?: Options
+) => Stream.Stream<Message.SdkMessage, SessionError | E, Transport | R> = internal.query

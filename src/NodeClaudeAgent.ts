@@ -1,0 +1,28 @@
+/**
+ * Everything a Node program needs to run Claude Code: the process Transport on Node's `child_process`.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import { ClaudeAgent, NodeClaudeAgent } from "effect-claude-agent"
+ *
+ * ClaudeAgent.query("hello").pipe(Stream.runDrain, Effect.provide(NodeClaudeAgent.layer), Effect.runPromise)
+ * ```
+ *
+ * @since 0.1.0
+ */
+import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as Layer from "effect/Layer"
+import * as Transport from "./Transport.js"
+
+/**
+ * The process Transport with Node's command executor and file system.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<Transport.Transport> = Transport.layerProcess.pipe(
+  Layer.provide(NodeCommandExecutor.layer),
+  Layer.provide(NodeFileSystem.layer)
+)

@@ -1,0 +1,299 @@
+/** @internal */
+import * as Chunk from "effect/Chunk"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { ProcessExited, ProtocolViolation } from "../AgentError.js"
+import type { Options } from "../AgentOptions.js"
+import type { ControlMethodError, Prompt, Session, SessionError, SessionState } from "../ClaudeAgent.js"
+import * as ControlProtocol from "../ControlProtocol.js"
+import * as Message from "../Message.js"
+import { Transport } from "../Transport.js"
+import { collectExtensions } from "./extensions.js"
+import * as Opts from "./options.js"
+
+const DRAIN_AFTER_LAST_RESULT = Duration.seconds(2)
+
+const decodeResponse = <A, I>(schema: Schema.Schema<A, I>, subtype: string) => {
+  const is = Schema.is(schema)
+  return (u: unknown): Effect.Effect<A, ProtocolViolation> =>
+    is(u) ? Effect.succeed(u) : Effect.fail(
+      new ProtocolViolation({ reason: `unexpected response to ${subtype}: ${JSON.stringify(u)?.slice(0, 500)}` })
+    )
+}
+
+/** Internal handles of a session, shared by `session` and `query`. @internal */
+export interface SessionInternal {
+  readonly session: Session
+  readonly protocol: ControlProtocol.ControlProtocol
+  /** Fails when the session cannot go on (e.g. `initialize` failed). */
+  readonly fatal: Effect.Effect<never, SessionError>
+  /** Number of `result` messages seen so far. */
+  readonly resultCount: () => number
+  readonly lastResult: () => Message.ResultMessage | undefined
+  /** Registers a callback run (synchronously, on the reader) after every `result`. */
+  readonly onResult: (f: () => void) => void
+}
+
+/** @internal */
+export const make = (options: Options = {}): Effect.Effect<SessionInternal, SessionError, Transport | Scope.Scope> =>
+  Effect.gen(function*() {
+    const extensions = yield* collectExtensions(options)
+    const launch = yield* Opts.toLaunch(options, extensions)
+    const transport = yield* Transport
+    const connection = yield* transport.open({
+      args: launch.args,
+      env: launch.env,
+      envMode: options.envMode,
+      cwd: options.cwd,
+      executable: options.pathToClaudeCodeExecutable,
+      executableArgs: options.executableArgs,
+      onStderr: options.stderr,
+      maxLineBytes: options.maxLineBytes,
+      closeGraceMillis: options.closeGraceMillis,
+      killGraceMillis: options.killGraceMillis
+    })
+
+    let status: SessionState = "starting"
+    let sessionId: string | undefined
+    const sessionIdKnown = yield* Deferred.make<string, SessionError>()
+    let commands: ReadonlyArray<Message.SlashCommand> | undefined
+    let results = 0
+    let lastResult: Message.ResultMessage | undefined
+    const resultCallbacks: Array<() => void> = []
+
+    const onMessage = (m: Message.SdkMessage): boolean => {
+      if (sessionId === undefined && "session_id" in m && typeof m.session_id === "string" && m.session_id !== "") {
+        sessionId = m.session_id
+        Deferred.unsafeDone(sessionIdKnown, Effect.succeed(m.session_id))
+      }
+      switch (m.type) {
+        case "system":
+          if (m.subtype === "session_state_changed") {
+            status = m.state
+            return m.sdk_host_only !== true
+          }
+          if (m.subtype === "init") sessionId = m.session_id
+          else if (m.subtype === "commands_changed") commands = m.commands
+          return true
+        case "result":
+          results++
+          lastResult = m
+          for (const f of resultCallbacks) f()
+          return true
+        default:
+          return true
+      }
+    }
+
+    const protocol = yield* ControlProtocol.make(connection, {
+      handlers: extensions.handlers,
+      requestTimeout: options.controlRequestTimeout,
+      bufferSize: options.messageBufferSize,
+      onMessage
+    })
+
+    const fatal = yield* Deferred.make<never, SessionError>()
+    const initialized = yield* Deferred.make<Message.InitializeResponse, SessionError>()
+    // written before anything else the session sends; answered later
+    const initialize = yield* protocol.begin("initialize", launch.initialize, {
+      timeout: options.initializeTimeout ?? "60 seconds"
+    }).pipe(Effect.orDie)
+    yield* initialize.pipe(
+      Effect.flatMap(decodeResponse(Message.InitializeResponse, "initialize")),
+      Effect.tap((response) => extensions.onInitialized(response)),
+      Effect.exit,
+      Effect.flatMap((exit) =>
+        Effect.zipRight(
+          Deferred.done(initialized, exit),
+          exit._tag === "Failure" ? Deferred.failCause(fatal, exit.cause) : Effect.void
+        )
+      ),
+      Effect.withSpan("Session.initialize"),
+      Effect.forkScoped
+    )
+    // when the CLI is gone, whoever waits for the session id learns why
+    yield* connection.awaitExit.pipe(
+      Effect.flatMap((exit) =>
+        Effect.flatMap(connection.stderrTail, (stderrTail) =>
+          Deferred.fail(sessionIdKnown, new ProcessExited({ code: exit.code, signal: exit.signal, stderrTail }))
+        )
+      ),
+      Effect.forkScoped
+    )
+
+    const request = (
+      subtype: string,
+      payload?: Readonly<Record<string, unknown>>,
+      requestOptions?: ControlProtocol.RequestOptions
+    ): Effect.Effect<unknown, ControlMethodError> => protocol.request(subtype, payload, requestOptions)
+
+    const typed = <A, I>(
+      schema: Schema.Schema<A, I>,
+      subtype: string,
+      payload?: Readonly<Record<string, unknown>>
+    ): Effect.Effect<A, ControlMethodError> =>
+      Effect.flatMap(request(subtype, payload), decodeResponse(schema, subtype)).pipe(
+        Effect.withSpan(`Session.${subtype}`)
+      )
+
+    const unit = (subtype: string, payload?: Readonly<Record<string, unknown>>) =>
+      Effect.asVoid(request(subtype, payload)).pipe(Effect.withSpan(`Session.${subtype}`))
+
+    // messages are taken in chunks but handed out one by one, so a reader that stops after any message (e.g. a
+    // turn's result) leaves the rest for the next reader
+    let buffered: Array<Message.SdkMessage> = []
+    let position = 0
+    let done = false
+    const next: Effect.Effect<Message.SdkMessage, Option.Option<SessionError>> = Effect.suspend(() => {
+      if (position < buffered.length) return Effect.succeed(buffered[position++]!)
+      if (done) return Effect.fail(Option.none())
+      return protocol.takeMessages.pipe(
+        Effect.mapError(Option.some),
+        Effect.flatMap(([chunk, isDone]) => {
+          buffered = Chunk.toArray(chunk)
+          position = 0
+          done = isDone
+          return next
+        })
+      )
+    })
+    const guarded = <A>(stream: Stream.Stream<A, SessionError>) =>
+      stream.pipe(Stream.interruptWhen(Deferred.await(fatal)))
+    const messages: Stream.Stream<Message.SdkMessage, SessionError> = guarded(Stream.repeatEffectOption(next))
+
+    const send = (prompt: Prompt) => protocol.send(Opts.userMessage(options, prompt))
+
+    const initializationResult = Deferred.await(initialized)
+
+    const session: Session = {
+      pid: connection.pid,
+      sessionId: Deferred.await(sessionIdKnown),
+      state: Effect.map(connection.exitStatus, (exit) => (Option.isSome(exit) ? "exited" : status)),
+      send: (prompt) => send(prompt).pipe(Effect.withSpan("Session.send")),
+      messages,
+      turn: (prompt) =>
+        Stream.unwrap(Effect.as(send(prompt), messages.pipe(Stream.takeUntil(Message.isResultMessage)))).pipe(
+          Stream.withSpan("Session.turn")
+        ),
+      interrupt: Effect.flatMap(request("interrupt"), (u) =>
+        u === undefined ? Effect.succeed({}) : decodeResponse(Message.InterruptResponse, "interrupt")(u)).pipe(
+          Effect.withSpan("Session.interrupt")
+        ),
+      setPermissionMode: (mode) =>
+        Effect.map(
+          typed(Schema.UndefinedOr(Schema.Struct({ mode: Schema.optional(Schema.String) })), "set_permission_mode", {
+            mode
+          }),
+          (response) => Option.fromNullable(response?.mode)
+        ),
+      setModel: (model) => unit("set_model", { model: model ?? "default" }),
+      setMaxThinkingTokens: (maxThinkingTokens, display) =>
+        unit("set_max_thinking_tokens", {
+          max_thinking_tokens: maxThinkingTokens,
+          ...(display !== undefined ? { thinking_display: display } : {})
+        }),
+      initializationResult,
+      supportedCommands: Effect.map(initializationResult, (init) => commands ?? init.commands),
+      supportedModels: Effect.map(initializationResult, (init) => init.models),
+      supportedAgents: Effect.map(initializationResult, (init) => init.agents),
+      accountInfo: Effect.map(initializationResult, (init) => init.account),
+      mcpServerStatus: Effect.map(
+        typed(Schema.Struct({ mcpServers: Schema.Array(Message.McpServerStatus) }), "mcp_status"),
+        (response) => response.mcpServers
+      ),
+      getContextUsage: (opts) =>
+        typed(Message.ContextUsage, "get_context_usage", opts?.detail !== undefined ? { detail: opts.detail } : {}),
+      rewindFiles: (userMessageId, opts) =>
+        typed(Message.RewindFilesResult, "rewind_files", {
+          user_message_id: userMessageId,
+          dry_run: opts?.dryRun ?? false
+        }),
+      reconnectMcpServer: (serverName) => unit("mcp_reconnect", { serverName }),
+      toggleMcpServer: (serverName, enabled) => unit("mcp_toggle", { serverName, enabled }),
+      setMcpServers: (servers) => typed(Message.McpSetServersResult, "mcp_set_servers", { servers }),
+      stopTask: (taskId) => unit("stop_task", { task_id: taskId }),
+      request: (subtype, payload, requestOptions) =>
+        request(subtype, payload, requestOptions?.timeout !== undefined ? { timeout: requestOptions.timeout } : {})
+          .pipe(Effect.withSpan(`Session.request.${subtype}`)),
+      endInput: protocol.endInput
+    }
+
+    return {
+      session,
+      protocol,
+      fatal: Deferred.await(fatal),
+      resultCount: () => results,
+      lastResult: () => lastResult,
+      onResult: (f) => {
+        resultCallbacks.push(f)
+      }
+    }
+  })
+
+/** @internal */
+export const session = (options: Options = {}): Effect.Effect<Session, SessionError, Transport | Scope.Scope> =>
+  Effect.map(make(options), (s) => s.session).pipe(Effect.withSpan("ClaudeAgent.session"))
+
+/** @internal */
+export const query = <E = never, R = never>(
+  prompt: string | Stream.Stream<Prompt, E, R>,
+  options: Options = {}
+): Stream.Stream<Message.SdkMessage, SessionError | E, Transport | R> =>
+  Stream.unwrapScoped(
+    Effect.gen(function*() {
+      const s = yield* make(options)
+      let expected = 0
+      let inputDone = false
+      const finished = yield* Deferred.make<void>()
+      const check = () => {
+        if (inputDone && s.resultCount() >= expected) Deferred.unsafeDone(finished, Effect.void)
+      }
+      s.onResult(check)
+
+      const inputFailed = yield* Deferred.make<never, E | SessionError>()
+      if (typeof prompt === "string") {
+        yield* s.session.send(prompt)
+        expected = 1
+        inputDone = true
+      } else {
+        yield* prompt.pipe(
+          Stream.runForEach((p) =>
+            Effect.zipRight(
+              s.session.send(p),
+              Effect.sync(() => {
+                if (typeof p === "string" || p.shouldQuery !== false) expected++
+              })
+            )
+          ),
+          Effect.zipRight(Effect.sync(() => {
+            inputDone = true
+            check()
+          })),
+          Effect.catchAll((error) => Deferred.fail(inputFailed, error)),
+          Effect.forkScoped
+        )
+      }
+      yield* Deferred.await(finished).pipe(Effect.zipRight(s.session.endInput), Effect.forkScoped)
+
+      const ended = Deferred.isDone(finished)
+      return s.protocol.messages.pipe(
+        Stream.catchAll((error) =>
+          Effect.gen(function*() {
+            // exit 1 after stdin closed following an error result is how the CLI reports that result
+            const last = s.lastResult()
+            if ((yield* ended) && error.code !== null && (error.code === 0 || (error.code === 1 && last?.is_error))) {
+              return Stream.empty
+            }
+            return Stream.fail(error)
+          }).pipe(Stream.unwrap)
+        ),
+        Stream.interruptWhen(Effect.raceFirst(s.fatal, Deferred.await(inputFailed))),
+        Stream.interruptWhen(Deferred.await(finished).pipe(Effect.zipRight(Effect.sleep(DRAIN_AFTER_LAST_RESULT))))
+      )
+    }).pipe(Effect.withSpan("ClaudeAgent.query"))
+  )

@@ -1,0 +1,338 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
+import { AgentError, ClaudeAgent, Message, Transport } from "effect-claude-agent"
+import { ScriptedCli } from "effect-claude-agent/testing"
+
+const types = (messages: Chunk.Chunk<Message.SdkMessage>) =>
+  Chunk.toReadonlyArray(messages).map((m) => (m.type === "system" ? `system/${m.subtype}` : m.type))
+
+/** Runs `script`, and hands the test the ScriptedCli of the (single) open for assertions. */
+const scripted = (
+  script: (cli: ScriptedCli.ScriptedCli) => Effect.Effect<void, ScriptedCli.ScriptError>,
+  options?: ScriptedCli.Options
+) =>
+  Effect.gen(function*() {
+    const handle = yield* Deferred.make<ScriptedCli.ScriptedCli>()
+    const layer = ScriptedCli.layer((cli) => Effect.zipRight(Deferred.succeed(handle, cli), script(cli)), options)
+    return { layer, cli: Deferred.await(handle) }
+  })
+
+describe("ClaudeAgent.query", () => {
+  it.scoped("sends initialize then the prompt, yields the turn and ends after the result", () =>
+    Effect.gen(function*() {
+      const { layer, cli } = yield* scripted((cli) =>
+        Effect.gen(function*() {
+          const prompt = yield* cli.expectUser
+          yield* cli.turn(`you said: ${ScriptedCli.textOf(prompt)}`)
+          yield* cli.expectEndInput
+        })
+      )
+      const messages = yield* ClaudeAgent.query("hello").pipe(Stream.runCollect, Effect.provide(layer))
+      expect(types(messages)).toEqual(["system/init", "assistant", "result"])
+      const last = Chunk.unsafeLast(messages)
+      expect(last).toMatchObject({ type: "result", subtype: "success", result: "you said: hello" })
+      const received = yield* (yield* cli).received
+      expect(received.map((f) => (f.type === "control_request" ? f.request.subtype : f.type))).toEqual([
+        "initialize",
+        "user"
+      ])
+      expect(received[0]).toMatchObject({ request: { subtype: "initialize", systemPrompt: [""] } })
+      expect(received[1]).toEqual(Message.userMessage("hello"))
+    }))
+
+  it.scoped("with a stream of prompts: one turn per prompt, stdin closed after the last result", () =>
+    Effect.gen(function*() {
+      const { layer } = yield* scripted((cli) =>
+        Effect.gen(function*() {
+          for (let i = 0; i < 3; i++) {
+            const prompt = yield* cli.expectUser
+            yield* cli.turn(`answer to ${ScriptedCli.textOf(prompt)}`)
+          }
+          yield* cli.expectEndInput
+          yield* cli.emit({ type: "prompt_suggestion", suggestion: "ask more" })
+        })
+      )
+      const prompts = Stream.make("one", Message.userMessage("two"), "three")
+      const messages = yield* ClaudeAgent.query(prompts).pipe(Stream.runCollect, Effect.provide(layer))
+      const results = Chunk.toReadonlyArray(messages).filter(Message.isResultMessage)
+      expect(results.map((r) => (r.subtype === "success" ? r.result : ""))).toEqual([
+        "answer to one",
+        "answer to two",
+        "answer to three"
+      ])
+      // what the CLI writes after stdin closed is still delivered
+      expect(Chunk.unsafeLast(messages)).toEqual({ type: "prompt_suggestion", suggestion: "ask more" })
+    }))
+
+  it.scoped("stdin stays open while prompts are still coming, even after earlier results", () =>
+    Effect.gen(function*() {
+      const gate = yield* Deferred.make<void>()
+      const { layer } = yield* scripted((cli) =>
+        Effect.gen(function*() {
+          yield* cli.turn(ScriptedCli.textOf(yield* cli.expectUser))
+          // a permission request after the first result still reaches the SDK's handler path
+          const answer = yield* cli.requestRaw("can_use_tool", { tool_name: "Bash", input: {}, tool_use_id: "t" })
+          expect(answer.subtype).toBe("error")
+          yield* Deferred.succeed(gate, undefined)
+          yield* cli.turn(ScriptedCli.textOf(yield* cli.expectUser))
+          yield* cli.expectEndInput
+        })
+      )
+      const prompts = Stream.concat(Stream.make("a"), Stream.fromEffect(Effect.as(Deferred.await(gate), "b")))
+      const messages = yield* ClaudeAgent.query(prompts).pipe(Stream.runCollect, Effect.provide(layer))
+      expect(Chunk.toReadonlyArray(messages).filter(Message.isResultMessage)).toHaveLength(2)
+    }))
+
+  it.scoped("an error result followed by exit code 1 ends the stream normally", () =>
+    Effect.gen(function*() {
+      const { layer } = yield* scripted((cli) =>
+        Effect.gen(function*() {
+          yield* cli.expectUser
+          yield* cli.result("API Error: 400", { is_error: true, terminal_reason: "api_error" })
+          yield* cli.expectEndInput
+          yield* cli.exit(1)
+        })
+      )
+      const messages = yield* ClaudeAgent.query("x").pipe(Stream.runCollect, Effect.provide(layer))
+      expect(Chunk.unsafeLast(messages)).toMatchObject({ type: "result", is_error: true })
+    }))
+
+  it.scoped("a CLI that dies mid-turn fails the stream with ProcessExited and its stderr", () =>
+    Effect.gen(function*() {
+      const { layer } = yield* scripted((cli) =>
+        Effect.gen(function*() {
+          yield* cli.expectUser
+          yield* cli.init()
+          yield* cli.exit(3, "fatal: out of cheese\n")
+        })
+      )
+      const exit = yield* ClaudeAgent.query("x").pipe(Stream.runCollect, Effect.exit, Effect.provide(layer))
+      expect(exit).toStrictEqual(
+        Exit.fail(new AgentError.ProcessExited({ code: 3, signal: null, stderrTail: "fatal: out of cheese\n" }))
+      )
+    }))
+
+  it.scoped("an initialize error fails the query with ControlError", () =>
+    Effect.gen(function*() {
+      const { layer } = yield* scripted((cli) => cli.stall, {
+        responders: { initialize: () => Effect.fail("bad initialize") }
+      })
+      const exit = yield* ClaudeAgent.query("x").pipe(Stream.runCollect, Effect.exit, Effect.provide(layer))
+      expect(exit).toStrictEqual(Exit.fail(new AgentError.ControlError({ subtype: "initialize", error: "bad initialize" })))
+    }))
+
+  it.scoped("a CLI that never answers initialize fails with ControlTimeout after initializeTimeout", () =>
+    Effect.gen(function*() {
+      const { layer, cli } = yield* scripted((cli) => cli.stall, { responders: { initialize: () => Effect.never } })
+      const fiber = yield* ClaudeAgent.query("x", { initializeTimeout: "5 seconds" }).pipe(
+        Stream.runCollect,
+        Effect.provide(layer),
+        Effect.fork
+      )
+      yield* (yield* cli).initialize
+      yield* TestClock.adjust("5 seconds")
+      const error = yield* Fiber.join(fiber).pipe(Effect.flip)
+      expect(error).toMatchObject({ _tag: "ControlTimeout", subtype: "initialize", timeoutMillis: 5000 })
+    }))
+
+  it.scoped("invalid options fail before anything is spawned", () =>
+    Effect.gen(function*() {
+      let opened = 0
+      const layer = Layer.succeed(Transport.Transport, {
+        open: () => Effect.sync(() => opened++).pipe(Effect.zipRight(Effect.die("must not open")))
+      })
+      const error = yield* ClaudeAgent.query("x", { model: "a", fallbackModel: "a" }).pipe(
+        Stream.runCollect,
+        Effect.flip,
+        Effect.provide(layer)
+      )
+      expect(error).toStrictEqual(new AgentError.InvalidOptions({ option: "fallbackModel", reason: "must differ from model" }))
+      expect(opened).toBe(0)
+    }))
+
+  it.scoped("interrupting the consumer closes the session: the CLI sees stdin close", () =>
+    Effect.gen(function*() {
+      const started = yield* Deferred.make<void>()
+      const { layer, cli } = yield* scripted((cli) =>
+        Effect.gen(function*() {
+          yield* cli.expectUser
+          yield* cli.init()
+          yield* Deferred.succeed(started, undefined)
+          yield* cli.stall
+        })
+      )
+      const fiber = yield* ClaudeAgent.query("x").pipe(Stream.runDrain, Effect.provide(layer), Effect.fork)
+      yield* Deferred.await(started)
+      yield* Fiber.interrupt(fiber)
+      const peer = (yield* cli).peer
+      yield* peer.inputEnded
+      expect(yield* Effect.exit(peer.take)).toSatisfy(Exit.isFailure)
+    }))
+})
+
+describe("ClaudeAgent.session", () => {
+  it.scoped("two turns in one process; turn() leaves later messages for the next reader", () =>
+    Effect.gen(function*() {
+      const { layer } = yield* scripted((cli) =>
+        Effect.gen(function*() {
+          yield* cli.turn(ScriptedCli.textOf(yield* cli.expectUser))
+          yield* cli.emit({ type: "prompt_suggestion", suggestion: "next?" })
+          yield* cli.turn(ScriptedCli.textOf(yield* cli.expectUser))
+        })
+      )
+      const session = yield* ClaudeAgent.session().pipe(Effect.provide(layer))
+      const first = yield* Stream.runCollect(session.turn("first"))
+      expect(types(first)).toEqual(["system/init", "assistant", "result"])
+      expect(yield* session.sessionId).toBe("5c6f6e3a-0000-4000-8000-00000000cafe")
+      const second = yield* Stream.runCollect(session.turn("second"))
+      expect(types(second)).toEqual(["prompt_suggestion", "system/init", "assistant", "result"])
+      expect(Chunk.unsafeLast(second)).toMatchObject({ result: "second" })
+    }))
+
+  it.scoped("control methods send the official payloads and decode the answers", () =>
+    Effect.gen(function*() {
+      const { layer, cli } = yield* scripted((cli) =>
+        Effect.gen(function*() {
+          yield* cli.respond("get_context_usage", () =>
+            Effect.succeed({ totalTokens: 5, maxTokens: 100, percentage: 5, extra: "kept" }))
+          yield* cli.respond("mcp_status", () =>
+            Effect.succeed({ mcpServers: [{ name: "calc", status: "connected", source: "sdk" }] }))
+          yield* cli.stall
+        })
+      )
+      const session = yield* ClaudeAgent.session().pipe(Effect.provide(layer))
+      expect(yield* session.interrupt).toEqual({ still_queued: [] })
+      yield* session.setModel("haiku")
+      yield* session.setModel()
+      expect(yield* session.setPermissionMode("acceptEdits")).toEqual(Option.some("acceptEdits"))
+      yield* session.setMaxThinkingTokens(1024)
+      expect(yield* session.mcpServerStatus).toEqual([{ name: "calc", status: "connected", source: "sdk" }])
+      expect(yield* session.getContextUsage({ detail: "full" })).toMatchObject({ totalTokens: 5, extra: "kept" })
+      expect(yield* session.rewindFiles("msg-1", { dryRun: true })).toMatchObject({ canRewind: true })
+      yield* session.reconnectMcpServer("calc")
+      yield* session.toggleMcpServer("calc", false)
+      expect(yield* session.setMcpServers({ x: { type: "stdio", command: "true" } })).toEqual({
+        added: [],
+        removed: [],
+        errors: {}
+      })
+      yield* session.stopTask("task-1")
+      const unsupported = yield* Effect.flip(session.request("definitely_unknown"))
+      expect(unsupported).toMatchObject({ _tag: "ControlError", errorCode: "unsupported_request" })
+
+      const sent = (yield* (yield* cli).received).flatMap((f) => (f.type === "control_request" ? [f.request] : []))
+      expect(sent[0]?.subtype).toBe("initialize")
+      expect(sent.slice(1)).toEqual([
+        { subtype: "interrupt" },
+        { subtype: "set_model", model: "haiku" },
+        { subtype: "set_model", model: "default" },
+        { subtype: "set_permission_mode", mode: "acceptEdits" },
+        { subtype: "set_max_thinking_tokens", max_thinking_tokens: 1024 },
+        { subtype: "mcp_status" },
+        { subtype: "get_context_usage", detail: "full" },
+        { subtype: "rewind_files", user_message_id: "msg-1", dry_run: true },
+        { subtype: "mcp_reconnect", serverName: "calc" },
+        { subtype: "mcp_toggle", serverName: "calc", enabled: false },
+        { subtype: "mcp_set_servers", servers: { x: { type: "stdio", command: "true" } } },
+        { subtype: "stop_task", task_id: "task-1" },
+        { subtype: "definitely_unknown" }
+      ])
+    }))
+
+  it.scoped("initialize data: commands (updated by commands_changed), models, agents, account", () =>
+    Effect.gen(function*() {
+      const { layer } = yield* scripted((cli) =>
+        Effect.gen(function*() {
+          yield* cli.expectUser
+          yield* cli.emit({
+            type: "system",
+            subtype: "commands_changed",
+            commands: [{ name: "fresh", description: "new" }],
+            session_id: cli.sessionId,
+            uuid: "u"
+          })
+          yield* cli.turn("ok")
+        })
+      )
+      const session = yield* ClaudeAgent.session().pipe(Effect.provide(layer))
+      expect((yield* session.supportedCommands).map((c) => c.name)).toEqual(["compact"])
+      expect((yield* session.supportedModels).map((m) => m.value)).toEqual(["default", "haiku"])
+      expect((yield* session.supportedAgents).map((a) => a.name)).toEqual(["general-purpose"])
+      expect(yield* session.accountInfo).toMatchObject({ apiProvider: "firstParty" })
+      expect((yield* session.initializationResult).claude_code_version).toBe("2.1.332")
+      yield* Stream.runDrain(session.turn("go"))
+      expect((yield* session.supportedCommands).map((c) => c.name)).toEqual(["fresh"])
+    }))
+
+  it.scoped("session_state_changed frames are tracked, not delivered", () =>
+    Effect.gen(function*() {
+      const state = (s: string) => ({
+        type: "system",
+        subtype: "session_state_changed",
+        state: s,
+        sdk_host_only: true,
+        session_id: "s",
+        uuid: "u"
+      })
+      const { layer } = yield* scripted((cli) =>
+        Effect.gen(function*() {
+          yield* cli.expectUser
+          yield* cli.emit(state("running"))
+          yield* cli.turn("ok")
+          yield* cli.emit(state("idle"))
+          yield* cli.emit({ type: "keep_alive" })
+          yield* cli.emit({ type: "prompt_suggestion", suggestion: "marker" })
+        })
+      )
+      const session = yield* ClaudeAgent.session().pipe(Effect.provide(layer))
+      expect(yield* session.state).toBe("starting")
+      const turn = yield* Stream.runCollect(session.turn("go"))
+      expect(types(turn)).toEqual(["system/init", "assistant", "result"])
+      const marker = yield* session.messages.pipe(Stream.take(1), Stream.runCollect)
+      expect(types(marker)).toEqual(["prompt_suggestion"])
+      expect(yield* session.state).toBe("idle")
+    }))
+
+  it.scoped("verbatimPrompts marks user messages client_composed", () =>
+    Effect.gen(function*() {
+      const { layer } = yield* scripted((cli) =>
+        Effect.gen(function*() {
+          const user = yield* cli.expectUser
+          yield* cli.turn(String(user.client_composed))
+        })
+      )
+      const session = yield* ClaudeAgent.session({ verbatimPrompts: true }).pipe(Effect.provide(layer))
+      const turn = yield* Stream.runCollect(session.turn("@file /x"))
+      expect(Chunk.unsafeLast(turn)).toMatchObject({ result: "true" })
+    }))
+
+  it.scoped("after the CLI exits, send and control methods fail with ProcessExited", () =>
+    Effect.gen(function*() {
+      const { layer } = yield* scripted((cli) => cli.exit(1, "gone\n"))
+      const session = yield* ClaudeAgent.session().pipe(Effect.provide(layer))
+      const exit = yield* Effect.exit(Stream.runDrain(session.messages))
+      expect(exit._tag).toBe("Failure")
+      const expected = new AgentError.ProcessExited({ code: 1, signal: null, stderrTail: "gone\n" })
+      expect(yield* Effect.flip(session.send("x"))).toStrictEqual(expected)
+      expect(yield* Effect.flip(session.interrupt)).toStrictEqual(expected)
+      expect(yield* Effect.flip(session.sessionId)).toStrictEqual(expected)
+      expect(yield* session.state).toBe("exited")
+    }))
+
+  it.scoped("the echo CLI answers every prompt", () =>
+    Effect.gen(function*() {
+      const session = yield* ClaudeAgent.session().pipe(Effect.provide(ScriptedCli.echo))
+      for (const word of ["a", "b"]) {
+        const turn = yield* Stream.runCollect(session.turn(word))
+        expect(Chunk.unsafeLast(turn)).toMatchObject({ result: `echo: ${word}` })
+      }
+    }))
+})
