@@ -1,22 +1,84 @@
 /** @internal */
 import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import type { Extensions, Options } from "../AgentOptions.js"
-import type { InboundHandler } from "../ControlProtocol.js"
+import type { SessionError } from "../ClaudeAgent.js"
+import type { ControlProtocol, InboundHandler } from "../ControlProtocol.js"
 import type * as Message from "../Message.js"
 
-/** What the optional services (permissions, hooks, MCP) contribute to a session. @internal */
+/**
+ * What one optional feature (permissions, hooks, in-process MCP servers, …) contributes to a session. Every field
+ * is optional; contributions are merged by {@link combine}.
+ *
+ * @internal
+ */
+export interface Contribution {
+  /** Pass `--permission-prompt-tool=stdio`. */
+  readonly permissionPromptStdio?: boolean | undefined
+  /** Fields merged (shallowly) into the `initialize` request. */
+  readonly initialize?: Readonly<Record<string, unknown>> | undefined
+  /** Extra `allowedTools` entries. */
+  readonly allowedTools?: ReadonlyArray<string> | undefined
+  /** Inbound control request handlers by subtype. */
+  readonly handlers?: ReadonlyMap<string, InboundHandler> | undefined
+  /** Runs once the protocol exists (before `initialize` is written), e.g. to send SDK→CLI requests later. */
+  readonly onProtocol?: ((protocol: ControlProtocol) => Effect.Effect<void, never, Scope.Scope>) | undefined
+  /** Runs once the CLI answered `initialize`; a failure fails the session. */
+  readonly onInitialized?: ((response: Message.InitializeResponse) => Effect.Effect<void, SessionError>) | undefined
+  /**
+   * Sees every SDK message on the reader, synchronously (e.g. to check `system/init`). Return `false` to keep the
+   * message from the consumer. Must be fast and must not throw.
+   */
+  readonly onMessage?: ((message: Message.SdkMessage) => boolean) | undefined
+}
+
+/** What the optional services contribute to a session, merged. @internal */
 export interface SessionExtensions extends Extensions {
   readonly handlers: ReadonlyMap<string, InboundHandler>
-  /** Runs once the CLI answered `initialize`; a failure fails the session. */
-  readonly onInitialized: (response: Message.InitializeResponse) => Effect.Effect<void>
+  readonly onProtocol: (protocol: ControlProtocol) => Effect.Effect<void, never, Scope.Scope>
+  readonly onInitialized: (response: Message.InitializeResponse) => Effect.Effect<void, SessionError>
+  readonly onMessage: (message: Message.SdkMessage) => boolean
+}
+
+/** Merges contributions; later ones win for `initialize` keys and handler subtypes. @internal */
+export const combine = (contributions: ReadonlyArray<Contribution>): SessionExtensions => {
+  const handlers = new Map<string, InboundHandler>()
+  const initialize: Record<string, unknown> = {}
+  const allowedTools: Array<string> = []
+  let permissionPromptStdio = false
+  const onProtocol: Array<NonNullable<Contribution["onProtocol"]>> = []
+  const onInitialized: Array<NonNullable<Contribution["onInitialized"]>> = []
+  const onMessage: Array<NonNullable<Contribution["onMessage"]>> = []
+  for (const c of contributions) {
+    for (const [subtype, handler] of c.handlers ?? []) handlers.set(subtype, handler)
+    Object.assign(initialize, c.initialize)
+    allowedTools.push(...(c.allowedTools ?? []))
+    if (c.permissionPromptStdio === true) permissionPromptStdio = true
+    if (c.onProtocol) onProtocol.push(c.onProtocol)
+    if (c.onInitialized) onInitialized.push(c.onInitialized)
+    if (c.onMessage) onMessage.push(c.onMessage)
+  }
+  return {
+    handlers,
+    initialize,
+    allowedTools,
+    permissionPromptStdio,
+    onProtocol: (protocol) => Effect.forEach(onProtocol, (f) => f(protocol), { discard: true }),
+    onInitialized: (response) => Effect.forEach(onInitialized, (f) => f(response), { discard: true }),
+    onMessage: (message) => {
+      let keep = true
+      for (const f of onMessage) if (!f(message)) keep = false
+      return keep
+    }
+  }
 }
 
 /** Without an `onElicitation` handler the official SDK declines MCP elicitations. */
 const declineElicitation: InboundHandler = () => Effect.succeed({ action: "decline" })
 
+/** The contributions every session has. @internal */
+export const defaults: Contribution = { handlers: new Map([["elicitation", declineElicitation]]) }
+
 /** @internal */
-export const collectExtensions = (_options: Options): Effect.Effect<SessionExtensions> =>
-  Effect.succeed({
-    handlers: new Map([["elicitation", declineElicitation]]),
-    onInitialized: () => Effect.void
-  })
+export const collectExtensions = (_options: Options): Effect.Effect<SessionExtensions, never, Scope.Scope> =>
+  Effect.succeed(combine([defaults]))

@@ -67,6 +67,7 @@ export const make = (options: Options = {}): Effect.Effect<SessionInternal, Sess
     const resultCallbacks: Array<() => void> = []
 
     const onMessage = (m: Message.SdkMessage): boolean => {
+      if (!extensions.onMessage(m)) return false
       if (sessionId === undefined && "session_id" in m && typeof m.session_id === "string" && m.session_id !== "") {
         sessionId = m.session_id
         Deferred.unsafeDone(sessionIdKnown, Effect.succeed(m.session_id))
@@ -96,6 +97,8 @@ export const make = (options: Options = {}): Effect.Effect<SessionInternal, Sess
       bufferSize: options.messageBufferSize,
       onMessage
     })
+
+    yield* extensions.onProtocol(protocol)
 
     const fatal = yield* Deferred.make<never, SessionError>()
     const initialized = yield* Deferred.make<Message.InitializeResponse, SessionError>()
