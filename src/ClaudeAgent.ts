@@ -38,6 +38,7 @@ import type {
 import type { Options, PermissionMode } from "./AgentOptions.js"
 import * as internal from "./internal/session.js"
 import type * as Message from "./Message.js"
+import type { PermissionStore } from "./Permissions.js"
 import type { Transport } from "./Transport.js"
 
 /**
@@ -151,6 +152,11 @@ export interface Session {
     payload?: Readonly<Record<string, unknown>>,
     options?: { readonly timeout?: Duration.DurationInput }
   ) => Effect.Effect<unknown, ControlMethodError>
+  /**
+   * This session's permission state (used when a `Permissions` service is provided): a mode (`ask`, or `allow` /
+   * `deny` everything) and the rules remembered from accepted "always allow" suggestions.
+   */
+  readonly permissions: PermissionStore
   /** Closes stdin: the CLI finishes the work in flight and exits. Later sends fail with `InputClosed`. */
   readonly endInput: Effect.Effect<void>
 }

@@ -94,7 +94,7 @@ export interface ScriptedCli {
   readonly assistant: (...content: ReadonlyArray<string | Message.ContentBlock>) => Effect.Effect<void>
   /** A `user` frame with tool results. */
   readonly toolResult: (toolUseId: string, content: string, isError?: boolean) => Effect.Effect<void>
-  /** A `result` frame: `success` with this text by default; override any field. */
+  /** A `result` frame (`success` with this text by default; override any field), then `session_state_changed: idle`. */
   readonly result: (text?: string, fields?: Readonly<Record<string, unknown>>) => Effect.Effect<void>
   /** `system/init`, an assistant text and a success `result`: a whole turn. */
   readonly turn: (text: string) => Effect.Effect<void>

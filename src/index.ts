@@ -33,6 +33,13 @@ export * as ClaudeAgent from "./ClaudeAgent.js"
 export * as ControlProtocol from "./ControlProtocol.js"
 
 /**
+ * Lifecycle hooks as Effect callbacks (all 34 events, typed inputs and outputs).
+ *
+ * @since 0.1.0
+ */
+export * as Hooks from "./Hooks.js"
+
+/**
  * Wire and SDK message Schemas, guards and helpers.
  *
  * @since 0.1.0
@@ -45,6 +52,27 @@ export * as Message from "./Message.js"
  * @since 0.1.0
  */
 export * as NodeClaudeAgent from "./NodeClaudeAgent.js"
+
+/**
+ * Partial-message assembly for chat UIs: `stream_event`s to text / thinking / tool events.
+ *
+ * @since 0.1.0
+ */
+export * as PartialMessages from "./PartialMessages.js"
+
+/**
+ * Tool-call permission policies, fail closed.
+ *
+ * @since 0.1.0
+ */
+export * as Permissions from "./Permissions.js"
+
+/**
+ * The CLI's session transcripts on disk: list sessions, read their messages.
+ *
+ * @since 0.1.0
+ */
+export * as SessionStore from "./SessionStore.js"
 
 /**
  * The Transport service: one CLI process per session, framed and decoded, always cleaned up.

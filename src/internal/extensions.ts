@@ -1,10 +1,15 @@
 /** @internal */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type { Extensions, Options } from "../AgentOptions.js"
 import type { SessionError } from "../ClaudeAgent.js"
 import type { ControlProtocol, InboundHandler } from "../ControlProtocol.js"
+import { Hooks } from "../Hooks.js"
 import type * as Message from "../Message.js"
+import { Permissions, type PermissionStore } from "../Permissions.js"
+import { contribution as hooksContributionOf } from "./hooks.js"
+import { contribution as permissionsContribution, makeStore } from "./permissions.js"
 
 /**
  * What one optional feature (permissions, hooks, in-process MCP servers, …) contributes to a session. Every field
@@ -79,6 +84,22 @@ const declineElicitation: InboundHandler = () => Effect.succeed({ action: "decli
 /** The contributions every session has. @internal */
 export const defaults: Contribution = { handlers: new Map([["elicitation", declineElicitation]]) }
 
-/** @internal */
-export const collectExtensions = (_options: Options): Effect.Effect<SessionExtensions, never, Scope.Scope> =>
-  Effect.succeed(combine([defaults]))
+/**
+ * Collects the contributions of the optional services present in the environment (and of the options) for one
+ * session.
+ *
+ * @internal
+ */
+export const collectExtensions = (
+  options: Options
+): Effect.Effect<SessionExtensions & { readonly permissionStore: PermissionStore }, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const contributions: Array<Contribution> = [defaults]
+    const permissionStore = makeStore()
+    const permissions = yield* Effect.serviceOption(Permissions)
+    if (Option.isSome(permissions)) contributions.push(permissionsContribution(permissions.value, options, permissionStore))
+    const hooks = yield* Effect.serviceOption(Hooks)
+    const hooksContribution = hooksContributionOf(Option.isSome(hooks) ? hooks.value.registrations : [])
+    if (hooksContribution !== undefined) contributions.push(hooksContribution)
+    return { ...combine(contributions), permissionStore }
+  })

@@ -126,6 +126,7 @@ export const make = Effect.gen(function*() {
               Effect.option
             )
             if (Option.isNone(graceful)) {
+              yield* Effect.logDebug("CLI still running after stdin closed: SIGTERM").pipe(Effect.annotateLogs({ pid }))
               yield* signal(pid, "SIGTERM")
               const terminated = yield* Deferred.await(exited).pipe(
                 Effect.interruptible,
@@ -133,6 +134,7 @@ export const make = Effect.gen(function*() {
                 Effect.option
               )
               if (Option.isNone(terminated)) {
+                yield* Effect.logWarning("CLI ignored SIGTERM: SIGKILL").pipe(Effect.annotateLogs({ pid }))
                 yield* signal(pid, "SIGKILL")
                 yield* Deferred.await(exited).pipe(
                   Effect.interruptible,

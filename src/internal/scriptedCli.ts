@@ -233,7 +233,7 @@ const make = (peer: MemoryPeer, spec: LaunchSpec, options: Options) =>
           timestamp: new Date().toISOString()
         }),
       result: (text = "done", fields) =>
-        peer.emit({
+        Effect.zipRight(peer.emit({
           type: "result",
           subtype: "success",
           is_error: false,
@@ -250,7 +250,15 @@ const make = (peer: MemoryPeer, spec: LaunchSpec, options: Options) =>
           permission_denials: [],
           terminal_reason: "completed",
           ...fields
-        }),
+        }), peer.emit({
+          // as the real CLI does right after every result (with CLAUDE_CODE_SDK_READS_SESSION_STATE=1)
+          type: "system",
+          subtype: "session_state_changed",
+          state: "idle",
+          sdk_host_only: true,
+          session_id: sessionId,
+          uuid: randomUUID()
+        })),
       turn: (text) =>
         Effect.gen(function*() {
           yield* cli.init()

@@ -17,6 +17,7 @@ import { collectExtensions } from "./extensions.js"
 import * as Opts from "./options.js"
 
 const DRAIN_AFTER_LAST_RESULT = Duration.seconds(2)
+const IDLE_AFTER_RESULT = Duration.seconds(1)
 
 const decodeResponse = <A, I>(schema: Schema.Schema<A, I>, subtype: string) => {
   const is = Schema.is(schema)
@@ -32,6 +33,8 @@ export interface SessionInternal {
   readonly protocol: ControlProtocol.ControlProtocol
   /** Fails when the session cannot go on (e.g. `initialize` failed). */
   readonly fatal: Effect.Effect<never, SessionError>
+  /** Waits (bounded) for the CLI to report idle when a turn has just ended. */
+  readonly settleAfterResult: Effect.Effect<void>
   /** Number of `result` messages seen so far. */
   readonly resultCount: () => number
   readonly lastResult: () => Message.ResultMessage | undefined
@@ -65,6 +68,9 @@ export const make = (options: Options = {}): Effect.Effect<SessionInternal, Sess
     let results = 0
     let lastResult: Message.ResultMessage | undefined
     const resultCallbacks: Array<() => void> = []
+    // the CLI needs a moment after a result before it is idle; stdin closed in that window costs it ~2 s to exit
+    let lastWasResult = false
+    let idleWaiters: Array<Deferred.Deferred<void>> = []
 
     const onMessage = (m: Message.SdkMessage): boolean => {
       if (!extensions.onMessage(m)) return false
@@ -76,20 +82,37 @@ export const make = (options: Options = {}): Effect.Effect<SessionInternal, Sess
         case "system":
           if (m.subtype === "session_state_changed") {
             status = m.state
+            if (m.state === "idle") {
+              lastWasResult = false
+              for (const waiter of idleWaiters) Deferred.unsafeDone(waiter, Effect.void)
+              idleWaiters = []
+            }
             return m.sdk_host_only !== true
           }
+          lastWasResult = false
           if (m.subtype === "init") sessionId = m.session_id
           else if (m.subtype === "commands_changed") commands = m.commands
           return true
         case "result":
           results++
           lastResult = m
+          lastWasResult = true
           for (const f of resultCallbacks) f()
           return true
         default:
+          lastWasResult = false
           return true
       }
     }
+
+    /** Waits (bounded) for the CLI to report idle when a turn has just ended. */
+    const settleAfterResult: Effect.Effect<void> = Effect.suspend(() => {
+      if (!lastWasResult || status === "idle") return Effect.void
+      return Effect.flatMap(Deferred.make<void>(), (waiter) => {
+        idleWaiters.push(waiter)
+        return Deferred.await(waiter).pipe(Effect.timeout(IDLE_AFTER_RESULT), Effect.ignore)
+      })
+    })
 
     const protocol = yield* ControlProtocol.make(connection, {
       handlers: extensions.handlers,
@@ -99,6 +122,8 @@ export const make = (options: Options = {}): Effect.Effect<SessionInternal, Sess
     })
 
     yield* extensions.onProtocol(protocol)
+    // runs before the transport's own finalizer (registered earlier): let a just-finished turn settle first
+    yield* Effect.addFinalizer(() => Effect.interruptible(settleAfterResult))
 
     const fatal = yield* Deferred.make<never, SessionError>()
     const initialized = yield* Deferred.make<Message.InitializeResponse, SessionError>()
@@ -223,13 +248,15 @@ export const make = (options: Options = {}): Effect.Effect<SessionInternal, Sess
       request: (subtype, payload, requestOptions) =>
         request(subtype, payload, requestOptions?.timeout !== undefined ? { timeout: requestOptions.timeout } : {})
           .pipe(Effect.withSpan(`Session.request.${subtype}`)),
-      endInput: protocol.endInput
+      permissions: extensions.permissionStore,
+      endInput: Effect.zipRight(settleAfterResult, protocol.endInput)
     }
 
     return {
       session,
       protocol,
       fatal: Deferred.await(fatal),
+      settleAfterResult,
       resultCount: () => results,
       lastResult: () => lastResult,
       onResult: (f) => {

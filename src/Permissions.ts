@@ -1,0 +1,302 @@
+/**
+ * Decide which tool calls run: a service that answers the CLI's `can_use_tool` requests. **Fail closed**: a
+ * decision that times out, fails, dies or is interrupted is a deny with a clear message, and the channel keeps
+ * working for the next request.
+ *
+ * Provide one of the layers to a `query` or `session` (with `Effect.provide`); without a `Permissions` service the
+ * CLI applies its own rules (anything that needs approval is denied).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Permissions } from "effect-claude-agent"
+ *
+ * const policy = Permissions.rules({
+ *   allow: ["Read", "Grep", "Bash(npm test:*)", "Edit(./src/**)"],
+ *   deny: ["Bash(rm:*)", "WebFetch"],
+ *   fallback: (request) =>
+ *     Effect.succeed(Permissions.deny(`${request.toolName} needs a human`))
+ * })
+ *
+ * const PermissionsLive = Permissions.layer(policy, { timeout: "2 minutes" })
+ * ```
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as internal from "./internal/permissions.js"
+import type * as Message from "./Message.js"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type PermissionBehavior = "allow" | "deny" | "ask"
+
+/**
+ * Where a permission update is stored by the CLI.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type PermissionUpdateDestination = "userSettings" | "projectSettings" | "localSettings" | "session" | "cliArg"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface PermissionRuleValue {
+  readonly toolName: string
+  readonly ruleContent?: string | undefined
+}
+
+/**
+ * A permission change, as the CLI suggests it (`permission_suggestions`) and accepts it back (`updatedPermissions`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type PermissionUpdate =
+  | {
+    readonly type: "addRules" | "replaceRules" | "removeRules"
+    readonly rules: ReadonlyArray<PermissionRuleValue>
+    readonly behavior: PermissionBehavior
+    readonly destination: PermissionUpdateDestination
+  }
+  | { readonly type: "setMode"; readonly mode: string; readonly destination: PermissionUpdateDestination }
+  | {
+    readonly type: "addDirectories" | "removeDirectories"
+    readonly directories: ReadonlyArray<string>
+    readonly destination: PermissionUpdateDestination
+  }
+
+/**
+ * A `can_use_tool` request with everything the CLI sent.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PermissionRequest {
+  readonly toolName: string
+  readonly input: Readonly<Record<string, unknown>>
+  readonly toolUseId: string
+  /** Changes the CLI suggests for "always allow" (return some of them as `updatedPermissions`). */
+  readonly suggestions: ReadonlyArray<PermissionUpdate>
+  readonly blockedPath?: string | undefined
+  readonly decisionReason?: string | undefined
+  readonly decisionReasonType?: string | undefined
+  readonly title?: string | undefined
+  readonly displayName?: string | undefined
+  readonly description?: string | undefined
+  /** Set when a subagent made the call. */
+  readonly agentId?: string | undefined
+  /** For `mcp__*` tools: the server and where it came from (`sdk` = this SDK's in-process server). */
+  readonly mcpServer?: { readonly name: string; readonly source: string } | undefined
+  /** `true` for tools that need a human (AskUserQuestion). */
+  readonly requiresUserInteraction?: boolean | undefined
+  /** The envelope request id. */
+  readonly requestId: string
+  /** The working directory of the session (for relative path rules). */
+  readonly cwd: string
+  /** The session's permission store: remembered rules and mode. */
+  readonly store: PermissionStore
+  /** Aborted when the CLI withdraws the request or the session closes (for non-Effect code). */
+  readonly signal: AbortSignal
+  /** The request body as the CLI sent it. */
+  readonly raw: Message.ControlRequestBody
+}
+
+/**
+ * The decision. `allow` may change the input the tool runs with (`updatedInput`) and accept suggested permission
+ * changes (`updatedPermissions`); `deny` tells the model why (`message`) and can stop the turn (`interrupt`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type PermissionResult =
+  | {
+    readonly behavior: "allow"
+    readonly updatedInput?: Readonly<Record<string, unknown>> | undefined
+    readonly updatedPermissions?: ReadonlyArray<PermissionUpdate> | undefined
+  }
+  | { readonly behavior: "deny"; readonly message: string; readonly interrupt?: boolean | undefined }
+
+/**
+ * A permission policy: an Effect per request.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Policy<E = never, R = never> = (request: PermissionRequest) => Effect.Effect<PermissionResult, E, R>
+
+/**
+ * Per-session permission state: a mode and remembered rules. `allow` / `deny` modes answer every request without
+ * asking the policy; `ask` (the default) consults remembered rules, then the policy. Rules from "always allow"
+ * suggestions the policy accepted are remembered here.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PermissionStore {
+  readonly mode: () => "allow" | "deny" | "ask"
+  readonly setMode: (mode: "allow" | "deny" | "ask") => void
+  /** Remembered rules, in the order they were added. */
+  readonly rules: () => ReadonlyArray<{ readonly behavior: "allow" | "deny"; readonly rule: string }>
+  readonly addRule: (behavior: "allow" | "deny", rule: string) => void
+  /** Every permission update accepted in this session. */
+  readonly accepted: () => ReadonlyArray<PermissionUpdate>
+}
+
+/**
+ * The service.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Service {
+  /** Decides one request; any failure is turned into a deny. */
+  readonly decide: Policy<unknown>
+  /** How long one decision may take before it becomes a deny. */
+  readonly timeout: Duration.DurationInput
+}
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
+export class Permissions extends Context.Tag("effect-claude-agent/Permissions")<Permissions, Service>() {}
+
+/**
+ * The default decision timeout: 5 minutes (the CLI itself waits forever for an answer).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_TIMEOUT: Duration.DurationInput = "5 minutes"
+
+/**
+ * A `Permissions` layer from a policy. The policy's requirements are captured when the layer is built.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = <E, R>(
+  policy: Policy<E, R>,
+  options?: { readonly timeout?: Duration.DurationInput | undefined }
+): Layer.Layer<Permissions, never, R> => Layer.effect(Permissions, internal.make(policy, options))
+
+/**
+ * Allows every tool call.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const allowAll: Layer.Layer<Permissions> = Layer.succeed(
+  Permissions,
+  Permissions.of({ decide: internal.allowPolicy, timeout: DEFAULT_TIMEOUT })
+)
+
+/**
+ * Denies every tool call that needs approval.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const denyAll: Layer.Layer<Permissions> = Layer.succeed(
+  Permissions,
+  Permissions.of({ decide: internal.denyPolicy, timeout: DEFAULT_TIMEOUT })
+)
+
+/**
+ * An allow decision.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const allow = (options?: {
+  readonly updatedInput?: Readonly<Record<string, unknown>> | undefined
+  readonly updatedPermissions?: ReadonlyArray<PermissionUpdate> | undefined
+}): PermissionResult => ({ behavior: "allow", ...options })
+
+/**
+ * A deny decision; `interrupt: true` also stops the turn.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const deny = (message: string, options?: { readonly interrupt?: boolean }): PermissionResult => ({
+  behavior: "deny",
+  message,
+  ...options
+})
+
+/**
+ * A rule: `"Tool"` or `"Tool(content)"` — `Bash(npm test:*)` (command prefix), `Bash(git status)` (exact, `*`
+ * wildcards), `Read(./src/**)` / `Edit(/abs/**)` (path globs, relative to the session's cwd), `WebFetch(domain:x.com)`,
+ * `mcp__server` (all tools of a server), `mcp__server__tool`. For Bash, a compound command (`a && b`, `a | b`, `a; b`)
+ * matches an allow rule only if every part does, and a deny rule if any part does.
+ *
+ * @since 0.1.0
+ * @category rules
+ */
+export const matches: (rule: string, request: Pick<PermissionRequest, "toolName" | "input" | "cwd">) => boolean =
+  internal.matches
+
+/**
+ * A rule-based policy. With the object form, deny rules are checked first, then ask rules (which go to the
+ * fallback), then allow rules; with a list, the first matching rule wins. Requests no rule matches go to
+ * `fallback` (default: deny).
+ *
+ * @since 0.1.0
+ * @category policies
+ */
+export const rules: <E = never, R = never>(
+  rules:
+    | {
+      readonly allow?: ReadonlyArray<string>
+      readonly deny?: ReadonlyArray<string>
+      readonly ask?: ReadonlyArray<string>
+      readonly fallback?: Policy<E, R>
+    }
+    | ReadonlyArray<{ readonly behavior: PermissionBehavior; readonly rule: string; readonly message?: string }>,
+  fallback?: Policy<E, R>
+) => Policy<E, R> = internal.rules
+
+/**
+ * Hands `AskUserQuestion` calls to your code (an Effect that may wait as long as it needs, e.g. for a web UI)
+ * and answers with the chosen labels; other tools go to `fallback` (default: deny).
+ *
+ * @since 0.1.0
+ * @category policies
+ */
+export const askUserQuestion: <E = never, R = never, E2 = never, R2 = never>(
+  answer: (
+    questions: ReadonlyArray<Question>,
+    request: PermissionRequest
+  ) => Effect.Effect<Readonly<Record<string, string>>, E, R>,
+  fallback?: Policy<E2, R2>
+) => Policy<E | E2, R | R2> = internal.askUserQuestion
+
+/**
+ * A question of an `AskUserQuestion` tool call.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Question {
+  readonly question: string
+  readonly header?: string | undefined
+  readonly options: ReadonlyArray<{ readonly label: string; readonly description?: string | undefined }>
+  readonly multiSelect?: boolean | undefined
+}
+
+/**
+ * Creates an empty per-session permission store (the SDK makes one per session; exposed for tests).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeStore: () => PermissionStore = internal.makeStore

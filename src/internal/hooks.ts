@@ -1,0 +1,188 @@
+/** @internal */
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as ControlProtocol from "../ControlProtocol.js"
+import type { InboundHandler } from "../ControlProtocol.js"
+import {
+  DEFAULT_TIMEOUT_SECONDS,
+  type HookCallback,
+  type HookEvent,
+  type HookInput,
+  HookInputs,
+  type HookMatcher,
+  type HookOutput,
+  type HookRegistrations,
+  Hooks
+} from "../Hooks.js"
+import type { Contribution } from "./extensions.js"
+
+/** @internal */
+export const layer = (...registrations: ReadonlyArray<HookRegistrations>): Layer.Layer<Hooks> =>
+  layerEffect(Effect.succeed(mergeAll(registrations)))
+
+const mergeAll = (registrations: ReadonlyArray<HookRegistrations>): HookRegistrations => {
+  const out: { [E in HookEvent]?: Array<HookMatcher<E>> } = {}
+  for (const r of registrations) {
+    for (const event of Object.keys(r) as Array<HookEvent>) {
+      const matchers = r[event] as ReadonlyArray<HookMatcher> | undefined
+      if (matchers === undefined) continue
+      const list = (out[event] ??= []) as Array<HookMatcher>
+      list.push(...matchers)
+    }
+  }
+  return out
+}
+
+/** @internal */
+export const layerEffect = <E, R>(registrations: Effect.Effect<HookRegistrations, E, R>): Layer.Layer<Hooks, E, R> =>
+  Layer.effect(
+    Hooks,
+    Effect.gen(function*() {
+      const existing = yield* Effect.serviceOption(Hooks)
+      const added = yield* registrations
+      return Hooks.of({
+        registrations: Option.isSome(existing) ? [...existing.value.registrations, added] : [added]
+      })
+    })
+  )
+
+// ---------------------------------------------------------------------------------------------------------------------
+// callbacks
+// ---------------------------------------------------------------------------------------------------------------------
+
+const denyOutput = (reason: string): HookOutput<"PreToolUse"> => ({
+  hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: reason }
+})
+
+/** @internal */
+export const validate = (
+  predicate: (input: HookInput<"PreToolUse">) => boolean,
+  reason: string
+): HookCallback<"PreToolUse"> =>
+(input) => Effect.sync(() => (predicate(input) ? {} : denyOutput(reason)))
+
+/** @internal */
+export const log = <E extends HookEvent>(format?: (input: HookInput<E>) => string): HookCallback<E> => (input) =>
+  Effect.as(
+    Effect.log(format ? format(input) : `hook ${input.hook_event_name}`).pipe(
+      Effect.annotateLogs({ hook: input.hook_event_name, session: input.session_id })
+    ),
+    {}
+  )
+
+/** @internal */
+export const denyTools = (tools: ReadonlyArray<string>, reason?: string): HookCallback<"PreToolUse"> => (input) =>
+  Effect.succeed(
+    tools.includes(input.tool_name) ? denyOutput(reason ?? `The tool ${input.tool_name} is not allowed`) : {}
+  )
+
+/** @internal */
+export const allowOnlyTools = (tools: ReadonlyArray<string>, reason?: string): HookCallback<"PreToolUse"> => (input) =>
+  Effect.succeed(
+    tools.includes(input.tool_name)
+      ? {}
+      : denyOutput(reason ?? `Only these tools are allowed: ${tools.join(", ")}`)
+  )
+
+// ---------------------------------------------------------------------------------------------------------------------
+// dispatch
+// ---------------------------------------------------------------------------------------------------------------------
+
+interface Registered {
+  readonly event: HookEvent
+  readonly callback: HookCallback
+  readonly timeoutSeconds: number
+  readonly onFailure: "continue" | "block"
+  readonly validate: (u: unknown) => boolean
+}
+
+const GATING: ReadonlySet<HookEvent> = new Set<HookEvent>(["PreToolUse", "PermissionRequest"])
+
+/** The answer of a failed hook when it must block the guarded action. */
+const blockingOutput = (event: HookEvent, reason: string): HookOutput => {
+  switch (event) {
+    case "PreToolUse":
+      return denyOutput(reason)
+    case "PermissionRequest":
+      return {
+        hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny", message: reason } }
+      }
+    default:
+      return { decision: "block", reason }
+  }
+}
+
+const describe = (cause: Cause.Cause<unknown>): string => {
+  if (Cause.isInterruptedOnly(cause)) return "it was interrupted"
+  const squashed = Cause.squash(cause)
+  if (squashed instanceof Error) return squashed.message
+  if (typeof squashed === "object" && squashed !== null && "message" in squashed) return String(squashed.message)
+  return String(squashed)
+}
+
+/** Builds the `initialize.hooks` field and the `hook_callback` handler for a session. @internal */
+export const contribution = (registrations: ReadonlyArray<HookRegistrations>): Contribution | undefined => {
+  const callbacks = new Map<string, Registered>()
+  const wire: Record<string, Array<Record<string, unknown>>> = {}
+  let counter = 0
+  for (const registration of registrations) {
+    for (const event of Object.keys(registration) as Array<HookEvent>) {
+      const matchers = (registration[event] ?? []) as ReadonlyArray<HookMatcher>
+      for (const matcher of matchers) {
+        const ids: Array<string> = []
+        for (const callback of matcher.hooks) {
+          const id = `hook_${counter++}`
+          ids.push(id)
+          callbacks.set(id, {
+            event,
+            callback,
+            timeoutSeconds: matcher.timeout ?? DEFAULT_TIMEOUT_SECONDS,
+            onFailure: matcher.onFailure ?? (GATING.has(event) ? "block" : "continue"),
+            validate: Schema.is(HookInputs[event] as Schema.Schema<unknown>)
+          })
+        }
+        if (ids.length === 0) continue
+        ;(wire[event] ??= []).push({
+          ...(matcher.matcher !== undefined ? { matcher: matcher.matcher } : {}),
+          hookCallbackIds: ids,
+          ...(matcher.timeout !== undefined ? { timeout: matcher.timeout } : {}),
+          ...(matcher.onFailure !== undefined ? { onFailure: matcher.onFailure } : {})
+        })
+      }
+    }
+  }
+  if (callbacks.size === 0) return undefined
+
+  const handler: InboundHandler = ({ request }) =>
+    Effect.suspend(() => {
+      const id = typeof request["callback_id"] === "string" ? request["callback_id"] : ""
+      const registered = callbacks.get(id)
+      if (registered === undefined) {
+        return Effect.fail(ControlProtocol.handlerFailure(`No hook callback found for ID: ${id}`))
+      }
+      const input = request["input"]
+      const toolUseId = typeof request["tool_use_id"] === "string" ? request["tool_use_id"] : undefined
+      const onFailure = (reason: string) =>
+        Effect.as(
+          Effect.logWarning(`Hook ${registered.event} (${id}) failed: ${reason}; answering ${registered.onFailure}`),
+          registered.onFailure === "block"
+            ? blockingOutput(registered.event, `Hook ${registered.event} failed (blocked, fail closed): ${reason}`)
+            : {}
+        )
+      if (!registered.validate(input)) return onFailure("its input did not match the event's schema")
+      // validated above against the event's input schema
+      const typedInput = input as HookInput
+      return registered.callback(typedInput, toolUseId).pipe(
+        Effect.timeoutFail({
+          duration: `${registered.timeoutSeconds} seconds`,
+          onTimeout: () => new Error(`no answer within ${registered.timeoutSeconds} s`)
+        }),
+        Effect.catchAllCause((cause) => onFailure(describe(cause)))
+      )
+    })
+
+  return { initialize: { hooks: wire }, handlers: new Map([["hook_callback", handler]]) }
+}

@@ -1,0 +1,467 @@
+/** @internal */
+import * as Cause from "effect/Cause"
+import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as os from "node:os"
+import * as path from "node:path"
+import type { Options } from "../AgentOptions.js"
+import type { InboundHandler } from "../ControlProtocol.js"
+import type {
+  PermissionBehavior,
+  PermissionRequest,
+  PermissionResult,
+  PermissionStore,
+  PermissionUpdate,
+  Policy,
+  Question,
+  Service
+} from "../Permissions.js"
+import type { Contribution } from "./extensions.js"
+
+const DEFAULT_TIMEOUT: Duration.DurationInput = "5 minutes"
+
+class PermissionTimeout extends Data.TaggedError("PermissionTimeout") {}
+
+/** @internal */
+export const allowPolicy: Policy = () => Effect.succeed({ behavior: "allow" })
+
+/** @internal */
+export const denyPolicy: Policy = (request) =>
+  Effect.succeed({ behavior: "deny", message: `Permission to use ${request.toolName} was denied` })
+
+/** @internal */
+export const make = <E, R>(
+  policy: Policy<E, R>,
+  options?: { readonly timeout?: Duration.DurationInput | undefined }
+): Effect.Effect<Service, never, R> =>
+  Effect.map(Effect.context<R>(), (context) => ({
+    decide: (request: PermissionRequest) => Effect.provide(policy(request), context),
+    timeout: options?.timeout ?? DEFAULT_TIMEOUT
+  }))
+
+// ---------------------------------------------------------------------------------------------------------------------
+// rules
+// ---------------------------------------------------------------------------------------------------------------------
+
+interface ParsedRule {
+  readonly tool: string
+  readonly content: string | undefined
+}
+
+const parseRule = (rule: string): ParsedRule => {
+  const open = rule.indexOf("(")
+  if (open > 0 && rule.endsWith(")")) return { tool: rule.slice(0, open).trim(), content: rule.slice(open + 1, -1) }
+  return { tool: rule.trim(), content: undefined }
+}
+
+const escapeRegExp = (s: string) => s.replace(/[.+^${}()|[\]\\]/g, "\\$&")
+
+/** `*` matches anything (including `/`), used for commands and free text. */
+const wildcard = (pattern: string): RegExp => new RegExp(`^${pattern.split("*").map(escapeRegExp).join(".*")}$`, "s")
+
+/** Path globs: `**` any number of directories, `*` anything but `/`, `?` one character. */
+const globToRegExp = (glob: string): RegExp => {
+  if (glob.endsWith("/**")) return new RegExp(`^${globToRegExp(glob.slice(0, -3)).source.slice(1, -1)}(?:/.*)?$`)
+  let out = ""
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]!
+    if (c === "*" && glob[i + 1] === "*") {
+      out += glob[i + 2] === "/" ? "(?:.*/)?" : ".*"
+      i += glob[i + 2] === "/" ? 2 : 1
+    } else if (c === "*") out += "[^/]*"
+    else if (c === "?") out += "[^/]"
+    else out += escapeRegExp(c)
+  }
+  return new RegExp(`^${out}$`)
+}
+
+const toolMatches = (ruleTool: string, toolName: string): boolean => {
+  if (ruleTool === toolName) return true
+  if (ruleTool.includes("*")) return wildcard(ruleTool).test(toolName)
+  // `mcp__server` covers every tool of that server
+  return ruleTool.startsWith("mcp__") && ruleTool.split("__").length === 2 && toolName.startsWith(`${ruleTool}__`)
+}
+
+/** Splits a shell command on `&&`, `||`, `;`, `|` and newlines outside quotes. */
+const splitCommand = (command: string): Array<string> => {
+  const parts: Array<string> = []
+  let current = ""
+  let quote: string | undefined
+  for (let i = 0; i < command.length; i++) {
+    const c = command[i]!
+    if (quote !== undefined) {
+      if (c === "\\" && quote === "\"") {
+        current += c + (command[i + 1] ?? "")
+        i++
+        continue
+      }
+      if (c === quote) quote = undefined
+      current += c
+      continue
+    }
+    if (c === "'" || c === "\"") {
+      quote = c
+      current += c
+      continue
+    }
+    if (c === "\\") {
+      current += c + (command[i + 1] ?? "")
+      i++
+      continue
+    }
+    const two = command.slice(i, i + 2)
+    if (two === "&&" || two === "||") {
+      parts.push(current)
+      current = ""
+      i++
+      continue
+    }
+    if (c === ";" || c === "|" || c === "\n") {
+      parts.push(current)
+      current = ""
+      continue
+    }
+    current += c
+  }
+  parts.push(current)
+  return parts.map((p) => p.trim()).filter((p) => p.length > 0)
+}
+
+const commandMatches = (pattern: string, command: string): boolean => {
+  if (pattern.endsWith(":*")) {
+    const prefix = pattern.slice(0, -2)
+    return command === prefix || command.startsWith(`${prefix} `)
+  }
+  return wildcard(pattern).test(command)
+}
+
+const PATH_FIELDS = ["file_path", "path", "notebook_path"] as const
+
+const resolvePattern = (pattern: string, cwd: string): string => {
+  if (pattern.startsWith("~/")) return path.join(os.homedir(), pattern.slice(2))
+  if (pattern.startsWith("//")) return pattern.slice(1)
+  if (path.isAbsolute(pattern)) return pattern
+  return path.join(cwd, pattern)
+}
+
+type Match = "match" | "none" | "all-match" | "some-match"
+
+const contentMatches = (
+  parsed: ParsedRule,
+  request: Pick<PermissionRequest, "toolName" | "input" | "cwd">,
+  behavior: PermissionBehavior
+): boolean => {
+  const content = parsed.content
+  if (content === undefined || content === "" || content === "*") return true
+  const input = request.input
+  const command = input["command"]
+  if (typeof command === "string" && (request.toolName === "Bash" || request.toolName === "PowerShell")) {
+    const parts = splitCommand(command)
+    if (parts.length === 0) return false
+    const mode: Match = behavior === "deny" ? "some-match" : "all-match"
+    return mode === "some-match"
+      ? parts.some((p) => commandMatches(content, p)) || commandMatches(content, command)
+      : parts.every((p) => commandMatches(content, p))
+  }
+  if (content.startsWith("domain:")) {
+    const url = input["url"]
+    if (typeof url !== "string") return false
+    try {
+      const host = new URL(url).hostname
+      const domain = content.slice("domain:".length)
+      return host === domain || host.endsWith(`.${domain}`)
+    } catch {
+      return false
+    }
+  }
+  for (const field of PATH_FIELDS) {
+    const value = input[field]
+    if (typeof value === "string") {
+      const target = path.resolve(request.cwd, value)
+      return globToRegExp(resolvePattern(content, request.cwd)).test(target)
+    }
+  }
+  return wildcard(content).test(JSON.stringify(input))
+}
+
+const ruleMatches = (
+  rule: string,
+  request: Pick<PermissionRequest, "toolName" | "input" | "cwd">,
+  behavior: PermissionBehavior
+): boolean => {
+  const parsed = parseRule(rule)
+  return toolMatches(parsed.tool, request.toolName) && contentMatches(parsed, request, behavior)
+}
+
+/** @internal */
+export const matches = (rule: string, request: Pick<PermissionRequest, "toolName" | "input" | "cwd">): boolean =>
+  ruleMatches(rule, request, "allow")
+
+type RuleEntry = { readonly behavior: PermissionBehavior; readonly rule: string; readonly message?: string }
+
+/** @internal */
+export const rules = <E = never, R = never>(
+  spec:
+    | {
+      readonly allow?: ReadonlyArray<string>
+      readonly deny?: ReadonlyArray<string>
+      readonly ask?: ReadonlyArray<string>
+      readonly fallback?: Policy<E, R>
+    }
+    | ReadonlyArray<RuleEntry>,
+  fallbackArg?: Policy<E, R>
+): Policy<E, R> => {
+  const list: ReadonlyArray<RuleEntry> = Array.isArray(spec)
+    ? spec
+    : [
+      ...((spec as { deny?: ReadonlyArray<string> }).deny ?? []).map((rule) => ({ behavior: "deny" as const, rule })),
+      ...((spec as { ask?: ReadonlyArray<string> }).ask ?? []).map((rule) => ({ behavior: "ask" as const, rule })),
+      ...((spec as { allow?: ReadonlyArray<string> }).allow ?? []).map((rule) => ({ behavior: "allow" as const, rule }))
+    ]
+  const fallback: Policy<E, R> = fallbackArg ??
+    (Array.isArray(spec) ? undefined : (spec as { fallback?: Policy<E, R> }).fallback) ??
+    ((request) => Effect.succeed({ behavior: "deny", message: `No permission rule allows ${request.toolName}` }))
+  return (request) => {
+    for (const entry of list) {
+      if (!ruleMatches(entry.rule, request, entry.behavior)) continue
+      if (entry.behavior === "allow") return Effect.succeed({ behavior: "allow" })
+      if (entry.behavior === "deny") {
+        return Effect.succeed({
+          behavior: "deny",
+          message: entry.message ?? `Denied by permission rule ${entry.rule}`
+        })
+      }
+      return fallback(request)
+    }
+    return fallback(request)
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// AskUserQuestion
+// ---------------------------------------------------------------------------------------------------------------------
+
+const questionsOf = (input: Readonly<Record<string, unknown>>): ReadonlyArray<Question> => {
+  const questions = input["questions"]
+  if (!Array.isArray(questions)) return []
+  return questions.flatMap((q: unknown): Array<Question> => {
+    if (typeof q !== "object" || q === null || !("question" in q) || typeof q.question !== "string") return []
+    const options = "options" in q && Array.isArray(q.options)
+      ? q.options.flatMap((o: unknown) =>
+        typeof o === "object" && o !== null && "label" in o && typeof o.label === "string"
+          ? [{
+            label: o.label,
+            description: "description" in o && typeof o.description === "string" ? o.description : undefined
+          }]
+          : []
+      )
+      : []
+    return [{
+      question: q.question,
+      header: "header" in q && typeof q.header === "string" ? q.header : undefined,
+      options,
+      multiSelect: "multiSelect" in q && typeof q.multiSelect === "boolean" ? q.multiSelect : undefined
+    }]
+  })
+}
+
+/** @internal */
+export const askUserQuestion = <E = never, R = never, E2 = never, R2 = never>(
+  answer: (
+    questions: ReadonlyArray<Question>,
+    request: PermissionRequest
+  ) => Effect.Effect<Readonly<Record<string, string>>, E, R>,
+  fallback?: Policy<E2, R2>
+): Policy<E | E2, R | R2> =>
+(request) => {
+  if (request.toolName !== "AskUserQuestion") {
+    return fallback !== undefined
+      ? fallback(request)
+      : Effect.succeed({ behavior: "deny", message: `Permission to use ${request.toolName} was denied` })
+  }
+  return Effect.map(answer(questionsOf(request.input), request), (answers) => ({
+    behavior: "allow" as const,
+    updatedInput: { ...request.input, answers }
+  }))
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// per-session store and the can_use_tool handler
+// ---------------------------------------------------------------------------------------------------------------------
+
+/** The store plus what only the SDK writes. @internal */
+export interface InternalStore extends PermissionStore {
+  readonly record: (update: PermissionUpdate) => void
+}
+
+/** @internal */
+export const makeStore = (): InternalStore => {
+  let mode: "allow" | "deny" | "ask" = "ask"
+  const remembered: Array<{ readonly behavior: "allow" | "deny"; readonly rule: string }> = []
+  const accepted: Array<PermissionUpdate> = []
+  return {
+    mode: () => mode,
+    setMode: (m) => {
+      mode = m
+    },
+    rules: () => [...remembered],
+    addRule: (behavior, rule) => {
+      if (!remembered.some((r) => r.behavior === behavior && r.rule === rule)) remembered.push({ behavior, rule })
+    },
+    accepted: () => [...accepted],
+    record: (update) => {
+      accepted.push(update)
+    }
+  }
+}
+
+/** Remembers accepted "always allow / deny" rules for the rest of the session. */
+const remember = (store: InternalStore, updates: ReadonlyArray<PermissionUpdate>) => {
+  for (const update of updates) {
+    store.record(update)
+    if (update.type !== "addRules" || update.behavior === "ask") continue
+    for (const r of update.rules) {
+      store.addRule(update.behavior, r.ruleContent === undefined ? r.toolName : `${r.toolName}(${r.ruleContent})`)
+    }
+  }
+}
+
+const str = (u: unknown): string | undefined => (typeof u === "string" ? u : undefined)
+
+const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
+
+const isPermissionUpdate = (u: unknown): u is PermissionUpdate =>
+  isRecord(u) && typeof u["type"] === "string" && typeof u["destination"] === "string"
+
+const describeCause = (cause: Cause.Cause<unknown>): string => {
+  const squashed = Cause.squash(cause)
+  return squashed instanceof Error ? squashed.message : String(squashed)
+}
+
+/** @internal */
+export const contribution = (service: Service, options: Options, store: InternalStore): Contribution => {
+  const timeout = Duration.decode(service.timeout)
+  const cwd = options.cwd ?? process.cwd()
+
+  const handler: InboundHandler = ({ request: body, requestId }) =>
+    Effect.suspend(() => {
+      const toolUseId = str(body["tool_use_id"]) ?? ""
+      const toolName = str(body["tool_name"])
+      const input = body["input"]
+      const answer = (result: PermissionResult) =>
+        result.behavior === "allow"
+          ? {
+            behavior: "allow",
+            updatedInput: result.updatedInput ?? (isRecord(input) ? input : {}),
+            ...(result.updatedPermissions !== undefined && result.updatedPermissions.length > 0
+              ? { updatedPermissions: result.updatedPermissions }
+              : {}),
+            toolUseID: toolUseId
+          }
+          : {
+            behavior: "deny",
+            message: result.message,
+            ...(result.interrupt === true ? { interrupt: true } : {}),
+            toolUseID: toolUseId
+          }
+      if (toolName === undefined || !isRecord(input)) {
+        return Effect.succeed(answer({ behavior: "deny", message: "Malformed can_use_tool request" }))
+      }
+      const controller = new AbortController()
+      const mcp = body["mcp_server"]
+      const request: PermissionRequest = {
+        toolName,
+        input,
+        toolUseId,
+        suggestions: Array.isArray(body["permission_suggestions"])
+          ? body["permission_suggestions"].filter(isPermissionUpdate)
+          : [],
+        blockedPath: str(body["blocked_path"]),
+        decisionReason: str(body["decision_reason"]),
+        decisionReasonType: str(body["decision_reason_type"]),
+        title: str(body["title"]),
+        displayName: str(body["display_name"]),
+        description: str(body["description"]),
+        agentId: str(body["agent_id"]),
+        mcpServer: isRecord(mcp) && typeof mcp["name"] === "string"
+          ? { name: mcp["name"], source: str(mcp["source"]) ?? "unknown" }
+          : undefined,
+        requiresUserInteraction: body["requires_user_interaction"] === true ? true : undefined,
+        requestId,
+        cwd,
+        store,
+        signal: controller.signal,
+        raw: body
+      }
+
+      const mode = store.mode()
+      if (mode === "allow") return Effect.succeed(answer({ behavior: "allow" }))
+      if (mode === "deny") {
+        return Effect.succeed(answer({ behavior: "deny", message: "Denied: this session's permission mode is deny" }))
+      }
+      const rememberedRules = store.rules()
+      for (const behavior of ["deny", "allow"] as const) {
+        const hit = rememberedRules.find((r) => r.behavior === behavior && ruleMatches(r.rule, request, behavior))
+        if (hit !== undefined) {
+          return Effect.succeed(
+            answer(
+              behavior === "allow"
+                ? { behavior: "allow" }
+                : { behavior: "deny", message: `Denied by remembered rule ${hit.rule}` }
+            )
+          )
+        }
+      }
+
+      const bounded = Duration.isFinite(timeout)
+        ? Effect.timeoutFail(service.decide(request), { duration: timeout, onTimeout: () => new PermissionTimeout() })
+        : service.decide(request)
+      return bounded.pipe(
+        Effect.tap((result) =>
+          Effect.sync(() => {
+            if (result.behavior === "allow" && result.updatedPermissions) remember(store, result.updatedPermissions)
+          })
+        ),
+        Effect.catchAllCause((cause) => {
+          const failure = Cause.failureOption(cause)
+          const reason = Cause.isInterruptedOnly(cause)
+            ? "the permission handler was interrupted"
+            : failure._tag === "Some" && failure.value instanceof PermissionTimeout
+            ? `no decision within ${Duration.format(timeout)}`
+            : `the permission handler failed: ${describeCause(cause)}`
+          return Effect.as(
+            Effect.logWarning(`Permission for ${toolName} denied: ${reason}`),
+            { behavior: "deny" as const, message: `Permission denied (fail closed): ${reason}` }
+          )
+        }),
+        Effect.map(answer),
+        Effect.onInterrupt(() => Effect.sync(() => controller.abort()))
+      )
+    })
+
+  return {
+    permissionPromptStdio: true,
+    handlers: new Map([["can_use_tool", handler]]),
+    onProtocol: () => warnShadowing(options)
+  }
+}
+
+/** The warning cases the official SDK raises (CLAUDE_SDK_CAN_USE_TOOL_SHADOWED). */
+const warnShadowing = (options: Options) =>
+  Effect.gen(function*() {
+    if (options.permissionMode === "bypassPermissions") {
+      yield* Effect.logWarning(
+        "CLAUDE_SDK_CAN_USE_TOOL_SHADOWED: permissionMode is bypassPermissions, so the Permissions service is never " +
+          "asked"
+      )
+    }
+    const bare = (options.allowedTools ?? []).filter((t) => !t.includes("("))
+    if (bare.length > 0) {
+      yield* Effect.logWarning(
+        `CLAUDE_SDK_CAN_USE_TOOL_SHADOWED: allowedTools ${bare.join(", ")} approve every call of those tools, so ` +
+          "the Permissions service is never asked about them"
+      )
+    }
+  })

@@ -1,0 +1,189 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as TestClock from "effect/TestClock"
+import { ClaudeAgent, Hooks } from "effect-claude-agent"
+import { ScriptedCli } from "effect-claude-agent/testing"
+
+const baseInput = { session_id: "s", transcript_path: "/t.jsonl", cwd: "/repo" }
+const preToolUse = (tool_name: string, tool_input: unknown) => ({
+  ...baseInput,
+  hook_event_name: "PreToolUse",
+  tool_name,
+  tool_input,
+  tool_use_id: "toolu_1"
+})
+
+/** Starts a session with `hooks` and lets a script call hook callbacks; returns the initialize request and answers. */
+const run = (
+  hooks: Layer.Layer<Hooks.Hooks>,
+  calls: ReadonlyArray<readonly [string, unknown]>
+) =>
+  Effect.gen(function*() {
+    const result = yield* Deferred.make<{ init: Record<string, unknown>; answers: ReadonlyArray<unknown> }>()
+    const layer = ScriptedCli.layer((cli) =>
+      Effect.gen(function*() {
+        const init = yield* cli.initialize
+        const answers: Array<unknown> = []
+        for (const [callbackId, input] of calls) {
+          answers.push(yield* cli.requestRaw("hook_callback", { callback_id: callbackId, input, tool_use_id: "toolu_1" }))
+        }
+        yield* Deferred.succeed(result, { init, answers })
+      }), { stepTimeout: "1 hour" })
+    const fiber = yield* ClaudeAgent.session().pipe(
+      Effect.zipRight(Deferred.await(result)),
+      Effect.provide(layer),
+      Effect.provide(hooks),
+      Effect.fork
+    )
+    return fiber
+  })
+
+const success = (response: unknown) => ({ subtype: "success", response })
+
+describe("Hooks", () => {
+  it.scoped("registrations are sent in initialize as callback ids, in order, with matcher/timeout/onFailure", () =>
+    Effect.gen(function*() {
+      const hooks = Hooks.layer({
+        PreToolUse: [
+          { matcher: "Bash", hooks: [Hooks.log(), Hooks.denyTools(["Write"])], timeout: 30, onFailure: "block" },
+          { hooks: [Hooks.log()] }
+        ],
+        UserPromptSubmit: [{ hooks: [Hooks.log()] }]
+      })
+      const { init } = yield* Fiber.join(yield* run(hooks, []))
+      expect(init["hooks"]).toEqual({
+        PreToolUse: [
+          { matcher: "Bash", hookCallbackIds: ["hook_0", "hook_1"], timeout: 30, onFailure: "block" },
+          { hookCallbackIds: ["hook_2"] }
+        ],
+        UserPromptSubmit: [{ hookCallbackIds: ["hook_3"] }]
+      })
+    }))
+
+  it.scoped("dispatches by callback id; an unknown id gets the official error response", () =>
+    Effect.gen(function*() {
+      const seen: Array<unknown> = []
+      const hooks = Hooks.layer({
+        PreToolUse: [{ hooks: [(input, toolUseId) => Effect.sync(() => (seen.push([input.tool_name, toolUseId]), {}))] }],
+        PostToolUse: [{ hooks: [(input) => Effect.succeed(Hooks.addContext("PostToolUse", `saw ${String(input.tool_response)}`))] }]
+      })
+      const { answers } = yield* Fiber.join(
+        yield* run(hooks, [
+          ["hook_0", preToolUse("Bash", { command: "ls" })],
+          ["hook_1", { ...baseInput, hook_event_name: "PostToolUse", tool_name: "Bash", tool_input: {}, tool_response: "out", tool_use_id: "t" }],
+          ["hook_9", preToolUse("Bash", {})]
+        ])
+      )
+      expect(seen).toEqual([["Bash", "toolu_1"]])
+      expect(answers[0]).toMatchObject(success({}))
+      expect(answers[1]).toMatchObject(
+        success({ hookSpecificOutput: { hookEventName: "PostToolUse", additionalContext: "saw out" } })
+      )
+      expect(answers[2]).toMatchObject({ subtype: "error", error: "No hook callback found for ID: hook_9" })
+    }))
+
+  it.scoped("helpers produce the documented output shapes", () =>
+    Effect.gen(function*() {
+      expect(Hooks.allow("ok")).toEqual({
+        hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow", permissionDecisionReason: "ok" }
+      })
+      expect(Hooks.deny("no")).toEqual({
+        hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "no" }
+      })
+      expect(Hooks.modify({ command: "ls" })).toEqual({
+        hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow", updatedInput: { command: "ls" } }
+      })
+      expect(Hooks.addContext("UserPromptSubmit", "ctx")).toEqual({
+        hookSpecificOutput: { hookEventName: "UserPromptSubmit", additionalContext: "ctx" }
+      })
+      expect(Hooks.stop("enough")).toEqual({ continue: false, stopReason: "enough" })
+      expect(Hooks.block("why")).toEqual({ decision: "block", reason: "why" })
+      const input = preToolUse("Bash", { command: "rm -rf /" }) as Hooks.HookInput<"PreToolUse">
+      const validate = Hooks.validate((i) => !JSON.stringify(i.tool_input).includes("rm -rf"), "no rm -rf")
+      expect(yield* validate(input, undefined)).toEqual(Hooks.deny("no rm -rf"))
+      expect(yield* Hooks.denyTools(["Bash"])(input, undefined)).toEqual(Hooks.deny("The tool Bash is not allowed"))
+      expect(yield* Hooks.denyTools(["Write"])(input, undefined)).toEqual({})
+      expect(yield* Hooks.allowOnlyTools(["Read"])(input, undefined)).toEqual(
+        Hooks.deny("Only these tools are allowed: Read")
+      )
+      expect(yield* Hooks.allowOnlyTools(["Bash"])(input, undefined)).toEqual({})
+      expect(yield* Hooks.log<"PreToolUse">()(input, undefined)).toEqual({})
+    }))
+
+  it.scoped("a failing PreToolUse hook blocks (fail closed); a failing PostToolUse hook continues", () =>
+    Effect.gen(function*() {
+      const hooks = Hooks.layer({
+        PreToolUse: [{ hooks: [() => Effect.fail("db down")] }],
+        PostToolUse: [{ hooks: [() => Effect.die(new Error("bug"))] }],
+        Stop: [{ hooks: [() => Effect.fail("x")], onFailure: "block" }]
+      })
+      const { answers } = yield* Fiber.join(
+        yield* run(hooks, [
+          ["hook_0", preToolUse("Bash", {})],
+          ["hook_1", { ...baseInput, hook_event_name: "PostToolUse", tool_name: "Bash", tool_input: {}, tool_response: 1, tool_use_id: "t" }],
+          ["hook_2", { ...baseInput, hook_event_name: "Stop", stop_hook_active: false }]
+        ])
+      )
+      expect(answers[0]).toMatchObject(success({
+        hookSpecificOutput: {
+          hookEventName: "PreToolUse",
+          permissionDecision: "deny",
+          permissionDecisionReason: expect.stringContaining("db down")
+        }
+      }))
+      expect(answers[1]).toMatchObject(success({}))
+      expect(answers[2]).toMatchObject(success({ decision: "block", reason: expect.stringContaining("x") }))
+    }))
+
+  it.scoped("a hook that runs past its timeout answers by onFailure, and the next hook still runs", () =>
+    Effect.gen(function*() {
+      let calls = 0
+      const hooks = Hooks.layer({
+        PreToolUse: [{ hooks: [() => (++calls === 1 ? Effect.never : Effect.succeed(Hooks.allow()))], timeout: 5 }]
+      })
+      const fiber = yield* run(hooks, [["hook_0", preToolUse("Bash", {})], ["hook_0", preToolUse("Bash", {})]])
+      for (let i = 0; i < 50 && calls === 0; i++) yield* Effect.yieldNow()
+      yield* TestClock.adjust("5 seconds")
+      const { answers } = yield* Fiber.join(fiber)
+      expect(answers[0]).toMatchObject(success({ hookSpecificOutput: { permissionDecision: "deny" } }))
+      expect(answers[1]).toMatchObject(success(Hooks.allow()))
+    }))
+
+  it.scoped("an input that does not match the event's schema follows onFailure", () =>
+    Effect.gen(function*() {
+      const hooks = Hooks.layer({ PreToolUse: [{ hooks: [() => Effect.succeed(Hooks.allow())] }] })
+      const { answers } = yield* Fiber.join(yield* run(hooks, [["hook_0", { hook_event_name: "PreToolUse" }]]))
+      expect(answers[0]).toMatchObject(success({ hookSpecificOutput: { permissionDecision: "deny" } }))
+    }))
+
+  it.scoped("hook layers compose: each adds to the hooks provided to it", () =>
+    Effect.gen(function*() {
+      const audit = Hooks.layer({ PostToolUse: [{ hooks: [Hooks.log()] }] })
+      const guard = Hooks.layer({ PreToolUse: [{ matcher: "Bash", hooks: [Hooks.denyTools(["Bash"])] }] })
+      const both = Layer.provideMerge(guard, audit)
+      const { init } = yield* Fiber.join(yield* run(both, []))
+      expect(init["hooks"]).toEqual({
+        PostToolUse: [{ hookCallbackIds: ["hook_0"] }],
+        PreToolUse: [{ matcher: "Bash", hookCallbackIds: ["hook_1"] }]
+      })
+    }))
+
+  it.scoped("layerEffect: callbacks can close over services", () =>
+    Effect.gen(function*() {
+      const hooks = Hooks.layerEffect(Effect.map(Effect.succeed("policy-v2"), (version) => ({
+        UserPromptSubmit: [{ hooks: [() => Effect.succeed(Hooks.addContext("UserPromptSubmit", version))] }]
+      })))
+      const { answers } = yield* Fiber.join(
+        yield* run(hooks, [["hook_0", { ...baseInput, hook_event_name: "UserPromptSubmit", prompt: "hi" }]])
+      )
+      expect(answers[0]).toMatchObject(success(Hooks.addContext("UserPromptSubmit", "policy-v2")))
+    }))
+
+  it("HOOK_EVENTS lists 34 events, each with an input schema", () => {
+    expect(Hooks.HOOK_EVENTS).toHaveLength(34)
+    expect(Object.keys(Hooks.HookInputs).sort()).toEqual([...Hooks.HOOK_EVENTS].sort())
+  })
+})

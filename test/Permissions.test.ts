@@ -1,0 +1,332 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
+import { ClaudeAgent, Permissions } from "effect-claude-agent"
+import { ScriptedCli } from "effect-claude-agent/testing"
+
+const req = (toolName: string, input: Record<string, unknown>, cwd = "/work/repo") => ({ toolName, input, cwd })
+
+describe("Permissions.matches", () => {
+  it("tool names, MCP servers and wildcards", () => {
+    expect(Permissions.matches("Read", req("Read", { file_path: "/x" }))).toBe(true)
+    expect(Permissions.matches("Read", req("Write", { file_path: "/x" }))).toBe(false)
+    expect(Permissions.matches("mcp__calc", req("mcp__calc__add", {}))).toBe(true)
+    expect(Permissions.matches("mcp__calc", req("mcp__calculator__add", {}))).toBe(false)
+    expect(Permissions.matches("mcp__calc__*", req("mcp__calc__sub", {}))).toBe(true)
+    expect(Permissions.matches("mcp__calc__add", req("mcp__calc__add", {}))).toBe(true)
+  })
+
+  it("Bash prefixes, exact commands and wildcards", () => {
+    expect(Permissions.matches("Bash(npm test:*)", req("Bash", { command: "npm test" }))).toBe(true)
+    expect(Permissions.matches("Bash(npm test:*)", req("Bash", { command: "npm test -- --watch" }))).toBe(true)
+    expect(Permissions.matches("Bash(npm test:*)", req("Bash", { command: "npm testing" }))).toBe(false)
+    expect(Permissions.matches("Bash(git status)", req("Bash", { command: "git status" }))).toBe(true)
+    expect(Permissions.matches("Bash(git status)", req("Bash", { command: "git status -s" }))).toBe(false)
+    expect(Permissions.matches("Bash(git * --dry-run)", req("Bash", { command: "git push --dry-run" }))).toBe(true)
+    expect(Permissions.matches("Bash", req("Bash", { command: "anything" }))).toBe(true)
+  })
+
+  it("an allow rule must match every part of a compound command", () => {
+    const rule = "Bash(npm test:*)"
+    expect(Permissions.matches(rule, req("Bash", { command: "npm test && rm -rf /" }))).toBe(false)
+    expect(Permissions.matches(rule, req("Bash", { command: "npm test && npm test -- -u" }))).toBe(true)
+    expect(Permissions.matches(rule, req("Bash", { command: "npm test | tee out; rm x" }))).toBe(false)
+    // separators inside quotes do not split
+    expect(Permissions.matches("Bash(echo:*)", req("Bash", { command: "echo 'a && b' \"c; d\"" }))).toBe(true)
+  })
+
+  it("a deny rule matches when any part of a compound command does", async () => {
+    const policy = Permissions.rules({ deny: ["Bash(rm:*)"], allow: ["Bash(npm test:*)"] })
+    const decide = (command: string) =>
+      Effect.runPromise(policy({ ...req("Bash", { command }) } as Permissions.PermissionRequest))
+    expect((await decide("npm test && rm -rf /")).behavior).toBe("deny")
+    expect((await decide("npm test")).behavior).toBe("allow")
+  })
+
+  it("path globs are relative to the session's cwd, absolute or home based", () => {
+    expect(Permissions.matches("Edit(./src/**)", req("Edit", { file_path: "/work/repo/src/a/b.ts" }))).toBe(true)
+    expect(Permissions.matches("Edit(./src/**)", req("Edit", { file_path: "/work/repo/test/b.ts" }))).toBe(false)
+    expect(Permissions.matches("Edit(src/*.ts)", req("Edit", { file_path: "src/a.ts" }))).toBe(true)
+    expect(Permissions.matches("Edit(src/*.ts)", req("Edit", { file_path: "src/deep/a.ts" }))).toBe(false)
+    expect(Permissions.matches("Read(/etc/**)", req("Read", { file_path: "/etc/passwd" }))).toBe(true)
+    expect(Permissions.matches("Read(**/*.md)", req("Read", { file_path: "/work/repo/docs/x.md" }))).toBe(true)
+    expect(Permissions.matches("Glob(./src/**)", req("Glob", { pattern: "*.ts", path: "/work/repo/src" }))).toBe(true)
+  })
+
+  it("WebFetch domains", () => {
+    expect(Permissions.matches("WebFetch(domain:example.com)", req("WebFetch", { url: "https://docs.example.com/x" })))
+      .toBe(true)
+    expect(Permissions.matches("WebFetch(domain:example.com)", req("WebFetch", { url: "https://example.org/x" })))
+      .toBe(false)
+  })
+})
+
+describe("Permissions.rules", () => {
+  const decide = (policy: Permissions.Policy, toolName: string, input: Record<string, unknown>) =>
+    Effect.runSync(policy({ ...req(toolName, input) } as Permissions.PermissionRequest))
+
+  it("object form: deny, then ask (fallback), then allow; no match goes to the fallback", () => {
+    const asked: Array<string> = []
+    const policy = Permissions.rules({
+      allow: ["Bash", "Read"],
+      deny: ["Bash(rm:*)"],
+      ask: ["Bash(git push:*)"],
+      fallback: (r) => Effect.sync(() => (asked.push(r.toolName), Permissions.deny("asked and refused")))
+    })
+    expect(decide(policy, "Bash", { command: "rm -rf x" })).toMatchObject({ behavior: "deny" })
+    expect(decide(policy, "Bash", { command: "git push origin" })).toEqual(Permissions.deny("asked and refused"))
+    expect(decide(policy, "Bash", { command: "ls" })).toEqual({ behavior: "allow" })
+    expect(decide(policy, "WebFetch", { url: "https://x" })).toEqual(Permissions.deny("asked and refused"))
+    expect(asked).toEqual(["Bash", "WebFetch"])
+  })
+
+  it("list form: the first matching rule wins", () => {
+    const policy = Permissions.rules([
+      { behavior: "allow", rule: "Bash(ls:*)" },
+      { behavior: "deny", rule: "Bash", message: "no other Bash" }
+    ])
+    expect(decide(policy, "Bash", { command: "ls -la" })).toEqual({ behavior: "allow" })
+    expect(decide(policy, "Bash", { command: "cat x" })).toEqual({ behavior: "deny", message: "no other Bash" })
+    expect(decide(policy, "Read", { file_path: "/x" })).toMatchObject({ behavior: "deny" })
+  })
+})
+
+/** A scripted CLI that asks `canUseTool` for each request in `asks` and hands the answers back. */
+const asking = (asks: ReadonlyArray<readonly [string, Record<string, unknown>, Record<string, unknown>?]>) =>
+  Effect.gen(function*() {
+    const answers = yield* Deferred.make<ReadonlyArray<unknown>>()
+    const args = yield* Deferred.make<ReadonlyArray<string>>()
+    const layer = ScriptedCli.layer((cli) =>
+      Effect.gen(function*() {
+        yield* Deferred.succeed(args, cli.spec.args)
+        const out: Array<unknown> = []
+        for (const [tool, input, extra] of asks) out.push(yield* cli.canUseTool(tool, input, extra))
+        yield* Deferred.succeed(answers, out)
+      }), { stepTimeout: "1 hour" })
+    return { layer, answers: Deferred.await(answers), args: Deferred.await(args) }
+  })
+
+const withSession = <A, E>(layer: Layer.Layer<import("effect-claude-agent").Transport.Transport>, body: Effect.Effect<A, E>) =>
+  Effect.gen(function*() {
+    yield* ClaudeAgent.session().pipe(Effect.provide(layer))
+    return yield* body
+  })
+
+describe("Permissions in a session", () => {
+  it.scoped("allowAll answers allow with the original input and the toolUseID; --permission-prompt-tool=stdio is passed", () =>
+    Effect.gen(function*() {
+      const { layer, answers, args } = yield* asking([["Bash", { command: "touch x" }]])
+      const [answer] = yield* withSession(layer, answers).pipe(Effect.provide(Permissions.allowAll))
+      expect(answer).toEqual({ behavior: "allow", updatedInput: { command: "touch x" }, toolUseID: "toolu_scripted_1" })
+      expect(yield* args).toContain("--permission-prompt-tool=stdio")
+    }))
+
+  it.scoped("denyAll answers deny with a message", () =>
+    Effect.gen(function*() {
+      const { layer, answers } = yield* asking([["Write", { file_path: "/x", content: "" }]])
+      const [answer] = yield* withSession(layer, answers).pipe(Effect.provide(Permissions.denyAll))
+      expect(answer).toMatchObject({ behavior: "deny", message: "Permission to use Write was denied" })
+    }))
+
+  it.scoped("without a Permissions service no permission prompt tool is passed and can_use_tool is unsupported", () =>
+    Effect.gen(function*() {
+      const answered = yield* Deferred.make<unknown>()
+      const args = yield* Deferred.make<ReadonlyArray<string>>()
+      const layer = ScriptedCli.layer((cli) =>
+        Effect.gen(function*() {
+          yield* Deferred.succeed(args, cli.spec.args)
+          yield* Deferred.succeed(answered, yield* cli.requestRaw("can_use_tool", { tool_name: "Bash", input: {} }))
+        })
+      )
+      yield* ClaudeAgent.session().pipe(Effect.provide(layer))
+      expect(yield* args).not.toContain("--permission-prompt-tool=stdio")
+      expect(yield* Deferred.await(answered)).toMatchObject({ subtype: "error" })
+    }))
+
+  it.scoped("a callback's updatedInput and updatedPermissions go on the wire; its context is complete", () =>
+    Effect.gen(function*() {
+      const seen = yield* Deferred.make<Permissions.PermissionRequest>()
+      const suggestion = {
+        type: "addRules",
+        rules: [{ toolName: "Bash", ruleContent: "touch x" }],
+        behavior: "allow",
+        destination: "localSettings"
+      } as const
+      const { layer, answers } = yield* asking([["Bash", { command: "touch x" }, {
+        permission_suggestions: [suggestion],
+        blocked_path: "/repo/x",
+        decision_reason: "writes a file",
+        agent_id: "agent-1",
+        title: "Run touch?"
+      }]])
+      const PermissionsLive = Permissions.layer((request) =>
+        Effect.as(Deferred.succeed(seen, request), Permissions.allow({
+          updatedInput: { command: "touch y" },
+          updatedPermissions: request.suggestions
+        }))
+      )
+      const [answer] = yield* withSession(layer, answers).pipe(Effect.provide(PermissionsLive))
+      expect(answer).toEqual({
+        behavior: "allow",
+        updatedInput: { command: "touch y" },
+        updatedPermissions: [suggestion],
+        toolUseID: "toolu_scripted_1"
+      })
+      const request = yield* Deferred.await(seen)
+      expect(request).toMatchObject({
+        toolName: "Bash",
+        suggestions: [suggestion],
+        blockedPath: "/repo/x",
+        decisionReason: "writes a file",
+        agentId: "agent-1",
+        title: "Run touch?"
+      })
+      expect(request.signal.aborted).toBe(false)
+    }))
+
+  it.scoped("a decision that times out is a deny, and the next request is still decided by the policy", () =>
+    Effect.gen(function*() {
+      let calls = 0
+      const PermissionsLive = Permissions.layer(
+        () => (++calls === 1 ? Effect.never : Effect.succeed(Permissions.allow())),
+        { timeout: "30 seconds" }
+      )
+      const { layer, answers } = yield* asking([["Bash", { command: "touch a" }], ["Bash", { command: "touch b" }]])
+      const fiber = yield* withSession(layer, answers).pipe(Effect.provide(PermissionsLive), Effect.fork)
+      yield* Effect.yieldNow()
+      for (let i = 0; i < 20 && calls === 0; i++) yield* Effect.yieldNow()
+      yield* TestClock.adjust("30 seconds")
+      const [first, second] = yield* Fiber.join(fiber)
+      expect(first).toMatchObject({ behavior: "deny", message: "Permission denied (fail closed): no decision within 30s" })
+      expect(second).toMatchObject({ behavior: "allow" })
+      expect(calls).toBe(2)
+    }))
+
+  it.scoped("a failing or dying policy is a deny, never an error response", () =>
+    Effect.gen(function*() {
+      let calls = 0
+      const PermissionsLive = Permissions.layer(() => {
+        calls++
+        return calls === 1 ? Effect.fail("database down") : Effect.die(new Error("boom"))
+      })
+      const { layer, answers } = yield* asking([["Bash", { command: "touch a" }], ["Bash", { command: "touch b" }]])
+      const [first, second] = yield* withSession(layer, answers).pipe(Effect.provide(PermissionsLive))
+      expect(first).toMatchObject({ behavior: "deny", message: expect.stringContaining("database down") })
+      expect(second).toMatchObject({ behavior: "deny", message: expect.stringContaining("boom") })
+    }))
+
+  it.scoped("accepted 'always allow' suggestions are remembered for the session", () =>
+    Effect.gen(function*() {
+      let calls = 0
+      const suggestion = {
+        type: "addRules",
+        rules: [{ toolName: "Bash", ruleContent: "npm test:*" }],
+        behavior: "allow",
+        destination: "session"
+      } as const
+      const PermissionsLive = Permissions.layer((request) =>
+        Effect.sync(() => {
+          calls++
+          return Permissions.allow({ updatedPermissions: request.suggestions })
+        })
+      )
+      const { layer, answers } = yield* asking([
+        ["Bash", { command: "npm test" }, { permission_suggestions: [suggestion] }],
+        ["Bash", { command: "npm test -- -u" }],
+        ["Bash", { command: "rm -rf /" }]
+      ])
+      const [a, b, c] = yield* withSession(layer, answers).pipe(Effect.provide(PermissionsLive))
+      expect([a, b, c].map((x) => (x as { behavior: string }).behavior)).toEqual(["allow", "allow", "allow"])
+      // the second call matched the remembered rule, the third asked the policy again
+      expect(calls).toBe(2)
+    }))
+
+  it.scoped("the session's permission store: mode deny overrides the policy", () =>
+    Effect.gen(function*() {
+      const gate = yield* Deferred.make<void>()
+      const answer = yield* Deferred.make<unknown>()
+      const layer = ScriptedCli.layer((cli) =>
+        Effect.gen(function*() {
+          yield* Deferred.await(gate)
+          yield* Deferred.succeed(answer, yield* cli.canUseTool("Bash", { command: "touch x" }))
+        }), { stepTimeout: "1 hour" })
+      const session = yield* ClaudeAgent.session().pipe(Effect.provide(layer), Effect.provide(Permissions.allowAll))
+      session.permissions.setMode("deny")
+      yield* Deferred.succeed(gate, undefined)
+      expect(yield* Deferred.await(answer)).toMatchObject({
+        behavior: "deny",
+        message: "Denied: this session's permission mode is deny"
+      })
+    }))
+
+  it.scoped("askUserQuestion hands the questions to user code and answers with updatedInput.answers", () =>
+    Effect.gen(function*() {
+      const input = {
+        questions: [{
+          question: "Which color do you prefer?",
+          header: "Color",
+          options: [{ label: "Red", description: "The color red" }, { label: "Blue", description: "The color blue" }],
+          multiSelect: false
+        }]
+      }
+      const PermissionsLive = Permissions.layer(
+        Permissions.askUserQuestion((questions) =>
+          Effect.succeed({ [questions[0]!.question]: questions[0]!.options[1]!.label })
+        )
+      )
+      const { layer, answers } = yield* asking([
+        ["AskUserQuestion", input, { requires_user_interaction: true }],
+        ["Bash", { command: "touch x" }]
+      ])
+      const [answer, other] = yield* withSession(layer, answers).pipe(Effect.provide(PermissionsLive))
+      expect(answer).toMatchObject({
+        behavior: "allow",
+        updatedInput: { ...input, answers: { "Which color do you prefer?": "Blue" } }
+      })
+      expect(other).toMatchObject({ behavior: "deny" })
+    }))
+
+  it.scoped("shadowing warnings (bypassPermissions, bare allowedTools) are logged", () =>
+    Effect.gen(function*() {
+      const logs: Array<string> = []
+      const logger = Logger.make(({ message }) => {
+        logs.push(String(message))
+      })
+      const layer = ScriptedCli.layer((cli) => cli.stall)
+      yield* ClaudeAgent.session({
+        permissionMode: "bypassPermissions",
+        allowDangerouslySkipPermissions: true,
+        allowedTools: ["Read", "Bash(npm test:*)"]
+      }).pipe(
+        Effect.provide(layer),
+        Effect.provide(Permissions.allowAll),
+        Effect.provide(Logger.replace(Logger.defaultLogger, logger))
+      )
+      expect(logs.some((l) => l.includes("CLAUDE_SDK_CAN_USE_TOOL_SHADOWED") && l.includes("bypassPermissions")))
+        .toBe(true)
+      expect(logs.some((l) => l.includes("allowedTools Read approve"))).toBe(true)
+    }))
+
+  it.scoped("works with query and a string prompt too", () =>
+    Effect.gen(function*() {
+      const layer = ScriptedCli.layer((cli) =>
+        Effect.gen(function*() {
+          yield* cli.expectUser
+          const answer = yield* cli.canUseTool("Bash", { command: "touch x" })
+          yield* cli.turn(JSON.stringify(answer))
+        })
+      )
+      const messages = yield* ClaudeAgent.query("go").pipe(
+        Stream.runCollect,
+        Effect.provide(layer),
+        Effect.provide(Permissions.allowAll)
+      )
+      expect(Chunk.unsafeLast(messages)).toMatchObject({ result: expect.stringContaining("\"behavior\":\"allow\"") })
+    }))
+})
