@@ -1242,7 +1242,9 @@ export const StreamEventMessage = Schema.Struct({
   session_id: Schema.String,
   uuid: Schema.String,
   ttft_ms: opt(Schema.Number),
-  api_message_id: opt(Schema.String)
+  api_message_id: opt(Schema.String),
+  /** On the `message_stop` the CLI synthesizes after an interrupt: the blocks that were never finished. */
+  abandoned_blocks: opt(Schema.Struct({ api_message_id: Schema.String, from_block_index: Schema.Number }))
 })
 /**
  * @since 0.1.0

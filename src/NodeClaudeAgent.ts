@@ -13,7 +13,10 @@
  */
 import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
+import type * as ConfigError from "effect/ConfigError"
 import * as Layer from "effect/Layer"
+import * as SessionStore from "./SessionStore.js"
 import * as Transport from "./Transport.js"
 
 /**
@@ -26,3 +29,14 @@ export const layer: Layer.Layer<Transport.Transport> = Transport.layerProcess.pi
   Layer.provide(NodeCommandExecutor.layer),
   Layer.provide(NodeFileSystem.layer)
 )
+
+/**
+ * The on-disk session store (transcripts under `CLAUDE_CONFIG_DIR` or `~/.claude`) with Node's file system.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerSessionStore = (
+  options?: SessionStore.Options
+): Layer.Layer<SessionStore.SessionStore, ConfigError.ConfigError> =>
+  SessionStore.layer(options).pipe(Layer.provide(NodeFileSystem.layer), Layer.provide(NodePath.layer))

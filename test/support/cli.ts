@@ -4,7 +4,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { AgentOptions, NodeClaudeAgent } from "effect-claude-agent"
 import * as ScriptedModelServer from "../../src/ScriptedModelServer.js"
-import { pidsNamed } from "./process.js"
+import { descendants, OWNER_ENV, ownedProcesses } from "./process.js"
 
 export { NodeClaudeAgent }
 
@@ -23,19 +23,20 @@ export const realCli = (serverOptions?: ScriptedModelServer.Options) =>
     const options = (extra: AgentOptions.Options = {}): AgentOptions.Options => ({
       cwd,
       ...extra,
-      env: { ...server.env(), ...extra.env }
+      env: { ...server.env(), [OWNER_ENV]: String(process.pid), ...extra.env }
     })
     return { server, cwd, options }
   })
 
-/** Fails the test if a `claude` process started during `effect` is still alive after it. */
+/** Fails the test if a process this test process started during `effect` is still alive after it. */
 export const noClaudeLeft = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
-    const before = new Set(pidsNamed("claude"))
+    const alive = () => [...new Set([...descendants(process.pid), ...ownedProcesses()])]
+    const before = new Set(alive())
     const result = yield* effect
-    // the scope that owned the CLI has closed: nothing it started may be alive
-    const left = pidsNamed("claude").filter((pid) => !before.has(pid))
-    if (left.length > 0) return yield* Effect.die(new Error(`claude processes left behind: ${left.join(", ")}`))
+    // the scope that owned the CLI has closed: nothing it started may be alive, orphans included
+    const left = alive().filter((pid) => !before.has(pid))
+    if (left.length > 0) return yield* Effect.die(new Error(`processes left behind: ${left.join(", ")}`))
     return result
   })
 

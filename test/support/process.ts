@@ -61,3 +61,23 @@ export const descendants = (pid: number): Array<number> => {
   walk(pid)
   return out
 }
+
+/** The marker put in the environment of every CLI a test starts (inherited by what the CLI starts). */
+export const OWNER_ENV = "ECA_TEST_OWNER"
+
+/** Live processes whose environment carries this test process's owner marker (orphans included). */
+export const ownedProcesses = (): Array<number> => {
+  const needle = `${OWNER_ENV}=${process.pid}\0`
+  const out: Array<number> = []
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue
+    try {
+      if (fs.readFileSync(`/proc/${entry}/environ`, "latin1").includes(needle) && isAlive(Number(entry))) {
+        out.push(Number(entry))
+      }
+    } catch {
+      // gone or not readable
+    }
+  }
+  return out
+}
