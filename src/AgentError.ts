@@ -15,6 +15,7 @@
  * | `MalformedLine` | one stdout line was not a JSON object (delivered in-band, the stream goes on) |
  * | `ControlError` | the CLI answered one of our control requests with an error |
  * | `ControlTimeout` | the CLI did not answer one of our control requests in time |
+ * | `SessionNotFound` | `resume` / `continue` named a session that does not exist |
  * | `InvalidOptions` | options were rejected before anything was spawned |
  * | `ProtocolViolation` | the CLI broke the protocol in a way the session cannot continue from |
  *
@@ -219,6 +220,29 @@ export class ControlTimeout extends Schema.TaggedError<ControlTimeout>("effect-c
 }
 
 /**
+ * A session to resume or continue does not exist (the CLI answered "No conversation found").
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SessionNotFound extends Schema.TaggedError<SessionNotFound>("effect-claude-agent/SessionNotFound")(
+  "SessionNotFound",
+  {
+    /** The session id that was asked for (undefined for `continue` with no session to continue). */
+    sessionId: Schema.optional(Schema.String),
+    /** What the CLI said. */
+    reason: Schema.String
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Session ${this.sessionId ?? "(latest)"} not found: ${this.reason}`
+  }
+}
+
+/**
  * Options were rejected before anything was spawned.
  *
  * @since 0.1.0
@@ -291,6 +315,7 @@ export type AgentError =
   | MalformedLine
   | ControlError
   | ControlTimeout
+  | SessionNotFound
   | InvalidOptions
   | ProtocolViolation
 
@@ -309,6 +334,7 @@ export const AgentError = Schema.Union(
   MalformedLine,
   ControlError,
   ControlTimeout,
+  SessionNotFound,
   InvalidOptions,
   ProtocolViolation
 )

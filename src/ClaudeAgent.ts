@@ -33,6 +33,7 @@ import type {
   InvalidOptions,
   ProcessExited,
   ProtocolViolation,
+  SessionNotFound,
   SpawnFailed
 } from "./AgentError.js"
 import type { Options, PermissionMode } from "./AgentOptions.js"
@@ -56,6 +57,28 @@ export type SessionError =
   | ControlError
   | ControlTimeout
   | ProtocolViolation
+  | SessionNotFound
+
+/**
+ * Which session a `Session` (or query) runs, known before the first prompt is sent:
+ * - `new`: a fresh session; the SDK assigns its id (`--session-id`) so it is known at once;
+ * - `resume`: `options.resume`; the CLI keeps the id;
+ * - `fork`: resume or continue into a new id (assigned by the SDK);
+ * - `continue`: the latest session of the cwd, resolved by the SDK from the transcripts on disk (`requested` is
+ *   `undefined` when none was found; the CLI then starts a new session and `sessionId` is known with the first turn).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SessionOrigin {
+  readonly kind: "new" | "resume" | "continue" | "fork"
+  /** The session asked for (resume id, or the session `continue` resolved to). */
+  readonly requested: string | undefined
+  /** The session id the CLI uses, when known before the first turn. */
+  readonly sessionId: string | undefined
+  /** Whether the conversation continues under a new id. */
+  readonly forked: boolean
+}
 
 /**
  * Errors of a control method (`interrupt`, `setModel`, …).
@@ -94,11 +117,13 @@ export type Prompt = string | Message.UserMessage
  * @category models
  */
 export interface Session {
+  /** Which session this is (new, resumed, continued, forked), known before the first prompt. */
+  readonly origin: SessionOrigin
   /** The CLI's process id (`None` with an in-memory transport). */
   readonly pid: Option.Option<number>
   /**
-   * The session id the CLI uses. The CLI reports it with the first turn (`system/init`), so this waits for the first
-   * message that carries it; it fails if the session ends before.
+   * The session id the CLI uses: known at once when `origin.sessionId` is set (always, except `continue` with no
+   * session to continue), else with the first message that carries it. Fails if the session ends before.
    */
   readonly sessionId: Effect.Effect<string, SessionError>
   /** Where the session is right now. */

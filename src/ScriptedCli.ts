@@ -148,7 +148,7 @@ export const layer: (
  * @category models
  */
 export interface Options {
-  /** Session id used in emitted frames. Defaults to a fixed UUID. */
+  /** Session id used in emitted frames. Defaults to `--session-id` / `--resume` from argv, else a fixed UUID. */
   readonly sessionId?: string | undefined
   /** The initialize response to answer with (merged over the defaults). */
   readonly initializeResponse?: Readonly<Record<string, unknown>> | undefined

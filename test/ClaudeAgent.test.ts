@@ -6,6 +6,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { AgentError, ClaudeAgent, Message, Transport } from "effect-claude-agent"
@@ -191,7 +192,10 @@ describe("ClaudeAgent.session", () => {
       const session = yield* ClaudeAgent.session().pipe(Effect.provide(layer))
       const first = yield* Stream.runCollect(session.turn("first"))
       expect(types(first)).toEqual(["system/init", "assistant", "result"])
-      expect(yield* session.sessionId).toBe("5c6f6e3a-0000-4000-8000-00000000cafe")
+      // assigned by the SDK before the first prompt, and used by the CLI
+      expect(session.origin).toMatchObject({ kind: "new", forked: false })
+      expect(yield* session.sessionId).toBe(session.origin.sessionId)
+      expect(Chunk.toReadonlyArray(first).find(Message.isSystemInit)?.session_id).toBe(session.origin.sessionId)
       const second = yield* Stream.runCollect(session.turn("second"))
       expect(types(second)).toEqual(["prompt_suggestion", "system/init", "assistant", "result"])
       expect(Chunk.unsafeLast(second)).toMatchObject({ result: "second" })
@@ -323,7 +327,6 @@ describe("ClaudeAgent.session", () => {
       const expected = new AgentError.ProcessExited({ code: 1, signal: null, stderrTail: "gone\n" })
       expect(yield* Effect.flip(session.send("x"))).toStrictEqual(expected)
       expect(yield* Effect.flip(session.interrupt)).toStrictEqual(expected)
-      expect(yield* Effect.flip(session.sessionId)).toStrictEqual(expected)
       expect(yield* session.state).toBe("exited")
     }))
 
@@ -334,5 +337,59 @@ describe("ClaudeAgent.session", () => {
         const turn = yield* Stream.runCollect(session.turn(word))
         expect(Chunk.unsafeLast(turn)).toMatchObject({ result: `echo: ${word}` })
       }
+    }))
+})
+
+describe("ClaudeAgent: resume, continue, fork", () => {
+  it.scoped("resume keeps the requested id; fork gets a new id assigned before the first prompt", () =>
+    Effect.gen(function*() {
+      const argv = yield* Queue.unbounded<ReadonlyArray<string>>()
+      const layer = ScriptedCli.layer((cli) => argv.offer(cli.spec.args))
+      const resumed = yield* ClaudeAgent.session({ resume: "11111111-1111-4111-8111-111111111111" }).pipe(
+        Effect.provide(layer)
+      )
+      expect(resumed.origin).toEqual({
+        kind: "resume",
+        requested: "11111111-1111-4111-8111-111111111111",
+        sessionId: "11111111-1111-4111-8111-111111111111",
+        forked: false
+      })
+      const forked = yield* ClaudeAgent.session({ resume: "11111111-1111-4111-8111-111111111111", forkSession: true })
+        .pipe(Effect.provide(layer))
+      expect(forked.origin.kind).toBe("fork")
+      expect(forked.origin.forked).toBe(true)
+      expect(forked.origin.sessionId).not.toBe("11111111-1111-4111-8111-111111111111")
+      expect(yield* forked.sessionId).toBe(forked.origin.sessionId)
+      yield* argv.take
+      expect(yield* argv.take).toEqual([
+        "--resume=11111111-1111-4111-8111-111111111111",
+        "--fork-session",
+        `--session-id=${forked.origin.sessionId}`
+      ])
+    }))
+
+  it.scoped("a resume the CLI does not know fails with SessionNotFound (after the CLI's error result)", () =>
+    Effect.gen(function*() {
+      const layer = ScriptedCli.layer((cli) =>
+        Effect.gen(function*() {
+          yield* cli.result(undefined, {
+            subtype: "error_during_execution",
+            is_error: true,
+            num_turns: 0,
+            errors: [`No conversation found with session ID: ${cli.sessionId}`]
+          })
+          yield* cli.exit(1)
+        }), { responders: { initialize: () => Effect.never } })
+      const error = yield* ClaudeAgent.query("hi", { resume: "00000000-0000-4000-8000-000000000000" }).pipe(
+        Stream.runDrain,
+        Effect.flip,
+        Effect.provide(layer)
+      )
+      expect(error).toStrictEqual(
+        new AgentError.SessionNotFound({
+          sessionId: "00000000-0000-4000-8000-000000000000",
+          reason: "No conversation found with session ID: 00000000-0000-4000-8000-000000000000"
+        })
+      )
     }))
 })

@@ -57,7 +57,9 @@ const usage = { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens:
 
 const make = (peer: MemoryPeer, spec: LaunchSpec, options: Options) =>
   Effect.gen(function*() {
-    const sessionId = options.sessionId ?? DEFAULT_SESSION_ID
+    const fromArgs = (flag: string) => spec.args.find((a) => a.startsWith(`--${flag}=`))?.slice(flag.length + 3)
+    // like the real CLI: the id the SDK assigned, else the resumed one
+    const sessionId = options.sessionId ?? fromArgs("session-id") ?? fromArgs("resume") ?? DEFAULT_SESSION_ID
     const stepTimeout = Duration.decode(options.stepTimeout ?? "10 seconds")
     const users = yield* Queue.unbounded<Option.Option<Message.UserMessage>>()
     const controls = new Map<string, Queue.Queue<Message.ControlRequestBody>>()

@@ -7,7 +7,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { ProcessExited, ProtocolViolation } from "../AgentError.js"
+import { ProcessExited, ProtocolViolation, SessionNotFound } from "../AgentError.js"
 import type { Options } from "../AgentOptions.js"
 import type { ControlMethodError, Prompt, Session, SessionError, SessionState } from "../ClaudeAgent.js"
 import * as ControlProtocol from "../ControlProtocol.js"
@@ -15,6 +15,7 @@ import * as Message from "../Message.js"
 import { Transport } from "../Transport.js"
 import { collectExtensions } from "./extensions.js"
 import * as Opts from "./options.js"
+import { resolveOrigin } from "./origin.js"
 
 const DRAIN_AFTER_LAST_RESULT = Duration.seconds(2)
 const IDLE_AFTER_RESULT = Duration.seconds(1)
@@ -35,6 +36,8 @@ export interface SessionInternal {
   readonly fatal: Effect.Effect<never, SessionError>
   /** Waits (bounded) for the CLI to report idle when a turn has just ended. */
   readonly settleAfterResult: Effect.Effect<void>
+  /** Turns the `ProcessExited` of a resume of a missing session into `SessionNotFound`. */
+  readonly refine: <E>(error: E) => E | SessionNotFound
   /** Number of `result` messages seen so far. */
   readonly resultCount: () => number
   readonly lastResult: () => Message.ResultMessage | undefined
@@ -43,8 +46,11 @@ export interface SessionInternal {
 }
 
 /** @internal */
-export const make = (options: Options = {}): Effect.Effect<SessionInternal, SessionError, Transport | Scope.Scope> =>
+export const make = (
+  requested: Options = {}
+): Effect.Effect<SessionInternal, SessionError, Transport | Scope.Scope> =>
   Effect.gen(function*() {
+    const { options, origin } = resolveOrigin(requested)
     const extensions = yield* collectExtensions(options)
     const launch = yield* Opts.toLaunch(options, extensions)
     const transport = yield* Transport
@@ -62,8 +68,16 @@ export const make = (options: Options = {}): Effect.Effect<SessionInternal, Sess
     })
 
     let status: SessionState = "starting"
-    let sessionId: string | undefined
+    let sessionId: string | undefined = origin.sessionId
     const sessionIdKnown = yield* Deferred.make<string, SessionError>()
+    if (sessionId !== undefined) yield* Deferred.succeed(sessionIdKnown, sessionId)
+    // a resume of a session that does not exist ends with this result, then exit 1 (initialize is never answered)
+    let notFound: SessionNotFound | undefined
+    const refine = <E>(error: E): E | SessionNotFound =>
+      notFound !== undefined && typeof error === "object" && error !== null && "_tag" in error &&
+        error._tag === "ProcessExited"
+        ? notFound
+        : error
     let commands: ReadonlyArray<Message.SlashCommand> | undefined
     let results = 0
     let lastResult: Message.ResultMessage | undefined
@@ -90,10 +104,15 @@ export const make = (options: Options = {}): Effect.Effect<SessionInternal, Sess
             return m.sdk_host_only !== true
           }
           lastWasResult = false
+          // the CLI has the last word on the id (e.g. a resume it chose to fork)
           if (m.subtype === "init") sessionId = m.session_id
           else if (m.subtype === "commands_changed") commands = m.commands
           return true
         case "result":
+          if (m.subtype === "error_during_execution" && results === 0) {
+            const reason = m.errors.find((e) => e.startsWith("No conversation found"))
+            if (reason !== undefined) notFound = new SessionNotFound({ sessionId: origin.requested ?? m.session_id, reason })
+          }
           results++
           lastResult = m
           lastWasResult = true
@@ -134,6 +153,7 @@ export const make = (options: Options = {}): Effect.Effect<SessionInternal, Sess
     yield* initialize.pipe(
       Effect.flatMap(decodeResponse(Message.InitializeResponse, "initialize")),
       Effect.tap((response) => extensions.onInitialized(response)),
+      Effect.mapError(refine),
       Effect.exit,
       Effect.flatMap((exit) =>
         Effect.zipRight(
@@ -148,7 +168,10 @@ export const make = (options: Options = {}): Effect.Effect<SessionInternal, Sess
     yield* connection.awaitExit.pipe(
       Effect.flatMap((exit) =>
         Effect.flatMap(connection.stderrTail, (stderrTail) =>
-          Deferred.fail(sessionIdKnown, new ProcessExited({ code: exit.code, signal: exit.signal, stderrTail }))
+          Deferred.fail(
+            sessionIdKnown,
+            refine(new ProcessExited({ code: exit.code, signal: exit.signal, stderrTail }))
+          )
         )
       ),
       Effect.forkScoped
@@ -191,7 +214,7 @@ export const make = (options: Options = {}): Effect.Effect<SessionInternal, Sess
       )
     })
     const guarded = <A>(stream: Stream.Stream<A, SessionError>) =>
-      stream.pipe(Stream.interruptWhen(Deferred.await(fatal)))
+      stream.pipe(Stream.mapError(refine), Stream.interruptWhen(Deferred.await(fatal)))
     const messages: Stream.Stream<Message.SdkMessage, SessionError> = guarded(Stream.repeatEffectOption(next))
 
     const send = (prompt: Prompt) => protocol.send(Opts.userMessage(options, prompt))
@@ -199,8 +222,9 @@ export const make = (options: Options = {}): Effect.Effect<SessionInternal, Sess
     const initializationResult = Deferred.await(initialized)
 
     const session: Session = {
+      origin,
       pid: connection.pid,
-      sessionId: Deferred.await(sessionIdKnown),
+      sessionId: Effect.suspend(() => (sessionId !== undefined ? Effect.succeed(sessionId) : Deferred.await(sessionIdKnown))),
       state: Effect.map(connection.exitStatus, (exit) => (Option.isSome(exit) ? "exited" : status)),
       send: (prompt) => send(prompt).pipe(Effect.withSpan("Session.send")),
       messages,
@@ -257,6 +281,7 @@ export const make = (options: Options = {}): Effect.Effect<SessionInternal, Sess
       protocol,
       fatal: Deferred.await(fatal),
       settleAfterResult,
+      refine,
       resultCount: () => results,
       lastResult: () => lastResult,
       onResult: (f) => {
@@ -313,14 +338,16 @@ export const query = <E = never, R = never>(
       const ended = Deferred.isDone(finished)
       return s.protocol.messages.pipe(
         Stream.catchAll((error) =>
-          Effect.gen(function*() {
+          Stream.unwrap(Effect.map(ended, (isEnded): Stream.Stream<never, SessionError> => {
+            const refined = s.refine(error)
+            if (refined._tag === "SessionNotFound") return Stream.fail(refined)
             // exit 1 after stdin closed following an error result is how the CLI reports that result
             const last = s.lastResult()
-            if ((yield* ended) && error.code !== null && (error.code === 0 || (error.code === 1 && last?.is_error))) {
+            if (isEnded && error.code !== null && (error.code === 0 || (error.code === 1 && last?.is_error))) {
               return Stream.empty
             }
-            return Stream.fail(error)
-          }).pipe(Stream.unwrap)
+            return Stream.fail(refined)
+          }))
         ),
         Stream.interruptWhen(Effect.raceFirst(s.fatal, Deferred.await(inputFailed))),
         Stream.interruptWhen(Deferred.await(finished).pipe(Effect.zipRight(Effect.sleep(DRAIN_AFTER_LAST_RESULT))))

@@ -1,0 +1,116 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { AgentError, ClaudeAgent, Message, SessionStore, type Transport } from "effect-claude-agent"
+import { NodeClaudeAgent, noClaudeLeft, realCli } from "./support/cli.js"
+
+const live = <A, E>(name: string, body: () => Effect.Effect<A, E, Transport.Transport | Scope.Scope>) =>
+  it.live(name, () => noClaudeLeft(Effect.scoped(body())).pipe(Effect.provide(NodeClaudeAgent.layer)), 90_000)
+
+const lastResult = (messages: Chunk.Chunk<Message.SdkMessage>) => {
+  const result = Chunk.toReadonlyArray(messages).filter(Message.isResultMessage).at(-1)
+  return result?.subtype === "success" ? result.result : `(${result?.subtype})`
+}
+
+/** One session (own process, own scope) that runs `prompts` as turns and closes. */
+const runSession = (options: Parameters<typeof ClaudeAgent.session>[0], prompts: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const session = yield* ClaudeAgent.session(options)
+    const replies: Array<string> = []
+    for (const prompt of prompts) replies.push(lastResult(yield* Stream.runCollect(session.turn(prompt))))
+    return { origin: session.origin, sessionId: yield* session.sessionId, replies }
+  }).pipe(Effect.scoped)
+
+const transcriptOf = (home: string, cwd: string, id: string) =>
+  path.join(home, ".claude", "projects", fs.realpathSync(cwd).replace(/[^a-zA-Z0-9]/g, "-"), `${id}.jsonl`)
+
+describe("resume, continue and fork against the real CLI", () => {
+  live("close then resume by id in a new process: the model sees the earlier turns, the id is kept", () =>
+    Effect.gen(function*() {
+      const { options } = yield* realCli()
+      const first = yield* runSession(options(), ["SAY one", "SAY two"])
+      expect(first.origin.kind).toBe("new")
+      expect(first.sessionId).toBe(first.origin.sessionId)
+      const resumed = yield* runSession(options({ resume: first.sessionId }), ["HISTORY"])
+      expect(resumed.origin).toEqual({ kind: "resume", requested: first.sessionId, sessionId: first.sessionId, forked: false })
+      expect(resumed.sessionId).toBe(first.sessionId)
+      expect(resumed.replies[0]).toContain("user prompts: SAY one | SAY two | HISTORY")
+    }))
+
+  live("close → resume cycles right after each close never lose a completed turn", () =>
+    Effect.gen(function*() {
+      const { options } = yield* realCli()
+      const first = yield* runSession(options(), ["SAY turn-0"])
+      const expected = ["SAY turn-0"]
+      for (let i = 1; i <= 5; i++) {
+        const next = yield* runSession(options({ resume: first.sessionId }), [`SAY turn-${i}`, "HISTORY"])
+        expected.push(`SAY turn-${i}`)
+        expect(next.replies[1]).toContain(`user prompts: ${[...expected, "HISTORY"].join(" | ")}`)
+        expected.push("HISTORY")
+      }
+    }))
+
+  live("forkSession: a new id (known before the first prompt), the original transcript unchanged", () =>
+    Effect.gen(function*() {
+      const { options, server, cwd } = yield* realCli()
+      const first = yield* runSession(options(), ["SAY original"])
+      const home = server.env()["HOME"]!
+      const originalFile = transcriptOf(home, cwd, first.sessionId)
+      const before = fs.readFileSync(originalFile, "utf8")
+      const fork = yield* runSession(options({ resume: first.sessionId, forkSession: true }), ["HISTORY"])
+      expect(fork.origin.kind).toBe("fork")
+      expect(fork.origin.sessionId).toBeDefined()
+      expect(fork.sessionId).toBe(fork.origin.sessionId)
+      expect(fork.sessionId).not.toBe(first.sessionId)
+      expect(fork.replies[0]).toContain("user prompts: SAY original | HISTORY")
+      expect(fs.readFileSync(originalFile, "utf8")).toBe(before)
+      expect(fs.existsSync(transcriptOf(home, cwd, fork.sessionId))).toBe(true)
+    }))
+
+  live("continue picks the latest session of the cwd", () =>
+    Effect.gen(function*() {
+      const { options } = yield* realCli()
+      yield* runSession(options(), ["SAY older"])
+      const latest = yield* runSession(options(), ["SAY newer"])
+      const continued = yield* runSession(options({ continue: true }), ["HISTORY"])
+      expect(continued.origin).toEqual({ kind: "continue", requested: latest.sessionId, sessionId: latest.sessionId, forked: false })
+      expect(continued.sessionId).toBe(latest.sessionId)
+      expect(continued.replies[0]).toContain("user prompts: SAY newer | HISTORY")
+    }))
+
+  live("a bogus id fails quickly with SessionNotFound and leaves no process", () =>
+    Effect.gen(function*() {
+      const { options } = yield* realCli()
+      const bogus = "00000000-0000-4000-8000-000000000000"
+      const started = Date.now()
+      const fromQuery = yield* ClaudeAgent.query("hi", options({ resume: bogus })).pipe(Stream.runDrain, Effect.flip)
+      expect(fromQuery).toBeInstanceOf(AgentError.SessionNotFound)
+      expect(fromQuery).toMatchObject({ sessionId: bogus, reason: `No conversation found with session ID: ${bogus}` })
+      const fromSession = yield* Effect.gen(function*() {
+        const session = yield* ClaudeAgent.session(options({ resume: bogus }))
+        return yield* Effect.flip(session.initializationResult)
+      }).pipe(Effect.scoped)
+      expect(fromSession._tag).toBe("SessionNotFound")
+      expect(Date.now() - started).toBeLessThan(5000)
+    }))
+
+  live("the sessions just created are listed with correct counts, and reading one yields its exchange", () =>
+    Effect.gen(function*() {
+      const { options, server, cwd } = yield* realCli()
+      const a = yield* runSession(options(), ["SAY alpha", "SAY beta"])
+      const b = yield* runSession(options(), ["SAY gamma"])
+      const store = yield* SessionStore.SessionStore.pipe(
+        Effect.provide(NodeClaudeAgent.layerSessionStore({ configDir: path.join(server.env()["HOME"]!, ".claude") }))
+      )
+      const listed = yield* store.list(cwd)
+      expect(listed.map((s) => s.sessionId).sort()).toEqual([a.sessionId, b.sessionId].sort())
+      expect(listed.find((s) => s.sessionId === a.sessionId)).toMatchObject({ messageCount: 4, firstPrompt: "SAY alpha" })
+      expect(listed.find((s) => s.sessionId === b.sessionId)).toMatchObject({ messageCount: 2, firstPrompt: "SAY gamma" })
+      const exchange = yield* store.messages(a.sessionId, cwd).pipe(Stream.runCollect)
+      expect(Chunk.toReadonlyArray(exchange).map((m) => m.text)).toEqual(["SAY alpha", "alpha", "SAY beta", "beta"])
+    }))
+})
