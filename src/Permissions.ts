@@ -121,8 +121,22 @@ export type PermissionResult =
     readonly behavior: "allow"
     readonly updatedInput?: Readonly<Record<string, unknown>> | undefined
     readonly updatedPermissions?: ReadonlyArray<PermissionUpdate> | undefined
+    readonly decisionClassification?: DecisionClassification | undefined
   }
-  | { readonly behavior: "deny"; readonly message: string; readonly interrupt?: boolean | undefined }
+  | {
+    readonly behavior: "deny"
+    readonly message: string
+    readonly interrupt?: boolean | undefined
+    readonly decisionClassification?: DecisionClassification | undefined
+  }
+
+/**
+ * How the user decided (the CLI records it in the transcript): once, permanently, or rejected.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type DecisionClassification = "user_temporary" | "user_permanent" | "user_reject"
 
 /**
  * A permission policy: an Effect per request.

@@ -358,12 +358,18 @@ export const contribution = (service: Service, options: Options, store: Internal
             ...(result.updatedPermissions !== undefined && result.updatedPermissions.length > 0
               ? { updatedPermissions: result.updatedPermissions }
               : {}),
+            ...(result.decisionClassification !== undefined
+              ? { decisionClassification: result.decisionClassification }
+              : {}),
             toolUseID: toolUseId
           }
           : {
             behavior: "deny",
             message: result.message,
             ...(result.interrupt === true ? { interrupt: true } : {}),
+            ...(result.decisionClassification !== undefined
+              ? { decisionClassification: result.decisionClassification }
+              : {}),
             toolUseID: toolUseId
           }
       if (toolName === undefined || !isRecord(input)) {

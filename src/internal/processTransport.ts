@@ -15,6 +15,7 @@ import type { Connection, ExitStatus, LaunchSpec } from "../Transport.js"
 import { resolveCli } from "./cliPath.js"
 import { buildEnv } from "./env.js"
 import { DEFAULT_MAX_LINE_BYTES, makeLineFramer } from "./framing.js"
+import { liveTimeout } from "./liveTimer.js"
 import { makeStderrTail } from "./stderrTail.js"
 
 /** @internal */
@@ -120,27 +121,21 @@ export const make = Effect.gen(function*() {
           inputEnded = true
           yield* input.end
           if (status === undefined) {
-            const graceful = yield* Deferred.await(exited).pipe(
-              Effect.interruptible,
-              Effect.timeout(spec.closeGraceMillis ?? DEFAULT_CLOSE_GRACE_MILLIS),
-              Effect.option
+            const graceful = yield* liveTimeout(
+              Effect.interruptible(Deferred.await(exited)),
+              spec.closeGraceMillis ?? DEFAULT_CLOSE_GRACE_MILLIS
             )
             if (Option.isNone(graceful)) {
               yield* Effect.logDebug("CLI still running after stdin closed: SIGTERM").pipe(Effect.annotateLogs({ pid }))
               yield* signal(pid, "SIGTERM")
-              const terminated = yield* Deferred.await(exited).pipe(
-                Effect.interruptible,
-                Effect.timeout(spec.killGraceMillis ?? DEFAULT_KILL_GRACE_MILLIS),
-                Effect.option
+              const terminated = yield* liveTimeout(
+                Effect.interruptible(Deferred.await(exited)),
+                spec.killGraceMillis ?? DEFAULT_KILL_GRACE_MILLIS
               )
               if (Option.isNone(terminated)) {
                 yield* Effect.logWarning("CLI ignored SIGTERM: SIGKILL").pipe(Effect.annotateLogs({ pid }))
                 yield* signal(pid, "SIGKILL")
-                yield* Deferred.await(exited).pipe(
-                  Effect.interruptible,
-                  Effect.timeout(REAP_TIMEOUT_MILLIS),
-                  Effect.ignore
-                )
+                yield* liveTimeout(Effect.interruptible(Deferred.await(exited)), REAP_TIMEOUT_MILLIS)
               }
             }
           }
@@ -151,7 +146,7 @@ export const make = Effect.gen(function*() {
 
       const afterStdout = Effect.gen(function*() {
         const s = yield* Deferred.await(exited)
-        yield* Fiber.await(stderrFiber).pipe(Effect.interruptible, Effect.timeout(STDERR_DRAIN_MILLIS), Effect.ignore)
+        yield* liveTimeout(Fiber.await(stderrFiber), STDERR_DRAIN_MILLIS)
         if (s.code !== 0) return yield* Effect.fail(processExited(s))
       })
 

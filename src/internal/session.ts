@@ -15,6 +15,7 @@ import * as Message from "../Message.js"
 import { Transport } from "../Transport.js"
 import { collectExtensions } from "./extensions.js"
 import * as Opts from "./options.js"
+import { liveTimeout } from "./liveTimer.js"
 import { resolveOrigin } from "./origin.js"
 
 const DRAIN_AFTER_LAST_RESULT = Duration.seconds(2)
@@ -84,6 +85,7 @@ export const make = (
     const resultCallbacks: Array<() => void> = []
     // the CLI needs a moment after a result before it is idle; stdin closed in that window costs it ~2 s to exit
     let lastWasResult = false
+    let promptsSent = 0
     let idleWaiters: Array<Deferred.Deferred<void>> = []
 
     const onMessage = (m: Message.SdkMessage): boolean => {
@@ -125,13 +127,13 @@ export const make = (
     }
 
     /** Waits (bounded) for the CLI to report idle when a turn has just ended. */
-    const settleAfterResult: Effect.Effect<void> = Effect.suspend(() => {
-      if (!lastWasResult || status === "idle") return Effect.void
-      return Effect.flatMap(Deferred.make<void>(), (waiter) => {
-        idleWaiters.push(waiter)
-        return Deferred.await(waiter).pipe(Effect.timeout(IDLE_AFTER_RESULT), Effect.ignore)
-      })
+    const awaitIdle: Effect.Effect<void> = Effect.flatMap(Deferred.make<void>(), (waiter) => {
+      idleWaiters.push(waiter)
+      return Effect.asVoid(liveTimeout(Deferred.await(waiter), IDLE_AFTER_RESULT))
     })
+    const settleAfterResult: Effect.Effect<void> = Effect.suspend(() =>
+      !lastWasResult || status === "idle" ? Effect.void : awaitIdle
+    )
 
     const protocol = yield* ControlProtocol.make(connection, {
       handlers: extensions.handlers,
@@ -141,8 +143,19 @@ export const make = (
     })
 
     yield* extensions.onProtocol(protocol)
-    // runs before the transport's own finalizer (registered earlier): let a just-finished turn settle first
-    yield* Effect.addFinalizer(() => Effect.interruptible(settleAfterResult))
+    // Closing stdin mid-turn (or right after a result) costs the CLI ~2 s to exit, SIGTERM included; interrupting a
+    // running turn first and waiting for idle lets it exit in tens of milliseconds.
+    const settleBeforeClose: Effect.Effect<void> = Effect.suspend(() => {
+      const busy = !lastWasResult &&
+        (status === "running" || status === "requires_action" || (status === "starting" && promptsSent > 0))
+      if (!busy) return settleAfterResult
+      return liveTimeout(protocol.request("interrupt", {}, { timeout: Duration.infinity }), IDLE_AFTER_RESULT).pipe(
+        Effect.ignore,
+        Effect.zipRight(Effect.suspend(() => (status === "idle" ? Effect.void : awaitIdle)))
+      )
+    })
+    // runs before the transport's own finalizer (registered earlier): let the turn settle first
+    yield* Effect.addFinalizer(() => Effect.interruptible(settleBeforeClose))
 
     const fatal = yield* Deferred.make<never, SessionError>()
     const initialized = yield* Deferred.make<Message.InitializeResponse, SessionError>()
@@ -217,7 +230,13 @@ export const make = (
       stream.pipe(Stream.mapError(refine), Stream.interruptWhen(Deferred.await(fatal)))
     const messages: Stream.Stream<Message.SdkMessage, SessionError> = guarded(Stream.repeatEffectOption(next))
 
-    const send = (prompt: Prompt) => protocol.send(Opts.userMessage(options, prompt))
+    const send = (prompt: Prompt) =>
+      Effect.zipRight(
+        protocol.send(Opts.userMessage(options, prompt)),
+        Effect.sync(() => {
+          promptsSent++
+        })
+      )
 
     const initializationResult = Deferred.await(initialized)
 
@@ -294,63 +313,74 @@ export const make = (
 export const session = (options: Options = {}): Effect.Effect<Session, SessionError, Transport | Scope.Scope> =>
   Effect.map(make(options), (s) => s.session).pipe(Effect.withSpan("ClaudeAgent.session"))
 
+/**
+ * Feeds a prompt (a string or a stream of prompts) into a session and returns its messages until the CLI has
+ * answered every prompt: after the last `result` stdin is closed, and the stream ends when the CLI exits (bounded).
+ *
+ * @internal
+ */
+export const drive = <E, R>(
+  s: SessionInternal,
+  prompt: string | Stream.Stream<Prompt, E, R>
+): Effect.Effect<Stream.Stream<Message.SdkMessage, SessionError | E>, SessionError, R | Scope.Scope> =>
+  Effect.gen(function*() {
+    let expected = 0
+    let inputDone = false
+    const finished = yield* Deferred.make<void>()
+    const check = () => {
+      if (inputDone && s.resultCount() >= expected) Deferred.unsafeDone(finished, Effect.void)
+    }
+    s.onResult(check)
+
+    const inputFailed = yield* Deferred.make<never, E | SessionError>()
+    if (typeof prompt === "string") {
+      yield* s.session.send(prompt)
+      expected = 1
+      inputDone = true
+    } else {
+      yield* prompt.pipe(
+        Stream.runForEach((p) =>
+          Effect.zipRight(
+            s.session.send(p),
+            Effect.sync(() => {
+              if (typeof p === "string" || p.shouldQuery !== false) expected++
+            })
+          )
+        ),
+        Effect.zipRight(Effect.sync(() => {
+          inputDone = true
+          check()
+        })),
+        Effect.catchAll((error) => Deferred.fail(inputFailed, error)),
+        Effect.forkScoped
+      )
+    }
+    yield* Deferred.await(finished).pipe(Effect.zipRight(s.session.endInput), Effect.forkScoped)
+
+    const ended = Deferred.isDone(finished)
+    return s.protocol.messages.pipe(
+      Stream.catchAll((error) =>
+        Stream.unwrap(Effect.map(ended, (isEnded): Stream.Stream<never, SessionError> => {
+          const refined = s.refine(error)
+          if (refined._tag === "SessionNotFound") return Stream.fail(refined)
+          // exit 1 after stdin closed following an error result is how the CLI reports that result
+          const last = s.lastResult()
+          if (isEnded && error.code !== null && (error.code === 0 || (error.code === 1 && last?.is_error))) {
+            return Stream.empty
+          }
+          return Stream.fail(refined)
+        }))
+      ),
+      Stream.interruptWhen(Effect.raceFirst(s.fatal, Deferred.await(inputFailed))),
+      Stream.interruptWhen(Deferred.await(finished).pipe(Effect.zipRight(Effect.sleep(DRAIN_AFTER_LAST_RESULT))))
+    )
+  })
+
 /** @internal */
 export const query = <E = never, R = never>(
   prompt: string | Stream.Stream<Prompt, E, R>,
   options: Options = {}
 ): Stream.Stream<Message.SdkMessage, SessionError | E, Transport | R> =>
   Stream.unwrapScoped(
-    Effect.gen(function*() {
-      const s = yield* make(options)
-      let expected = 0
-      let inputDone = false
-      const finished = yield* Deferred.make<void>()
-      const check = () => {
-        if (inputDone && s.resultCount() >= expected) Deferred.unsafeDone(finished, Effect.void)
-      }
-      s.onResult(check)
-
-      const inputFailed = yield* Deferred.make<never, E | SessionError>()
-      if (typeof prompt === "string") {
-        yield* s.session.send(prompt)
-        expected = 1
-        inputDone = true
-      } else {
-        yield* prompt.pipe(
-          Stream.runForEach((p) =>
-            Effect.zipRight(
-              s.session.send(p),
-              Effect.sync(() => {
-                if (typeof p === "string" || p.shouldQuery !== false) expected++
-              })
-            )
-          ),
-          Effect.zipRight(Effect.sync(() => {
-            inputDone = true
-            check()
-          })),
-          Effect.catchAll((error) => Deferred.fail(inputFailed, error)),
-          Effect.forkScoped
-        )
-      }
-      yield* Deferred.await(finished).pipe(Effect.zipRight(s.session.endInput), Effect.forkScoped)
-
-      const ended = Deferred.isDone(finished)
-      return s.protocol.messages.pipe(
-        Stream.catchAll((error) =>
-          Stream.unwrap(Effect.map(ended, (isEnded): Stream.Stream<never, SessionError> => {
-            const refined = s.refine(error)
-            if (refined._tag === "SessionNotFound") return Stream.fail(refined)
-            // exit 1 after stdin closed following an error result is how the CLI reports that result
-            const last = s.lastResult()
-            if (isEnded && error.code !== null && (error.code === 0 || (error.code === 1 && last?.is_error))) {
-              return Stream.empty
-            }
-            return Stream.fail(refined)
-          }))
-        ),
-        Stream.interruptWhen(Effect.raceFirst(s.fatal, Deferred.await(inputFailed))),
-        Stream.interruptWhen(Deferred.await(finished).pipe(Effect.zipRight(Effect.sleep(DRAIN_AFTER_LAST_RESULT))))
-      )
-    }).pipe(Effect.withSpan("ClaudeAgent.query"))
+    Effect.flatMap(make(options), (s) => drive(s, prompt)).pipe(Effect.withSpan("ClaudeAgent.query"))
   )

@@ -1,0 +1,32 @@
+/** @internal */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+
+/**
+ * Sleeps on the wall clock, whatever `Clock` is installed. Used only for the SDK's own clean-up bounds (closing a
+ * session, reaping a process), so that a test running under `TestClock` cannot hang in a finalizer; every timeout a
+ * caller sees (control requests, permission decisions, hooks) uses the Effect `Clock` and stays testable.
+ *
+ * @internal
+ */
+export const liveSleep = (duration: Duration.DurationInput): Effect.Effect<void> =>
+  Effect.interruptible(Effect.async<void>((resume) => {
+    const timer = setTimeout(() => resume(Effect.void), Duration.toMillis(duration))
+    return Effect.sync(() => clearTimeout(timer))
+  }))
+
+/**
+ * `effect`'s result, or `None` if the wall-clock bound passes first (the effect is then interrupted). Both sides
+ * are interruptible, so this also bounds waits inside finalizers.
+ *
+ * @internal
+ */
+export const liveTimeout = <A, E, R>(
+  effect: Effect.Effect<A, E, R>,
+  duration: Duration.DurationInput
+): Effect.Effect<Option.Option<A>, E, R> =>
+  Effect.raceFirst(
+    Effect.interruptible(Effect.map(effect, Option.some)),
+    Effect.as(liveSleep(duration), Option.none<A>())
+  )

@@ -1,0 +1,282 @@
+/**
+ * A Promise API with the official `@anthropic-ai/claude-agent-sdk` names and shapes, for code that does not use
+ * Effect. Switching is one import:
+ *
+ * ```ts
+ * import { query } from "effect-claude-agent/promise"   // was "@anthropic-ai/claude-agent-sdk"
+ *
+ * for await (const message of query({ prompt: "Hello", options: { maxTurns: 1 } })) {
+ *   if (message.type === "result") console.log(message)
+ * }
+ * ```
+ *
+ * What is better than the official SDK: errors are the SDK's tagged error classes (`instanceof` works, `_tag` is
+ * set; e.g. `ProcessExited` carries the exit code and stderr tail), permission callbacks fail closed (a callback
+ * that throws, hangs past `permissionTimeoutMs` or returns nothing is a deny), breaking out of `for await`,
+ * `return()`, `close()` or aborting always reaps the CLI, and nothing produces an unhandled rejection.
+ *
+ * @since 0.1.0
+ */
+import type * as AgentOptions from "./AgentOptions.js"
+import type * as Hooks from "./Hooks.js"
+import * as internal from "./internal/promise.js"
+import type * as Message from "./Message.js"
+import type * as Permissions from "./Permissions.js"
+import type * as Transport from "./Transport.js"
+import type * as Layer from "effect/Layer"
+
+export {
+  /**
+   * @since 0.1.0
+   * @category errors
+   */
+  CliNotFound,
+  /**
+   * @since 0.1.0
+   * @category errors
+   */
+  ControlError,
+  /**
+   * @since 0.1.0
+   * @category errors
+   */
+  ControlTimeout,
+  /**
+   * @since 0.1.0
+   * @category errors
+   */
+  InputClosed,
+  /**
+   * @since 0.1.0
+   * @category errors
+   */
+  InvalidOptions,
+  /**
+   * @since 0.1.0
+   * @category errors
+   */
+  ProcessExited,
+  /**
+   * @since 0.1.0
+   * @category errors
+   */
+  ProtocolViolation,
+  /**
+   * @since 0.1.0
+   * @category errors
+   */
+  SessionNotFound,
+  /**
+   * @since 0.1.0
+   * @category errors
+   */
+  SpawnFailed
+} from "./AgentError.js"
+
+/**
+ * Thrown by the iterator and the methods after the query was aborted with its `abortController`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const AbortError: typeof internal.AbortError = internal.AbortError
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type AbortError = internal.AbortError
+
+/**
+ * Every message a query yields (a discriminated union on `type`).
+ *
+ * @since 0.1.0
+ * @category messages
+ */
+export type SDKMessage = Message.SdkMessage
+
+/**
+ * @since 0.1.0
+ * @category messages
+ */
+export type SDKUserMessage = Message.UserMessage
+
+/**
+ * @since 0.1.0
+ * @category messages
+ */
+export type SDKAssistantMessage = Message.AssistantMessage
+
+/**
+ * @since 0.1.0
+ * @category messages
+ */
+export type SDKResultMessage = Message.ResultMessage
+
+/**
+ * @since 0.1.0
+ * @category messages
+ */
+export type SDKSystemMessage = Message.SystemInit
+
+/**
+ * @since 0.1.0
+ * @category messages
+ */
+export type SDKPartialAssistantMessage = Message.StreamEventMessage
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type PermissionResult = Permissions.PermissionResult
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type PermissionUpdate = Permissions.PermissionUpdate
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type PermissionMode = AgentOptions.PermissionMode
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type HookEvent = Hooks.HookEvent
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type HookInput = Hooks.HookInput
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type HookJSONOutput = Hooks.HookOutput
+
+/**
+ * The permission callback (official signature). Return `{ behavior: "allow", updatedInput? , updatedPermissions? }`
+ * or `{ behavior: "deny", message, interrupt? }`. Throwing, returning nothing or running past
+ * `permissionTimeoutMs` denies (fail closed). `signal` aborts when the CLI withdraws the request or the query closes.
+ *
+ * @since 0.1.0
+ * @category callbacks
+ */
+export type CanUseTool = (
+  toolName: string,
+  input: Record<string, unknown>,
+  options: {
+    readonly signal: AbortSignal
+    readonly suggestions: ReadonlyArray<PermissionUpdate>
+    readonly toolUseID: string
+    readonly requestId: string
+    readonly blockedPath?: string
+    readonly decisionReason?: string
+    readonly title?: string
+    readonly displayName?: string
+    readonly description?: string
+    readonly agentID?: string
+    readonly mcpServer?: { readonly name: string; readonly source: string }
+  }
+) => Promise<PermissionResult | null>
+
+/**
+ * A hook callback (official signature).
+ *
+ * @since 0.1.0
+ * @category callbacks
+ */
+export type HookCallback = (
+  input: HookInput,
+  toolUseID: string | undefined,
+  options: { readonly signal: AbortSignal }
+) => Promise<HookJSONOutput>
+
+/**
+ * @since 0.1.0
+ * @category callbacks
+ */
+export interface HookCallbackMatcher {
+  readonly matcher?: string
+  readonly hooks: ReadonlyArray<HookCallback>
+  /** Seconds, for all hooks of the matcher. */
+  readonly timeout?: number
+  readonly onFailure?: "continue" | "block"
+}
+
+/**
+ * The official `Options`, plus this SDK's knobs (see `AgentOptions.Options`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options extends AgentOptions.Options {
+  /** Aborting closes the query and reaps the CLI; the iterator then throws `AbortError`. */
+  readonly abortController?: AbortController | undefined
+  readonly canUseTool?: CanUseTool | undefined
+  /** How long `canUseTool` may take before the call is denied. Defaults to 5 minutes. */
+  readonly permissionTimeoutMs?: number | undefined
+  readonly hooks?: Partial<Record<HookEvent, ReadonlyArray<HookCallbackMatcher>>> | undefined
+  /**
+   * The Transport to run on. Defaults to real processes (`NodeClaudeAgent.layer`); pass e.g.
+   * `ScriptedCli.layer(...)` from `effect-claude-agent/testing` to test code offline without a CLI.
+   */
+  readonly transport?: Layer.Layer<Transport.Transport> | undefined
+}
+
+/**
+ * A running query: an async generator of messages with the control methods of the official `Query`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Query extends AsyncGenerator<SDKMessage, void> {
+  readonly interrupt: () => Promise<Message.InterruptResponse>
+  readonly setPermissionMode: (mode: PermissionMode) => Promise<{ readonly mode: string | undefined }>
+  readonly setModel: (model?: string) => Promise<void>
+  readonly setMaxThinkingTokens: (
+    maxThinkingTokens: number | null,
+    display?: "summarized" | "omitted" | "highlights"
+  ) => Promise<void>
+  readonly supportedCommands: () => Promise<Array<Message.SlashCommand>>
+  readonly supportedModels: () => Promise<Array<Message.ModelInfo>>
+  readonly supportedAgents: () => Promise<Array<Message.AgentInfo>>
+  readonly accountInfo: () => Promise<Message.AccountInfo>
+  readonly initializationResult: () => Promise<Message.InitializeResponse>
+  readonly mcpServerStatus: () => Promise<Array<Message.McpServerStatus>>
+  readonly getContextUsage: (options?: { readonly detail?: "summary" | "full" }) => Promise<Message.ContextUsage>
+  readonly rewindFiles: (
+    userMessageId: string,
+    options?: { readonly dryRun?: boolean }
+  ) => Promise<Message.RewindFilesResult>
+  readonly reconnectMcpServer: (serverName: string) => Promise<void>
+  readonly toggleMcpServer: (serverName: string, enabled: boolean) => Promise<void>
+  readonly setMcpServers: (servers: Readonly<Record<string, unknown>>) => Promise<Message.McpSetServersResult>
+  readonly stopTask: (taskId: string) => Promise<void>
+  /** The session id (known before the first message; see `ClaudeAgent.SessionOrigin`). */
+  readonly sessionId: () => Promise<string>
+  /** The CLI's process id. */
+  readonly pid: () => Promise<number | undefined>
+  /** Closes the query: the CLI is reaped; later calls reject. */
+  readonly close: () => Promise<void>
+  readonly [Symbol.asyncDispose]: () => Promise<void>
+}
+
+/**
+ * Starts a query (official signature). `prompt` is a string (one turn) or an async iterable of user messages
+ * (streaming input: one turn per message; the query ends after the CLI answered the last one).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const query: (params: {
+  readonly prompt: string | AsyncIterable<SDKUserMessage>
+  readonly options?: Options | undefined
+}) => Query = internal.query

@@ -1,0 +1,171 @@
+// The official SDK's documented usage, with only the import changed, against the real CLI (offline).
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { AbortError, query, type SDKMessage, type SDKUserMessage } from "effect-claude-agent/promise"
+import { ScriptedModelServer } from "effect-claude-agent/testing"
+import { descendants, OWNER_ENV, ownedProcesses } from "./support/process.js"
+
+let scope: Scope.CloseableScope
+let server: ScriptedModelServer.ScriptedModelServer
+let cwd: string
+let before: Set<number>
+
+const alive = () => [...new Set([...descendants(process.pid), ...ownedProcesses()])]
+
+beforeEach(async () => {
+  before = new Set(alive())
+  scope = Effect.runSync(Scope.make())
+  server = await Effect.runPromise(ScriptedModelServer.make().pipe(Scope.extend(scope)))
+  cwd = fs.mkdtempSync(path.join(os.tmpdir(), "eca-promise-"))
+})
+
+afterEach(async () => {
+  await Effect.runPromise(Scope.close(scope, Exit.void))
+  fs.rmSync(cwd, { recursive: true, force: true })
+  // every test leaves no process behind
+  expect(alive().filter((p) => !before.has(p))).toEqual([])
+})
+
+const base = () => ({ cwd, env: { ...server.env(), [OWNER_ENV]: String(process.pid) } })
+const bash = (command: string) => `TOOL Bash ${JSON.stringify({ command, description: "scripted" })}`
+const resultOf = (messages: ReadonlyArray<SDKMessage>) => {
+  const r = messages.find((m) => m.type === "result")
+  return r?.type === "result" && r.subtype === "success" ? r.result : r?.type === "result" ? r.subtype : undefined
+}
+
+describe("promise API against the real CLI", () => {
+  it("for await over a one-shot query", async () => {
+    const messages: Array<SDKMessage> = []
+    for await (const message of query({ prompt: "SAY Hello from the promise API", options: { ...base(), maxTurns: 1 } })) {
+      messages.push(message)
+    }
+    expect(resultOf(messages)).toBe("Hello from the promise API")
+    expect(messages.find((m) => m.type === "system" && m.subtype === "init")).toBeDefined()
+  })
+
+  it("streaming input with an async generator", async () => {
+    async function* generateMessages(): AsyncGenerator<SDKUserMessage> {
+      yield { type: "user", message: { role: "user", content: "SAY first" }, parent_tool_use_id: null, session_id: "" }
+      await new Promise((r) => setTimeout(r, 50))
+      yield { type: "user", message: { role: "user", content: "HISTORY" }, parent_tool_use_id: null, session_id: "" }
+    }
+    const results: Array<string> = []
+    for await (const message of query({ prompt: generateMessages(), options: base() })) {
+      if (message.type === "result" && message.subtype === "success") results.push(message.result)
+    }
+    expect(results[0]).toBe("first")
+    expect(results[1]).toContain("user prompts: SAY first | HISTORY")
+  })
+
+  it("canUseTool: allow with updatedInput changes what runs; deny keeps it from running", async () => {
+    const asked: Array<string> = []
+    const messages: Array<SDKMessage> = []
+    for await (const m of query({
+      prompt: bash("touch original.txt && echo original"),
+      options: {
+        ...base(),
+        canUseTool: async (toolName, input) => {
+          asked.push(toolName)
+          return { behavior: "allow", updatedInput: { ...input, command: "touch rewritten.txt && echo rewritten" } }
+        }
+      }
+    })) messages.push(m)
+    expect(asked).toEqual(["Bash"])
+    expect(resultOf(messages)).toBe("tool said: rewritten")
+    expect(fs.existsSync(path.join(cwd, "rewritten.txt"))).toBe(true)
+    expect(fs.existsSync(path.join(cwd, "original.txt"))).toBe(false)
+
+    const denied: Array<SDKMessage> = []
+    for await (const m of query({
+      prompt: bash("touch denied.txt && echo x"),
+      options: { ...base(), canUseTool: async () => ({ behavior: "deny", message: "not on my watch" }) }
+    })) denied.push(m)
+    expect(resultOf(denied)).toBe("tool said: not on my watch")
+    expect(fs.existsSync(path.join(cwd, "denied.txt"))).toBe(false)
+  })
+
+  it("hooks: PreToolUse blocks, PostToolUse sees the output", async () => {
+    const post: Array<unknown> = []
+    const run = async (command: string) => {
+      const out: Array<SDKMessage> = []
+      for await (const m of query({
+        prompt: bash(command),
+        options: {
+          ...base(),
+          canUseTool: async () => ({ behavior: "allow" }),
+          hooks: {
+            PreToolUse: [{
+              matcher: "Bash",
+              hooks: [async (input) =>
+                JSON.stringify(input).includes("forbidden")
+                  ? { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "hook says no" } }
+                  : {}]
+            }],
+            PostToolUse: [{ hooks: [async (input) => (post.push(input.hook_event_name === "PostToolUse" ? input.tool_response : null), {})] }]
+          }
+        }
+      })) out.push(m)
+      return resultOf(out)
+    }
+    expect(await run("touch fine.txt && echo fine")).toBe("tool said: fine")
+    expect(post).toMatchObject([{ stdout: "fine" }])
+    expect(await run("touch forbidden.txt && echo forbidden")).toContain("hook says no")
+    expect(fs.existsSync(path.join(cwd, "forbidden.txt"))).toBe(false)
+  })
+
+  it("interrupt and setModel on a streaming query", async () => {
+    await Effect.runPromise(server.addReplies(ScriptedModelServer.stall(30_000)))
+    let release: () => void = () => {}
+    const gate = new Promise<void>((r) => (release = r))
+    async function* prompts(): AsyncGenerator<SDKUserMessage> {
+      yield { type: "user", message: { role: "user", content: "this one hangs" }, parent_tool_use_id: null, session_id: "" }
+      await gate
+      yield { type: "user", message: { role: "user", content: "SAY after" }, parent_tool_use_id: null, session_id: "" }
+    }
+    const q = query({ prompt: prompts(), options: base() })
+    const subtypes: Array<string> = []
+    for await (const m of q) {
+      if (m.type === "system" && m.subtype === "init" && subtypes.length === 0) {
+        await Effect.runPromise(server.waitForRequest((r) => r.isMessages && r.stream === true))
+        await q.interrupt()
+      }
+      if (m.type === "result") {
+        subtypes.push(m.subtype)
+        if (subtypes.length === 1) {
+          await q.setModel("claude-haiku-4-5")
+          release()
+        }
+      }
+    }
+    expect(subtypes).toEqual(["error_during_execution", "success"])
+    const requests = (await Effect.runPromise(server.requests)).filter((r) => r.isMessages && !r.isProbe)
+    expect(requests.at(-1)?.model).toBe("claude-haiku-4-5")
+  })
+
+  it("abort: the iterator throws AbortError and the CLI is gone", async () => {
+    await Effect.runPromise(server.addReplies(ScriptedModelServer.stall(30_000)))
+    const abortController = new AbortController()
+    const q = query({ prompt: "hangs", options: { ...base(), abortController } })
+    const error = await (async () => {
+      for await (const m of q) {
+        if (m.type === "system") abortController.abort()
+      }
+    })().catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(AbortError)
+  })
+
+  it("breaking out of for await after the first message leaves no claude process", async () => {
+    let first: SDKMessage | undefined
+    for await (const m of query({ prompt: "SAY one", options: base() })) {
+      first = m
+      break
+    }
+    expect(first?.type).toBe("system")
+    // afterEach asserts nothing is left
+  })
+})
