@@ -16,6 +16,10 @@
  * | `ControlError` | the CLI answered one of our control requests with an error |
  * | `ControlTimeout` | the CLI did not answer one of our control requests in time |
  * | `SessionNotFound` | `resume` / `continue` named a session that does not exist |
+ * | `IdleTimeout` | the CLI went silent mid-turn; it was killed |
+ * | `StartupFailed` | the CLI exited or hung before answering `initialize` |
+ * | `InterruptTimeout` | an interrupt was not acknowledged in time |
+ * | `VersionIncompatible` | the CLI version is outside the tested range |
  * | `InvalidOptions` | options were rejected before anything was spawned |
  * | `ProtocolViolation` | the CLI broke the protocol in a way the session cannot continue from |
  *
@@ -243,6 +247,95 @@ export class SessionNotFound extends Schema.TaggedError<SessionNotFound>("effect
 }
 
 /**
+ * The CLI went silent in the middle of a turn (nothing on stdout while the SDK owed it nothing) for longer than
+ * `idleTimeout` (or `firstMessageTimeout` right after a prompt). The CLI was killed.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class IdleTimeout extends Schema.TaggedError<IdleTimeout>("effect-claude-agent/IdleTimeout")("IdleTimeout", {
+  /** When the CLI last wrote anything (epoch milliseconds, per the Effect `Clock`). */
+  lastEventAt: Schema.Number,
+  /** The timeout that expired, in milliseconds. */
+  timeoutMillis: Schema.Number,
+  /** `"firstMessage"`: nothing at all after the prompt; `"idle"`: silence in the middle of a turn. */
+  kind: Schema.Literal("firstMessage", "idle"),
+  stderrTail: Schema.String
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    const what = this.kind === "firstMessage" ? "no message after the prompt" : "no output in the middle of a turn"
+    return `Claude Code went silent (${what}) for ${this.timeoutMillis} ms and was killed${tail(this.stderrTail)}`
+  }
+}
+
+/**
+ * The CLI did not start: `phase` says how far it got (`"firstLine"`: it wrote nothing; `"initializeAck"`: it wrote
+ * something but never answered `initialize`). No process is left behind.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class StartupFailed extends Schema.TaggedError<StartupFailed>("effect-claude-agent/StartupFailed")(
+  "StartupFailed",
+  {
+    phase: Schema.Literal("firstLine", "initializeAck"),
+    reason: Schema.String,
+    /** The exit code when the CLI exited during start-up. */
+    exitCode: Schema.optional(Schema.NullOr(Schema.Number)),
+    stderrTail: Schema.String,
+    cause: Schema.optional(Schema.Defect)
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Claude Code failed to start (phase ${this.phase}): ${this.reason}${tail(this.stderrTail)}`
+  }
+}
+
+/**
+ * The CLI did not acknowledge an interrupt within `interruptTimeout`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InterruptTimeout extends Schema.TaggedError<InterruptTimeout>("effect-claude-agent/InterruptTimeout")(
+  "InterruptTimeout",
+  { timeoutMillis: Schema.Number }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `The CLI did not acknowledge the interrupt within ${this.timeoutMillis} ms`
+  }
+}
+
+/**
+ * The CLI's version is outside the range this SDK was tested with (override with `cliVersionRange`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class VersionIncompatible extends Schema.TaggedError<VersionIncompatible>(
+  "effect-claude-agent/VersionIncompatible"
+)("VersionIncompatible", {
+  found: Schema.String,
+  supported: Schema.String
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Claude Code ${this.found} is outside the supported range ${this.supported}`
+  }
+}
+
+/**
  * Options were rejected before anything was spawned.
  *
  * @since 0.1.0
@@ -316,6 +409,10 @@ export type AgentError =
   | ControlError
   | ControlTimeout
   | SessionNotFound
+  | IdleTimeout
+  | StartupFailed
+  | InterruptTimeout
+  | VersionIncompatible
   | InvalidOptions
   | ProtocolViolation
 
@@ -335,6 +432,10 @@ export const AgentError = Schema.Union(
   ControlError,
   ControlTimeout,
   SessionNotFound,
+  IdleTimeout,
+  StartupFailed,
+  InterruptTimeout,
+  VersionIncompatible,
   InvalidOptions,
   ProtocolViolation
 )

@@ -144,14 +144,21 @@ export interface McpSdkServerConfig {
 }
 
 /**
- * What the SDK needs from an in-process MCP server: connect it to a transport pair and close it.
+ * What the SDK needs from an in-process MCP server: connect it to a transport (one per session) and close it.
+ *
+ * `SdkMcp.createSdkMcpServer` builds one that serves any number of sessions at once. An `McpServer` (or low-level
+ * `Server`) of `@modelcontextprotocol/sdk` fits as well, but it serves one session at a time: while one session is
+ * open, a second one cannot connect it and reports the server as not connected.
+ *
+ * Declared with method syntax on purpose: the MCP SDK types the parameter with its own `Transport`, which this
+ * package does not import, and method parameters are compared bivariantly.
  *
  * @since 0.1.0
  * @category models
  */
 export interface SdkMcpServerInstance {
-  readonly connect: (transport: unknown) => Promise<void>
-  readonly close: () => Promise<void>
+  connect(transport: unknown): Promise<void>
+  close(): Promise<void>
 }
 
 /**
@@ -301,8 +308,18 @@ export interface Options {
   // --- this SDK ----------------------------------------------------------------------------------------------------
   /** Timeout of control requests (`interrupt`, `set_model`, …). Defaults to 60 seconds. */
   readonly controlRequestTimeout?: Duration.DurationInput | undefined
-  /** Timeout of the `initialize` handshake. Defaults to 60 seconds. */
+  /** Bound on start-up (spawn to the answer to `initialize`); beyond it, `StartupFailed`. Defaults to 60 seconds. */
   readonly initializeTimeout?: Duration.DurationInput | undefined
+  /**
+   * While a turn runs, how long the CLI may write nothing (when the SDK owes it no answer) before the session fails
+   * with `IdleTimeout` and the CLI is killed. Tool progress heartbeats count as output; time spent in your
+   * permission, hook or MCP handlers does not. `"infinity"` disables it. Defaults to 10 minutes.
+   */
+  readonly idleTimeout?: Duration.DurationInput | undefined
+  /** Like `idleTimeout`, for the first message after a prompt. Defaults to 60 seconds. */
+  readonly firstMessageTimeout?: Duration.DurationInput | undefined
+  /** How long `interrupt` waits for the CLI's acknowledgement (`InterruptTimeout`). Defaults to 5 seconds. */
+  readonly interruptTimeout?: Duration.DurationInput | undefined
   /** After stdin closes, how long the CLI may take to exit before SIGTERM. Defaults to 250 ms. */
   readonly closeGraceMillis?: number | undefined
   /** After SIGTERM, how long before SIGKILL. Defaults to 2000 ms. */

@@ -27,6 +27,10 @@ import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import type {
   CliNotFound,
+  IdleTimeout,
+  InterruptTimeout,
+  StartupFailed,
+  VersionIncompatible,
   ControlError,
   ControlTimeout,
   InputClosed,
@@ -58,6 +62,9 @@ export type SessionError =
   | ControlTimeout
   | ProtocolViolation
   | SessionNotFound
+  | IdleTimeout
+  | StartupFailed
+  | VersionIncompatible
 
 /**
  * Which session a `Session` (or query) runs, known before the first prompt is sent:
@@ -134,8 +141,11 @@ export interface Session {
   readonly messages: Stream.Stream<Message.SdkMessage, SessionError>
   /** Sends a prompt and yields the messages of its turn, up to and including the `result`. */
   readonly turn: (prompt: Prompt) => Stream.Stream<Message.SdkMessage, SessionError>
-  /** Stops the current turn; it ends with a `result` of subtype `error_during_execution`. */
-  readonly interrupt: Effect.Effect<Message.InterruptResponse, ControlMethodError>
+  /**
+   * Stops the current turn; it ends with a `result` of subtype `error_during_execution`. Fails with
+   * `InterruptTimeout` if the CLI does not acknowledge it within `interruptTimeout` (the session stays usable).
+   */
+  readonly interrupt: Effect.Effect<Message.InterruptResponse, ControlMethodError | InterruptTimeout>
   /** Changes the permission mode; returns the mode now in effect when the CLI reports it. */
   readonly setPermissionMode: (
     mode: PermissionMode

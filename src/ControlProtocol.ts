@@ -143,6 +143,8 @@ export interface ControlProtocol {
   readonly pendingCount: Effect.Effect<number>
   /** Inbound requests whose handlers are running. */
   readonly inFlightCount: Effect.Effect<number>
+  /** How many frames (of any kind) the CLI has written so far: a cheap activity counter. */
+  readonly framesReceived: () => number
   /** The underlying connection. */
   readonly connection: Transport.Connection
 }

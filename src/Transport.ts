@@ -102,6 +102,11 @@ export interface Connection {
   readonly exitStatus: Effect.Effect<Option.Option<ExitStatus>>
   /** The last bytes written to stderr, decoded. */
   readonly stderrTail: Effect.Effect<string>
+  /**
+   * Terminates the process now (SIGTERM to its process group, SIGKILL after the kill grace) and waits (bounded) for
+   * it to exit, without closing the scope. The stream then fails with `ProcessExited`.
+   */
+  readonly kill: Effect.Effect<void>
 }
 
 /**

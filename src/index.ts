@@ -68,6 +68,13 @@ export * as PartialMessages from "./PartialMessages.js"
 export * as Permissions from "./Permissions.js"
 
 /**
+ * Many sessions within limits: a concurrency cap, warm sessions, isolated config dirs.
+ *
+ * @since 0.1.0
+ */
+export * as SessionPool from "./SessionPool.js"
+
+/**
  * The CLI's session transcripts on disk: list sessions, read their messages.
  *
  * @since 0.1.0

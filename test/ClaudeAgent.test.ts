@@ -121,16 +121,18 @@ describe("ClaudeAgent.query", () => {
       )
     }))
 
-  it.scoped("an initialize error fails the query with ControlError", () =>
+  it.scoped("an initialize error fails the query with StartupFailed (phase initializeAck)", () =>
     Effect.gen(function*() {
       const { layer } = yield* scripted((cli) => cli.stall, {
         responders: { initialize: () => Effect.fail("bad initialize") }
       })
       const exit = yield* ClaudeAgent.query("x").pipe(Stream.runCollect, Effect.exit, Effect.provide(layer))
-      expect(exit).toStrictEqual(Exit.fail(new AgentError.ControlError({ subtype: "initialize", error: "bad initialize" })))
+      const error = exit._tag === "Failure" && exit.cause._tag === "Fail" ? exit.cause.error : undefined
+      expect(error).toBeInstanceOf(AgentError.StartupFailed)
+      expect(error).toMatchObject({ phase: "initializeAck", reason: "Control request initialize failed: bad initialize" })
     }))
 
-  it.scoped("a CLI that never answers initialize fails with ControlTimeout after initializeTimeout", () =>
+  it.scoped("a CLI that never answers initialize fails with StartupFailed after initializeTimeout", () =>
     Effect.gen(function*() {
       const { layer, cli } = yield* scripted((cli) => cli.stall, { responders: { initialize: () => Effect.never } })
       const fiber = yield* ClaudeAgent.query("x", { initializeTimeout: "5 seconds" }).pipe(
@@ -141,7 +143,11 @@ describe("ClaudeAgent.query", () => {
       yield* (yield* cli).initialize
       yield* TestClock.adjust("5 seconds")
       const error = yield* Fiber.join(fiber).pipe(Effect.flip)
-      expect(error).toMatchObject({ _tag: "ControlTimeout", subtype: "initialize", timeoutMillis: 5000 })
+      expect(error).toMatchObject({
+        _tag: "StartupFailed",
+        phase: "firstLine",
+        reason: "no answer to initialize within 5000 ms"
+      })
     }))
 
   it.scoped("invalid options fail before anything is spawned", () =>

@@ -58,6 +58,7 @@ export const make = (
     const pending = new Map<string, Pending>()
     const prefix = Math.random().toString(36).slice(2, 8)
     let counter = 0
+    let frames = 0
     let terminated: ProcessExited | InputClosed | undefined
 
     const out = yield* Mailbox.make<Message.SdkMessage, ProcessExited>(options.bufferSize ?? DEFAULT_BUFFER)
@@ -119,7 +120,7 @@ export const make = (
         )
     }
 
-    const handleChunk = (frames: Iterable<Message.Frame>): Effect.Effect<void> =>
+    const handleChunk = (chunk: Iterable<Message.Frame>): Effect.Effect<void> =>
       Effect.suspend(() => {
         let batch: Array<Message.SdkMessage> = []
         let steps: Effect.Effect<void> = Effect.void
@@ -130,7 +131,8 @@ export const make = (
             steps = Effect.zipRight(steps, out.offerAll(items))
           }
         }
-        for (const frame of frames) {
+        for (const frame of chunk) {
+          frames++
           switch (frame.type) {
             case "control_response":
               flush()
@@ -228,6 +230,7 @@ export const make = (
       takeMessages: out.takeAll,
       pendingCount: Effect.sync(() => pending.size),
       inFlightCount: FiberMap.size(inbound),
+      framesReceived: () => frames,
       connection
     }
     return protocol

@@ -68,7 +68,8 @@ export const makeConnection = (
       endInput,
       awaitExit: Deferred.await(exited),
       exitStatus: Effect.sync(() => Option.fromNullable(status)),
-      stderrTail: Effect.sync(() => stderr.tail())
+      stderrTail: Effect.sync(() => stderr.tail()),
+      kill: Effect.suspend(() => exit({ code: null, signal: "SIGTERM" }))
     }
 
     const peer: MemoryPeer = {

@@ -115,6 +115,19 @@ export const make = Effect.gen(function*() {
         Effect.forkScoped
       )
 
+      const terminate = Effect.gen(function*() {
+        yield* signal(pid, "SIGTERM")
+        const terminated = yield* liveTimeout(
+          Effect.interruptible(Deferred.await(exited)),
+          spec.killGraceMillis ?? DEFAULT_KILL_GRACE_MILLIS
+        )
+        if (Option.isNone(terminated)) {
+          yield* Effect.logWarning("CLI ignored SIGTERM: SIGKILL").pipe(Effect.annotateLogs({ pid }))
+          yield* signal(pid, "SIGKILL")
+          yield* liveTimeout(Effect.interruptible(Deferred.await(exited)), REAP_TIMEOUT_MILLIS)
+        }
+      })
+
       // Registered after everything else in this scope, so it runs first when the scope closes.
       yield* Effect.addFinalizer(() =>
         Effect.gen(function*() {
@@ -127,16 +140,7 @@ export const make = Effect.gen(function*() {
             )
             if (Option.isNone(graceful)) {
               yield* Effect.logDebug("CLI still running after stdin closed: SIGTERM").pipe(Effect.annotateLogs({ pid }))
-              yield* signal(pid, "SIGTERM")
-              const terminated = yield* liveTimeout(
-                Effect.interruptible(Deferred.await(exited)),
-                spec.killGraceMillis ?? DEFAULT_KILL_GRACE_MILLIS
-              )
-              if (Option.isNone(terminated)) {
-                yield* Effect.logWarning("CLI ignored SIGTERM: SIGKILL").pipe(Effect.annotateLogs({ pid }))
-                yield* signal(pid, "SIGKILL")
-                yield* liveTimeout(Effect.interruptible(Deferred.await(exited)), REAP_TIMEOUT_MILLIS)
-              }
+              yield* terminate
             }
           }
           // whatever the CLI left behind in its process group (tool subprocesses)
@@ -185,7 +189,8 @@ export const make = Effect.gen(function*() {
         }),
         awaitExit: Deferred.await(exited),
         exitStatus: Effect.sync(() => Option.fromNullable(status)),
-        stderrTail: Effect.sync(() => stderr.tail())
+        stderrTail: Effect.sync(() => stderr.tail()),
+        kill: Effect.suspend(() => (status !== undefined ? Effect.void : terminate)).pipe(Effect.uninterruptible)
       }
       return connection
     })

@@ -1,5 +1,6 @@
 /** @internal */
 import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -7,7 +8,14 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { ProcessExited, ProtocolViolation, SessionNotFound } from "../AgentError.js"
+import {
+  IdleTimeout,
+  InterruptTimeout,
+  ProcessExited,
+  ProtocolViolation,
+  SessionNotFound,
+  StartupFailed
+} from "../AgentError.js"
 import type { Options } from "../AgentOptions.js"
 import type { ControlMethodError, Prompt, Session, SessionError, SessionState } from "../ClaudeAgent.js"
 import * as ControlProtocol from "../ControlProtocol.js"
@@ -20,6 +28,9 @@ import { resolveOrigin } from "./origin.js"
 
 const DRAIN_AFTER_LAST_RESULT = Duration.seconds(2)
 const IDLE_AFTER_RESULT = Duration.seconds(1)
+const DEFAULT_IDLE_TIMEOUT = Duration.minutes(10)
+const DEFAULT_FIRST_MESSAGE_TIMEOUT = Duration.seconds(60)
+const WATCHDOG_TICK = Duration.seconds(1)
 
 const decodeResponse = <A, I>(schema: Schema.Schema<A, I>, subtype: string) => {
   const is = Schema.is(schema)
@@ -37,8 +48,8 @@ export interface SessionInternal {
   readonly fatal: Effect.Effect<never, SessionError>
   /** Waits (bounded) for the CLI to report idle when a turn has just ended. */
   readonly settleAfterResult: Effect.Effect<void>
-  /** Turns the `ProcessExited` of a resume of a missing session into `SessionNotFound`. */
-  readonly refine: <E>(error: E) => E | SessionNotFound
+  /** Turns a `ProcessExited` the SDK caused or can explain into the real reason (`SessionNotFound`, `IdleTimeout`…). */
+  readonly refine: <E>(error: E) => E | SessionNotFound | IdleTimeout | StartupFailed
   /** Number of `result` messages seen so far. */
   readonly resultCount: () => number
   readonly lastResult: () => Message.ResultMessage | undefined
@@ -74,11 +85,15 @@ export const make = (
     if (sessionId !== undefined) yield* Deferred.succeed(sessionIdKnown, sessionId)
     // a resume of a session that does not exist ends with this result, then exit 1 (initialize is never answered)
     let notFound: SessionNotFound | undefined
-    const refine = <E>(error: E): E | SessionNotFound =>
-      notFound !== undefined && typeof error === "object" && error !== null && "_tag" in error &&
-        error._tag === "ProcessExited"
-        ? notFound
+    // why the SDK ended the process itself (the ProcessExited that follows is only a consequence)
+    let endedBySdk: IdleTimeout | StartupFailed | undefined
+    const refine = <E>(error: E): E | SessionNotFound | IdleTimeout | StartupFailed => {
+      const reason = notFound ?? endedBySdk
+      return reason !== undefined && typeof error === "object" && error !== null && "_tag" in error &&
+          error._tag === "ProcessExited"
+        ? reason
         : error
+    }
     let commands: ReadonlyArray<Message.SlashCommand> | undefined
     let results = 0
     let lastResult: Message.ResultMessage | undefined
@@ -86,9 +101,14 @@ export const make = (
     // the CLI needs a moment after a result before it is idle; stdin closed in that window costs it ~2 s to exit
     let lastWasResult = false
     let promptsSent = 0
+    let turnsRequested = 0
+    // SDK messages seen, and how many had been seen when the last prompt was sent (first-message detection)
+    let sdkMessages = 0
+    let messagesAtSend = 0
     let idleWaiters: Array<Deferred.Deferred<void>> = []
 
     const onMessage = (m: Message.SdkMessage): boolean => {
+      sdkMessages++
       if (!extensions.onMessage(m)) return false
       if (sessionId === undefined && "session_id" in m && typeof m.session_id === "string" && m.session_id !== "") {
         sessionId = m.session_id
@@ -145,7 +165,8 @@ export const make = (
     yield* extensions.onProtocol(protocol)
     // Closing stdin mid-turn (or right after a result) costs the CLI ~2 s to exit, SIGTERM included; interrupting a
     // running turn first and waiting for idle lets it exit in tens of milliseconds.
-    const settleBeforeClose: Effect.Effect<void> = Effect.suspend(() => {
+    const settleBeforeClose: Effect.Effect<void> = Effect.flatMap(connection.exitStatus, (exit) => {
+      if (Option.isSome(exit)) return Effect.void
       const busy = !lastWasResult &&
         (status === "running" || status === "requires_action" || (status === "starting" && promptsSent > 0))
       if (!busy) return settleAfterResult
@@ -163,8 +184,24 @@ export const make = (
     const initialize = yield* protocol.begin("initialize", launch.initialize, {
       timeout: options.initializeTimeout ?? "60 seconds"
     }).pipe(Effect.orDie)
+    const startupFailed = (error: ControlProtocol.RequestError | ProtocolViolation) =>
+      Effect.gen(function*() {
+        const refined = refine(error)
+        if (refined._tag === "SessionNotFound") return yield* Effect.fail(refined)
+        const failure = new StartupFailed({
+          phase: protocol.framesReceived() > 0 ? "initializeAck" : "firstLine",
+          reason: error._tag === "ControlTimeout" ? `no answer to initialize within ${error.timeoutMillis} ms` : error.message,
+          ...(error._tag === "ProcessExited" ? { exitCode: error.code } : {}),
+          stderrTail: yield* connection.stderrTail,
+          cause: error
+        })
+        endedBySdk = failure
+        yield* connection.kill
+        return yield* Effect.fail(failure)
+      })
     yield* initialize.pipe(
       Effect.flatMap(decodeResponse(Message.InitializeResponse, "initialize")),
+      Effect.catchAll(startupFailed),
       Effect.tap((response) => extensions.onInitialized(response)),
       Effect.mapError(refine),
       Effect.exit,
@@ -177,6 +214,41 @@ export const make = (
       Effect.withSpan("Session.initialize"),
       Effect.forkScoped
     )
+    // the idle watchdog: silence in the middle of a turn, while the SDK owes the CLI nothing, is a hang
+    const idleLimit = Duration.decode(options.idleTimeout ?? DEFAULT_IDLE_TIMEOUT)
+    const firstLimit = Duration.decode(options.firstMessageTimeout ?? DEFAULT_FIRST_MESSAGE_TIMEOUT)
+    if (Duration.isFinite(idleLimit) || Duration.isFinite(firstLimit)) {
+      yield* Effect.gen(function*() {
+        let seen = -1
+        let lastActivity = yield* Clock.currentTimeMillis
+        while (true) {
+          yield* Effect.sleep(WATCHDOG_TICK)
+          const now = yield* Clock.currentTimeMillis
+          const frames = protocol.framesReceived()
+          const activity = frames + promptsSent
+          const owed = yield* protocol.inFlightCount
+          if (activity !== seen || turnsRequested <= results || owed > 0) {
+            seen = activity
+            lastActivity = now
+            continue
+          }
+          const kind = sdkMessages === messagesAtSend ? "firstMessage" : "idle"
+          const limit = kind === "firstMessage" ? firstLimit : idleLimit
+          if (!Duration.isFinite(limit) || now - lastActivity < Duration.toMillis(limit)) continue
+          const error = new IdleTimeout({
+            lastEventAt: lastActivity,
+            timeoutMillis: Duration.toMillis(limit),
+            kind,
+            stderrTail: yield* connection.stderrTail
+          })
+          endedBySdk = error
+          yield* Deferred.fail(fatal, error)
+          yield* connection.kill
+          return
+        }
+      }).pipe(Effect.forkScoped)
+    }
+
     // when the CLI is gone, whoever waits for the session id learns why
     yield* connection.awaitExit.pipe(
       Effect.flatMap((exit) =>
@@ -190,6 +262,7 @@ export const make = (
       Effect.forkScoped
     )
 
+    const interruptTimeout = options.interruptTimeout ?? "5 seconds"
     const request = (
       subtype: string,
       payload?: Readonly<Record<string, unknown>>,
@@ -235,6 +308,8 @@ export const make = (
         protocol.send(Opts.userMessage(options, prompt)),
         Effect.sync(() => {
           promptsSent++
+          if (typeof prompt === "string" || prompt.shouldQuery !== false) turnsRequested++
+          messagesAtSend = sdkMessages
         })
       )
 
@@ -251,7 +326,11 @@ export const make = (
         Stream.unwrap(Effect.as(send(prompt), messages.pipe(Stream.takeUntil(Message.isResultMessage)))).pipe(
           Stream.withSpan("Session.turn")
         ),
-      interrupt: Effect.flatMap(request("interrupt"), (u) =>
+      interrupt: Effect.flatMap(
+        request("interrupt", {}, { timeout: interruptTimeout }).pipe(
+          Effect.catchTag("ControlTimeout", (e) => Effect.fail(new InterruptTimeout({ timeoutMillis: e.timeoutMillis })))
+        ),
+        (u) =>
         u === undefined ? Effect.succeed({}) : decodeResponse(Message.InterruptResponse, "interrupt")(u)).pipe(
           Effect.withSpan("Session.interrupt")
         ),

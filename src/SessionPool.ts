@@ -1,0 +1,102 @@
+/**
+ * Many sessions on one host, within limits: at most `maxConcurrent` live CLI processes (enforced atomically with a
+ * semaphore — a borrower waits for a free slot, it never overshoots), optional warm sessions (spawned and initialized
+ * ahead of time, each used once, refilled in the background), and optionally an isolated config directory per
+ * session (concurrent CLIs otherwise share `~/.claude.json`).
+ *
+ * The pool adds no process-wide listeners: host memory and listeners stay O(1) in the number of sessions.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import { NodeClaudeAgent, SessionPool } from "effect-claude-agent"
+ *
+ * const Pool = SessionPool.layer({ maxConcurrent: 8, warm: 2 }).pipe(Layer.provide(NodeClaudeAgent.layer))
+ *
+ * const answer = (prompt: string) =>
+ *   Effect.flatMap(SessionPool.SessionPool, (pool) => pool.query(prompt).pipe(Stream.runCollect))
+ * ```
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
+import type { Options } from "./AgentOptions.js"
+import type { Prompt, Session, SessionError } from "./ClaudeAgent.js"
+import * as internal from "./internal/sessionPool.js"
+import type * as Message from "./Message.js"
+import type { Transport } from "./Transport.js"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Config {
+  /** The most CLI processes alive at once (warm ones included). */
+  readonly maxConcurrent: number
+  /** Sessions to keep spawned and initialized ahead of time (used once each, then replaced). Defaults to 0. */
+  readonly warm?: number | undefined
+  /** Options of warm sessions, and defaults merged under every borrower's options. */
+  readonly options?: Options | undefined
+  /**
+   * Give every session its own temporary `CLAUDE_CONFIG_DIR` (removed when the session closes). Use with API-key
+   * authentication (`ANTHROPIC_API_KEY`); credentials stored in the user's config dir are not visible there.
+   * Defaults to `false`.
+   */
+  readonly isolateConfigDir?: boolean | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Stats {
+  /** Sessions borrowed and not yet closed. */
+  readonly active: number
+  /** Warm sessions ready to be taken. */
+  readonly warm: number
+  /** Live CLI processes (active + warm + starting). */
+  readonly live: number
+  /** Borrowers waiting for a slot. */
+  readonly waiting: number
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Service {
+  /**
+   * Borrows a session (a warm one when `options` adds nothing to the pool's, else a fresh one), waiting for a slot
+   * when `maxConcurrent` processes are live. The session is closed, and its slot freed, when the scope closes.
+   */
+  readonly session: (options?: Options) => Effect.Effect<Session, SessionError, Scope.Scope>
+  /** A one-shot query within the pool's limit. */
+  readonly query: <E = never, R = never>(
+    prompt: string | Stream.Stream<Prompt, E, R>,
+    options?: Options
+  ) => Stream.Stream<Message.SdkMessage, SessionError | E, R>
+  readonly stats: Effect.Effect<Stats>
+}
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
+export class SessionPool extends Context.Tag("effect-claude-agent/SessionPool")<SessionPool, Service>() {}
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: (config: Config) => Effect.Effect<Service, never, Transport | Scope.Scope> = internal.make
+
+/**
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (config: Config): Layer.Layer<SessionPool, never, Transport> =>
+  Layer.scoped(SessionPool, make(config))
