@@ -44,6 +44,7 @@ import type { Options, PermissionMode } from "./AgentOptions.js"
 import * as internal from "./internal/session.js"
 import type * as Message from "./Message.js"
 import type { PermissionStore } from "./Permissions.js"
+import type { McpServerFailed } from "./SdkMcp.js"
 import type { Transport } from "./Transport.js"
 
 /**
@@ -65,6 +66,7 @@ export type SessionError =
   | IdleTimeout
   | StartupFailed
   | VersionIncompatible
+  | McpServerFailed
 
 /**
  * Which session a `Session` (or query) runs, known before the first prompt is sent:

@@ -68,6 +68,13 @@ export * as PartialMessages from "./PartialMessages.js"
 export * as Permissions from "./Permissions.js"
 
 /**
+ * In-process MCP tools (Effect Schema input, Effect handlers) served over the control protocol.
+ *
+ * @since 0.1.0
+ */
+export * as SdkMcp from "./SdkMcp.js"
+
+/**
  * Many sessions within limits: a concurrency cap, warm sessions, isolated config dirs.
  *
  * @since 0.1.0

@@ -20,10 +20,13 @@
 import type * as AgentOptions from "./AgentOptions.js"
 import type * as Hooks from "./Hooks.js"
 import * as internal from "./internal/promise.js"
+import * as mcp from "./internal/promiseMcp.js"
 import type * as Message from "./Message.js"
 import type * as Permissions from "./Permissions.js"
+import type * as SdkMcp from "./SdkMcp.js"
 import type * as Transport from "./Transport.js"
 import type * as Layer from "effect/Layer"
+import type * as Schema from "effect/Schema"
 
 export {
   /**
@@ -280,3 +283,63 @@ export const query: (params: {
   readonly prompt: string | AsyncIterable<SDKUserMessage>
   readonly options?: Options | undefined
 }) => Query = internal.query
+
+/**
+ * A zod 4 raw shape (`{ a: z.string(), b: z.number().optional() }`), as the official `tool()` takes.
+ *
+ * @since 0.1.0
+ * @category mcp
+ */
+export type ZodRawShape = Readonly<Record<string, { readonly _zod: { readonly output: unknown } }>>
+
+/**
+ * The arguments a zod raw shape describes.
+ *
+ * @since 0.1.0
+ * @category mcp
+ */
+export type InferShape<S extends ZodRawShape> = {
+  readonly [K in keyof S]: S[K] extends { readonly _zod: { readonly output: infer O } } ? O : never
+}
+
+/**
+ * An in-process MCP tool (official signature): `inputSchema` is a zod 4 raw shape (zod is an optional peer
+ * dependency) or an Effect Schema; the handler gets the validated arguments. Invalid arguments, a handler that
+ * throws, or one that runs past the tool's timeout give an `isError` result, never a hang.
+ *
+ * @since 0.1.0
+ * @category mcp
+ */
+export const tool: {
+  <S extends ZodRawShape>(
+    name: string,
+    description: string,
+    inputSchema: S,
+    handler: (args: InferShape<S>, extra: SdkMcp.ToolExtra) => Promise<SdkMcp.ToolResult>,
+    extras?: SdkMcp.ToolOptions
+  ): SdkMcp.SdkMcpTool
+  <A, I>(
+    name: string,
+    description: string,
+    inputSchema: Schema.Schema<A, I>,
+    handler: (args: A, extra: SdkMcp.ToolExtra) => Promise<SdkMcp.ToolResult>,
+    extras?: SdkMcp.ToolOptions
+  ): SdkMcp.SdkMcpTool
+} = mcp.tool
+
+/**
+ * An in-process MCP server (official signature), for `options.mcpServers`. Tools are called as
+ * `mcp__<name>__<tool>`; allow them with `allowedTools` or a `canUseTool` callback.
+ *
+ * @since 0.1.0
+ * @category mcp
+ */
+export const createSdkMcpServer: (options: {
+  readonly name: string
+  readonly version?: string | undefined
+  readonly tools?: ReadonlyArray<SdkMcp.SdkMcpTool> | undefined
+  readonly instructions?: string | undefined
+  readonly alwaysLoad?: boolean | undefined
+  /** The CLI's deadline for one tool call, in milliseconds. */
+  readonly timeout?: number | undefined
+}) => AgentOptions.McpSdkServerConfig = mcp.createSdkMcpServer

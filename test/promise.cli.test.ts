@@ -6,7 +6,15 @@ import * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { AbortError, query, type SDKMessage, type SDKUserMessage } from "effect-claude-agent/promise"
+import * as z from "zod"
+import {
+  AbortError,
+  createSdkMcpServer,
+  query,
+  type SDKMessage,
+  type SDKUserMessage,
+  tool
+} from "effect-claude-agent/promise"
 import { ScriptedModelServer } from "effect-claude-agent/testing"
 import { descendants, OWNER_ENV, ownedProcesses } from "./support/process.js"
 
@@ -145,6 +153,39 @@ describe("promise API against the real CLI", () => {
     expect(subtypes).toEqual(["error_during_execution", "success"])
     const requests = (await Effect.runPromise(server.requests)).filter((r) => r.isMessages && !r.isProbe)
     expect(requests.at(-1)?.model).toBe("claude-haiku-4-5")
+  })
+
+  it("an in-process MCP tool with a zod schema", async () => {
+    const seen: Array<unknown> = []
+    const calc = createSdkMcpServer({
+      name: "calc",
+      version: "1.0.0",
+      tools: [
+        tool("add", "Add two numbers", { a: z.number(), b: z.number() }, async (args) => {
+          seen.push(args)
+          return { content: [{ type: "text", text: String(args.a + args.b) }] }
+        })
+      ]
+    })
+    const messages: Array<SDKMessage> = []
+    for await (const m of query({
+      prompt: `TOOL mcp__calc__add ${JSON.stringify({ a: 2, b: 3 })}`,
+      options: { ...base(), mcpServers: { calc }, allowedTools: ["mcp__calc__add"] }
+    })) messages.push(m)
+    expect(seen).toEqual([{ a: 2, b: 3 }])
+    expect(resultOf(messages)).toBe("tool said: 5")
+    const init = messages.find((m) => m.type === "system" && m.subtype === "init")
+    expect(init?.type === "system" && init.subtype === "init" && init.mcp_servers).toContainEqual(
+      expect.objectContaining({ name: "calc", status: "connected" })
+    )
+    // invalid arguments come back to the model as an error naming the problem
+    const bad: Array<SDKMessage> = []
+    for await (const m of query({
+      prompt: `TOOL mcp__calc__add ${JSON.stringify({ a: "two", b: 3 })}`,
+      options: { ...base(), mcpServers: { calc }, allowedTools: ["mcp__calc__add"] }
+    })) bad.push(m)
+    expect(resultOf(bad)).toContain("Invalid input for tool add")
+    expect(seen).toHaveLength(1)
   })
 
   it("abort: the iterator throws AbortError and the CLI is gone", async () => {

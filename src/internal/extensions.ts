@@ -10,6 +10,7 @@ import type * as Message from "../Message.js"
 import { Permissions, type PermissionStore } from "../Permissions.js"
 import { contribution as hooksContributionOf } from "./hooks.js"
 import { contribution as permissionsContribution, makeStore } from "./permissions.js"
+import { contribution as sdkMcpContribution } from "./sdkMcp.js"
 
 /**
  * What one optional feature (permissions, hooks, in-process MCP servers, …) contributes to a session. Every field
@@ -35,6 +36,8 @@ export interface Contribution {
    * message from the consumer. Must be fast and must not throw.
    */
   readonly onMessage?: ((message: Message.SdkMessage) => boolean) | undefined
+  /** Fails when this feature finds the session unusable (e.g. an in-process MCP server did not connect). */
+  readonly failure?: Effect.Effect<never, SessionError> | undefined
 }
 
 /** What the optional services contribute to a session, merged. @internal */
@@ -43,6 +46,8 @@ export interface SessionExtensions extends Extensions {
   readonly onProtocol: (protocol: ControlProtocol) => Effect.Effect<void, never, Scope.Scope>
   readonly onInitialized: (response: Message.InitializeResponse) => Effect.Effect<void, SessionError>
   readonly onMessage: (message: Message.SdkMessage) => boolean
+  /** Fails with the first contribution's failure; never completes otherwise. */
+  readonly failure: Effect.Effect<never, SessionError>
 }
 
 /** Merges contributions; later ones win for `initialize` keys and handler subtypes. @internal */
@@ -54,6 +59,7 @@ export const combine = (contributions: ReadonlyArray<Contribution>): SessionExte
   const onProtocol: Array<NonNullable<Contribution["onProtocol"]>> = []
   const onInitialized: Array<NonNullable<Contribution["onInitialized"]>> = []
   const onMessage: Array<NonNullable<Contribution["onMessage"]>> = []
+  const failures: Array<Effect.Effect<never, SessionError>> = []
   for (const c of contributions) {
     for (const [subtype, handler] of c.handlers ?? []) handlers.set(subtype, handler)
     Object.assign(initialize, c.initialize)
@@ -62,6 +68,7 @@ export const combine = (contributions: ReadonlyArray<Contribution>): SessionExte
     if (c.onProtocol) onProtocol.push(c.onProtocol)
     if (c.onInitialized) onInitialized.push(c.onInitialized)
     if (c.onMessage) onMessage.push(c.onMessage)
+    if (c.failure) failures.push(c.failure)
   }
   return {
     handlers,
@@ -74,7 +81,8 @@ export const combine = (contributions: ReadonlyArray<Contribution>): SessionExte
       let keep = true
       for (const f of onMessage) if (!f(message)) keep = false
       return keep
-    }
+    },
+    failure: failures.length === 0 ? Effect.never : Effect.raceAll(failures)
   }
 }
 
@@ -101,5 +109,6 @@ export const collectExtensions = (
     const hooks = yield* Effect.serviceOption(Hooks)
     const hooksContribution = hooksContributionOf(Option.isSome(hooks) ? hooks.value.registrations : [])
     if (hooksContribution !== undefined) contributions.push(hooksContribution)
+    contributions.push(yield* sdkMcpContribution(options))
     return { ...combine(contributions), permissionStore }
   })
