@@ -326,6 +326,11 @@ export interface Options {
   readonly killGraceMillis?: number | undefined
   /** Longest stdout line accepted, in bytes. Defaults to 64 MiB. */
   readonly maxLineBytes?: number | undefined
+  /**
+   * CLI versions to accept (`">=2.1.100 <2.2.0"`-style; `"*"` accepts any). Outside the range the session fails with
+   * `VersionIncompatible` before it starts. Defaults to `Transport.SUPPORTED_CLI_VERSIONS`.
+   */
+  readonly cliVersions?: string | undefined
   /** SDK messages buffered for a slow consumer before reading pauses. Defaults to 4096. */
   readonly messageBufferSize?: number | undefined
 }

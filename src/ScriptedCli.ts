@@ -6,6 +6,11 @@
  * Control requests from the SDK (`initialize`, `interrupt`, `set_model`, …) are answered automatically with
  * realistic defaults unless the script overrides them with `respond`; everything the SDK wrote is recorded.
  *
+ * Faults are script steps too, each producing what the SDK promises for it: `exit(code, stderr)` and `kill(signal)`
+ * (`ProcessExited`), `malformed` and `giantLine` (in-band `MalformedLine` / `LineTooLong`, the stream goes on),
+ * `unknownMessage` (an `UnknownMessage`), `slow` / `neverAnswer` (a `ControlTimeout` past `controlRequestTimeout`),
+ * `stall`; and the layers {@link exitsAtOnce} and {@link neverAnswersInitialize}.
+ *
  * @example
  * ```ts
  * import { Effect, Stream } from "effect"
@@ -82,6 +87,14 @@ export interface ScriptedCli {
   readonly expectEndInput: Effect.Effect<void, ScriptError>
   /** Overrides the automatic answer to a control request subtype. */
   readonly respond: (subtype: string, responder: Responder) => Effect.Effect<void>
+  /**
+   * Fault: from now on, answers control requests of `subtype` only `duration` after they arrive (a slow CLI), with
+   * the responder in effect. With a `controlRequestTimeout` shorter than `duration` the SDK fails the call with
+   * `ControlTimeout` and sends a `control_cancel_request`. Reading stdin goes on meanwhile.
+   */
+  readonly slow: (subtype: string, duration: Duration.DurationInput) => Effect.Effect<void>
+  /** Fault: from now on, never answers control requests of `subtype` (a hung CLI); reading stdin goes on. */
+  readonly neverAnswer: (subtype: string) => Effect.Effect<void>
   /** Writes one stdout frame as-is (any object: unknown types, malformed shapes…). */
   readonly emit: (frame: object) => Effect.Effect<void>
   /** Writes raw stdout text (garbage, partial lines, giant lines…). */
@@ -126,8 +139,25 @@ export interface ScriptedCli {
   readonly exit: (code: number, stderr?: string) => Effect.Effect<void>
   /** Dies as if killed by a signal. */
   readonly kill: (signal?: string) => Effect.Effect<void>
-  /** Never writes anything again (a hung CLI). */
+  /** Fault: never writes anything again (a hung CLI). Control requests are still answered. */
   readonly stall: Effect.Effect<never>
+  /**
+   * Fault: writes one stdout line that is not JSON (a banner, a log line; default `"this is not JSON"`). The SDK
+   * delivers it in-band as a `transport_error` with a `MalformedLine`, and the stream goes on.
+   */
+  readonly malformed: (line?: string) => Effect.Effect<void>
+  /**
+   * Fault: writes one assistant frame whose text is `bytes` characters long, as a single line. Above the SDK's
+   * `maxLineBytes` it is skipped and delivered in-band as a `transport_error` with a `LineTooLong`; the stream goes
+   * on.
+   */
+  readonly giantLine: (bytes: number) => Effect.Effect<void>
+  /**
+   * Fault: writes a frame of a type this SDK does not know (default `"scripted_future_message"`), as a newer CLI
+   * would. The SDK delivers it as an `UnknownMessage` (`type: "unknown"`, `reason: "unknown_type"`, the frame in
+   * `raw`).
+   */
+  readonly unknownMessage: (type?: string, fields?: Readonly<Record<string, unknown>>) => Effect.Effect<void>
 }
 
 /**
@@ -156,7 +186,35 @@ export interface Options {
   readonly responders?: Readonly<Record<string, Responder>> | undefined
   /** Default timeout of `expect*` and `request` steps. Defaults to 10 seconds. */
   readonly stepTimeout?: Duration.DurationInput | undefined
+  /**
+   * Control request subtypes answered only after a delay (a slow CLI), in effect before the SDK sends anything;
+   * see {@link ScriptedCli.slow}.
+   */
+  readonly delays?: Readonly<Record<string, Duration.DurationInput>> | undefined
+  /**
+   * Control request subtypes never answered (e.g. `["initialize"]`: a CLI that never finishes starting), in effect
+   * before the SDK sends anything.
+   */
+  readonly silent?: ReadonlyArray<string> | undefined
 }
+
+/**
+ * Fault: a CLI that exits as soon as it starts, with this code (default 1) and stderr. The SDK fails with
+ * `ProcessExited { code, signal: null, stderrTail }`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const exitsAtOnce: (code?: number, stderr?: string) => Layer.Layer<Transport.Transport> = internal.exitsAtOnce
+
+/**
+ * Fault: a CLI that starts but never answers `initialize` (and says nothing else). The SDK fails with
+ * `ControlTimeout { subtype: "initialize" }` after `initializeTimeout`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const neverAnswersInitialize: Layer.Layer<Transport.Transport> = internal.neverAnswersInitialize
 
 /**
  * A CLI that answers every prompt with `echo: <prompt>` in one turn: the simplest stand-in.

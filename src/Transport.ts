@@ -18,9 +18,10 @@ import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
-import type { CliNotFound, InputClosed, ProcessExited, SpawnFailed } from "./AgentError.js"
+import type { CliNotFound, InputClosed, ProcessExited, SpawnFailed, VersionIncompatible } from "./AgentError.js"
 import * as memory from "./internal/memoryTransport.js"
 import * as proc from "./internal/processTransport.js"
+import * as version from "./internal/version.js"
 import type * as Message from "./Message.js"
 
 /**
@@ -63,6 +64,11 @@ export interface LaunchSpec {
   readonly closeGraceMillis?: number | undefined
   /** After SIGTERM, how long to wait before SIGKILL. Default 2000 ms. */
   readonly killGraceMillis?: number | undefined
+  /**
+   * The CLI versions to accept (`>=2.1.100 <2.2.0`-style comparators; `"*"` accepts any). The version is read once
+   * per executable with `--version`. Defaults to {@link SUPPORTED_CLI_VERSIONS}.
+   */
+  readonly cliVersions?: string | undefined
 }
 
 /**
@@ -116,8 +122,19 @@ export interface Connection {
  * @category tags
  */
 export class Transport extends Context.Tag("effect-claude-agent/Transport")<Transport, {
-  readonly open: (spec: LaunchSpec) => Effect.Effect<Connection, CliNotFound | SpawnFailed, Scope.Scope>
+  readonly open: (
+    spec: LaunchSpec
+  ) => Effect.Effect<Connection, CliNotFound | SpawnFailed | VersionIncompatible, Scope.Scope>
 }>() {}
+
+/**
+ * The CLI versions this SDK is tested with: the pinned 2.1.332 and 2.1.100 run the real-CLI conformance suite;
+ * later 2.1.x releases are accepted as compatible.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const SUPPORTED_CLI_VERSIONS: string = version.SUPPORTED_CLI_VERSIONS
 
 /**
  * The base flags every session passes: stream-json in both directions (`--verbose` is mandatory with stream-json

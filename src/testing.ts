@@ -1,8 +1,10 @@
 /**
  * The testing kit: run agent workflows offline and deterministically.
  *
- * - {@link ScriptedCli}: an in-memory fake CLI driven by a script (no process at all);
- * - {@link ScriptedModelServer}: a scripted Anthropic API so the real CLI runs offline.
+ * - {@link ScriptedCli}: an in-memory fake CLI driven by a script (no process at all), with fault injection;
+ * - {@link FakeCli}: a protocol-correct fake `claude` executable driven by a JSON scenario, for process-level tests;
+ * - {@link ScriptedModelServer}: a scripted Anthropic API so the real CLI runs offline;
+ * - {@link Recording}: record a session's frames to JSONL, replay them without a CLI and diff what the client sends.
  *
  * @since 0.1.0
  */
@@ -20,3 +22,17 @@ export * as ScriptedCli from "./ScriptedCli.js"
  * @since 0.1.0
  */
 export * as ScriptedModelServer from "./ScriptedModelServer.js"
+
+/**
+ * A protocol-correct fake `claude` executable driven by a JSON scenario, for process-level tests.
+ *
+ * @since 0.1.0
+ */
+export * as FakeCli from "./FakeCli.js"
+
+/**
+ * Record a session's frames to JSONL, replay them as a Transport and check what the client sends.
+ *
+ * @since 0.1.0
+ */
+export * as Recording from "./Recording.js"

@@ -109,4 +109,20 @@ describe("timeouts that turn silence into errors", () => {
       const messages = yield* Fiber.join(fiber)
       expect(Chunk.unsafeLast(messages)).toMatchObject({ type: "result", result: expect.stringContaining("allow") })
     }))
+
+  it.scoped("G3 interrupt the CLI ignores: InterruptTimeout within interruptTimeout; the session stays usable", () =>
+    Effect.gen(function*() {
+      const layer = ScriptedCli.layer((cli) =>
+        Effect.gen(function*() {
+          yield* cli.turn(ScriptedCli.textOf(yield* cli.expectUser))
+          yield* cli.turn(ScriptedCli.textOf(yield* cli.expectUser))
+        }), { ...slow, responders: { interrupt: () => Effect.never } })
+      const session = yield* ClaudeAgent.session({ interruptTimeout: "5 seconds" }).pipe(Effect.provide(layer))
+      const fiber = yield* Effect.fork(session.interrupt)
+      yield* advance(6)
+      const error = yield* Fiber.join(fiber).pipe(Effect.flip)
+      expect(error).toStrictEqual(new AgentError.InterruptTimeout({ timeoutMillis: 5000 }))
+      const turn = yield* Stream.runCollect(session.turn("still here"))
+      expect(Chunk.unsafeLast(turn)).toMatchObject({ result: "still here" })
+    }))
 })

@@ -10,16 +10,46 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { AgentError, Message, Transport } from "effect-claude-agent"
-import { FAKE_CLI, isAlive, NodeExecutor } from "./support/process.js"
+import { FakeCli } from "effect-claude-agent/testing"
+import { isAlive, NodeExecutor } from "./support/process.js"
 
 const TransportLive = Transport.layerProcess.pipe(Layer.provide(NodeExecutor))
 
-const spec = (scenario: string, extra: Partial<Transport.LaunchSpec> = {}): Transport.LaunchSpec => ({
-  args: [],
-  executable: FAKE_CLI,
-  ...extra,
-  env: { FAKE_CLI_SCENARIO: scenario, ...extra.env }
-})
+/** The scenarios of the fake CLI these tests use. */
+const scenarios = {
+  echo: FakeCli.echoScenario,
+  bigline: (bytes: number) =>
+    FakeCli.scenario([FakeCli.giantLine(bytes), FakeCli.result("after-big-line"), FakeCli.exit(0)]),
+  splitEuro: FakeCli.scenario([FakeCli.splitUtf8("price: 5€ ok"), FakeCli.result("done"), FakeCli.exit(0)]),
+  u2028: FakeCli.scenario([FakeCli.assistant("a\u2028b\u2029c"), FakeCli.result("done"), FakeCli.exit(0)]),
+  crlf: FakeCli.scenario([
+    FakeCli.assistant("crlf", { eol: "\r\n" }),
+    FakeCli.result("done", {}, { eol: "\r\n" }),
+    FakeCli.exit(0)
+  ]),
+  banner: FakeCli.scenario([
+    FakeCli.malformed("Welcome to the fake CLI v0 (not JSON)"),
+    FakeCli.raw("[1, 2, 3]\n"),
+    FakeCli.assistant("after banner"),
+    FakeCli.result("done"),
+    FakeCli.exit(0)
+  ]),
+  // 10 MB to stderr, then exit 1
+  stderrFlood: FakeCli.scenario([
+    FakeCli.stderrFlood(10 * 1024 * 1024),
+    FakeCli.stderr("FINAL-STDERR-LINE\n"),
+    FakeCli.exit(1)
+  ]),
+  // ignores SIGTERM and keeps running, with a grandchild in its process group
+  ignoreSigterm: FakeCli.scenario([FakeCli.ignoreSigterm, FakeCli.spawnGrandchild, FakeCli.stall]),
+  waitForKill: FakeCli.scenario([FakeCli.assistant("before kill"), FakeCli.stall]),
+  exitCode: (code: number) => FakeCli.scenario([FakeCli.exit(code, "about to exit\n")]),
+  // exits 0 as soon as stdin closes (like the real CLI when idle)
+  exitOnEof: (options?: Omit<FakeCli.Scenario, "steps">) => FakeCli.scenario([], options)
+}
+
+const spec = (scenario: FakeCli.Scenario, extra: Partial<Transport.LaunchSpec> = {}): Transport.LaunchSpec =>
+  FakeCli.launch(scenario, extra)
 
 const open = (s: Transport.LaunchSpec) => Effect.flatMap(Transport.Transport, (t) => t.open(s))
 
@@ -32,7 +62,7 @@ const texts = (frames: ReadonlyArray<Message.Frame>) =>
 describe("Transport (process)", () => {
   it.scopedLive("round-trips a user message through the echo CLI and ends cleanly on endInput", () =>
     Effect.gen(function*() {
-      const connection = yield* open(spec("echo"))
+      const connection = yield* open(spec(scenarios.echo))
       expect(Option.isSome(connection.pid)).toBe(true)
       yield* connection.send(Message.userMessage("hello"))
       const first = yield* connection.messages.pipe(
@@ -49,7 +79,7 @@ describe("Transport (process)", () => {
 
   it.scopedLive("reads a 50 MB line intact", () =>
     Effect.gen(function*() {
-      const connection = yield* open(spec("bigline", { env: { FAKE_CLI_BYTES: String(50 * 1024 * 1024) } }))
+      const connection = yield* open(spec(scenarios.bigline(50 * 1024 * 1024)))
       const frames = yield* collect(connection)
       const [big] = texts(frames)
       expect(big?.length).toBe(50 * 1024 * 1024)
@@ -59,7 +89,7 @@ describe("Transport (process)", () => {
   it.scopedLive("skips a line over the limit with an in-band LineTooLong and keeps going", () =>
     Effect.gen(function*() {
       const connection = yield* open(
-        spec("bigline", { maxLineBytes: 1024 * 1024, env: { FAKE_CLI_BYTES: String(5 * 1024 * 1024) } })
+        spec(scenarios.bigline(5 * 1024 * 1024), { maxLineBytes: 1024 * 1024 })
       )
       const frames = yield* collect(connection)
       expect(frames).toHaveLength(2)
@@ -79,26 +109,26 @@ describe("Transport (process)", () => {
 
   it.scopedLive("keeps a € whose bytes arrive in two writes", () =>
     Effect.gen(function*() {
-      const frames = yield* collect(yield* open(spec("splitEuro")))
+      const frames = yield* collect(yield* open(spec(scenarios.splitEuro)))
       expect(texts(frames)).toEqual(["price: 5€ ok"])
     }).pipe(Effect.provide(TransportLive)))
 
   it.scopedLive("does not split on U+2028 / U+2029 inside strings", () =>
     Effect.gen(function*() {
-      const frames = yield* collect(yield* open(spec("u2028")))
+      const frames = yield* collect(yield* open(spec(scenarios.u2028)))
       expect(texts(frames)).toEqual(["a\u2028b\u2029c"])
       expect(frames).toHaveLength(2)
     }).pipe(Effect.provide(TransportLive)))
 
   it.scopedLive("accepts CRLF line endings", () =>
     Effect.gen(function*() {
-      const frames = yield* collect(yield* open(spec("crlf")))
+      const frames = yield* collect(yield* open(spec(scenarios.crlf)))
       expect(frames.map((f) => f.type)).toEqual(["assistant", "result"])
     }).pipe(Effect.provide(TransportLive)))
 
   it.scopedLive("turns a non-JSON banner and a non-object line into in-band MalformedLine errors", () =>
     Effect.gen(function*() {
-      const frames = yield* collect(yield* open(spec("banner")))
+      const frames = yield* collect(yield* open(spec(scenarios.banner)))
       expect(frames.map((f) => f.type)).toEqual(["transport_error", "transport_error", "assistant", "result"])
       const [banner, array] = frames
       if (banner?.type === "transport_error") {
@@ -113,7 +143,7 @@ describe("Transport (process)", () => {
   it.scopedLive("10 MB of stderr then exit 1: ProcessExited with a bounded tail, no stall", () =>
     Effect.gen(function*() {
       const chunks: Array<string> = []
-      const connection = yield* open(spec("stderrFlood", { onStderr: (c) => chunks.push(c) }))
+      const connection = yield* open(spec(scenarios.stderrFlood, { onStderr: (c) => chunks.push(c) }))
       const started = Date.now()
       const exit = yield* Effect.exit(collect(connection))
       expect(Date.now() - started).toBeLessThan(10_000)
@@ -139,7 +169,7 @@ describe("Transport (process)", () => {
   it.live("a CLI that ignores SIGTERM is SIGKILLed within the bound, with its process group", () =>
     Effect.gen(function*() {
       const scope = yield* Scope.make()
-      const connection = yield* open(spec("ignoreSigterm", { killGraceMillis: 500 })).pipe(Scope.extend(scope))
+      const connection = yield* open(spec(scenarios.ignoreSigterm, { killGraceMillis: 500 })).pipe(Scope.extend(scope))
       const first = yield* connection.messages.pipe(Stream.take(1), Stream.runCollect, Scope.extend(scope))
       const status = Chunk.unsafeHead(first) as { grandchild_pid?: number }
       const pid = Option.getOrThrow(connection.pid)
@@ -160,7 +190,7 @@ describe("Transport (process)", () => {
   it.live("closing the scope of an idle CLI that exits on EOF is fast", () =>
     Effect.gen(function*() {
       const scope = yield* Scope.make()
-      const connection = yield* open(spec("exitOnEof")).pipe(Scope.extend(scope))
+      const connection = yield* open(spec(scenarios.exitOnEof())).pipe(Scope.extend(scope))
       yield* Effect.sleep("100 millis")
       const pid = Option.getOrThrow(connection.pid)
       const started = Date.now()
@@ -172,7 +202,7 @@ describe("Transport (process)", () => {
 
   it.scopedLive("SIGKILL mid-stream: the stream fails with ProcessExited and the next send fails the same way", () =>
     Effect.gen(function*() {
-      const connection = yield* open(spec("waitForKill"))
+      const connection = yield* open(spec(scenarios.waitForKill))
       const pid = Option.getOrThrow(connection.pid)
       const exit = yield* connection.messages.pipe(
         Stream.tap((f) => (f.type === "assistant" ? Effect.sync(() => process.kill(pid, "SIGKILL")) : Effect.void)),
@@ -205,14 +235,18 @@ describe("Transport (process)", () => {
       process.env["CLAUDECODE"] = "1"
       try {
         const connection = yield* open(
-          spec("exitOnEof", { args: ["--model=fake"], cwd: dir, env: { FAKE_CLI_LOG: log, FAKE_MARKER: "m" } })
+          spec(scenarios.exitOnEof({ log, logEnv: ["FAKE_MARKER"] }), {
+            args: ["--model=fake"],
+            cwd: dir,
+            env: { FAKE_MARKER: "m" }
+          })
         )
         yield* connection.endInput
         yield* connection.awaitExit
       } finally {
         delete process.env["CLAUDECODE"]
       }
-      const seen = JSON.parse(fs.readFileSync(log, "utf8"))
+      const seen = (yield* FakeCli.readLog(log)).start!
       expect(seen.argv).toEqual([
         "--output-format",
         "stream-json",
@@ -233,22 +267,17 @@ describe("Transport (process)", () => {
     Effect.gen(function*() {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), "eca-env-"))
       const log = path.join(dir, "log.json")
-      const connection = yield* open({
-        args: [],
-        executable: FAKE_CLI,
-        envMode: "replace",
-        env: { FAKE_CLI_SCENARIO: "exitOnEof", FAKE_CLI_LOG: log }
-      })
+      const connection = yield* open(spec(scenarios.exitOnEof({ log }), { envMode: "replace" }))
       yield* connection.endInput
       expect(yield* connection.awaitExit).toEqual({ code: 0, signal: null })
-      const seen = JSON.parse(fs.readFileSync(log, "utf8"))
+      const seen = (yield* FakeCli.readLog(log)).start!
       expect(seen.env.PATH).toBe(null)
       expect(seen.env.CLAUDE_CODE_ENTRYPOINT).toBe("sdk-ts")
     }).pipe(Effect.provide(TransportLive)))
 
   it.scopedLive("a non-zero exit code is reported with the stderr tail", () =>
     Effect.gen(function*() {
-      const connection = yield* open(spec("exitCode", { env: { FAKE_CLI_EXIT: "3" } }))
+      const connection = yield* open(spec(scenarios.exitCode(3)))
       const error = yield* Effect.flip(collect(connection))
       expect(error).toStrictEqual(
         new AgentError.ProcessExited({ code: 3, signal: null, stderrTail: "about to exit\n" })

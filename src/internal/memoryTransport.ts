@@ -1,5 +1,4 @@
 /** @internal */
-import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Mailbox from "effect/Mailbox"
@@ -85,7 +84,7 @@ export const makeConnection = (
           if (status !== undefined) return Effect.void
           const out: Array<Message.Frame> = []
           framer.push(typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk, out)
-          return Effect.asVoid(stdout.offerAll(Chunk.unsafeFromArray(out)))
+          return Effect.asVoid(stdout.offerAll(out))
         }),
       emitStderr: (text) => Effect.sync(() => stderr.push(Buffer.from(text, "utf8"))),
       take: stdin.take,

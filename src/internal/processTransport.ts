@@ -9,7 +9,7 @@ import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { type CliNotFound, InputClosed, ProcessExited, SpawnFailed } from "../AgentError.js"
+import { type CliNotFound, InputClosed, ProcessExited, SpawnFailed, type VersionIncompatible } from "../AgentError.js"
 import type * as Message from "../Message.js"
 import type { Connection, ExitStatus, LaunchSpec } from "../Transport.js"
 import { resolveCli } from "./cliPath.js"
@@ -17,6 +17,7 @@ import { buildEnv } from "./env.js"
 import { DEFAULT_MAX_LINE_BYTES, makeLineFramer } from "./framing.js"
 import { liveTimeout } from "./liveTimer.js"
 import { makeStderrTail } from "./stderrTail.js"
+import { checkVersion, SUPPORTED_CLI_VERSIONS } from "./version.js"
 
 /** @internal */
 export const BASE_ARGS: ReadonlyArray<string> = [
@@ -64,7 +65,9 @@ const signal = (pid: number, sig: NodeJS.Signals) =>
 export const make = Effect.gen(function*() {
   const executor = yield* CommandExecutor.CommandExecutor
 
-  const open = (spec: LaunchSpec): Effect.Effect<Connection, CliNotFound | SpawnFailed, Scope.Scope> =>
+  const open = (
+    spec: LaunchSpec
+  ): Effect.Effect<Connection, CliNotFound | SpawnFailed | VersionIncompatible, Scope.Scope> =>
     Effect.gen(function*() {
       const env = buildEnv({ parent: process.env, env: spec.env, mode: spec.envMode })
       const cli = yield* resolveCli({
@@ -72,6 +75,7 @@ export const make = Effect.gen(function*() {
         env: { ...process.env, ...spec.env },
         executableArgs: spec.executableArgs
       })
+      yield* checkVersion(cli, spec.cliVersions ?? SUPPORTED_CLI_VERSIONS)
       const args = [...cli.prefixArgs, ...BASE_ARGS, ...spec.args]
       let command = Command.make(cli.command, ...args).pipe(Command.env(env, { extendEnv: false }))
       if (spec.cwd !== undefined) command = Command.workingDirectory(command, spec.cwd)

@@ -73,12 +73,21 @@ const make = (peer: MemoryPeer, spec: LaunchSpec, options: Options) =>
     }
     const responders = defaultResponders(options.initializeResponse ?? {})
     for (const [subtype, responder] of Object.entries(options.responders ?? {})) responders.set(subtype, responder)
+    // answers held back: after a delay, or never (a slow or hung CLI)
+    const delays = new Map<string, Duration.Duration>()
+    for (const [subtype, delay] of Object.entries(options.delays ?? {})) delays.set(subtype, Duration.decode(delay))
+    for (const subtype of options.silent ?? []) delays.set(subtype, Duration.infinity)
+    const scope = yield* Effect.scope
     const pending = new Map<string, Deferred.Deferred<Message.ControlResponse["response"]>>()
     const initialized = yield* Deferred.make<Message.ControlRequestBody>()
     const inputEnded = yield* Deferred.make<void>()
     const cancelled: Array<string> = []
     let counter = 0
     let messageCounter = 0
+
+    // Every frame goes through the byte framing, like a real process's output. (Mixing `peer.emit` with
+    // `peer.emitRaw` would also trip an Effect 3.22 Mailbox bug: `offerAll(chunk)` after `offer` repeats items.)
+    const emit = (frame: object): Effect.Effect<void> => peer.emitRaw(`${JSON.stringify(frame)}\n`)
 
     const timed = <A>(what: string, effect: Effect.Effect<A, ScriptError>, timeout = stepTimeout) =>
       effect.pipe(
@@ -103,7 +112,15 @@ const make = (peer: MemoryPeer, spec: LaunchSpec, options: Options) =>
             onSuccess: (body) => ({ subtype: "success" as const, request_id: requestId, response: body })
           })
         )
-      return Effect.flatMap(response, (r) => peer.emit({ type: "control_response", response: r }))
+      const emitted = Effect.flatMap(response, (r) => emit({ type: "control_response", response: r }))
+      const delay = delays.get(request.subtype)
+      const held = delay === undefined
+        ? emitted
+        : Duration.isFinite(delay)
+        ? Effect.delay(emitted, delay)
+        : Effect.never
+      // on its own fiber, like the real CLI: a slow or silent answer never holds up reading stdin
+      return Effect.asVoid(Effect.forkIn(held, scope))
     }
 
     const dispatch = (frame: Message.StdinMessage): Effect.Effect<void> => {
@@ -157,7 +174,7 @@ const make = (peer: MemoryPeer, spec: LaunchSpec, options: Options) =>
         const requestId = `cli_${++counter}`
         const deferred = yield* Deferred.make<Message.ControlResponse["response"]>()
         pending.set(requestId, deferred)
-        yield* peer.emit({ type: "control_request", request_id: requestId, request: { ...body, subtype } })
+        yield* emit({ type: "control_request", request_id: requestId, request: { ...body, subtype } })
         return yield* timed(
           `the answer to ${subtype} (${requestId})`,
           Deferred.await(deferred),
@@ -165,24 +182,24 @@ const make = (peer: MemoryPeer, spec: LaunchSpec, options: Options) =>
         )
       })
 
-    const emitAssistant = (block: Message.ContentBlock) =>
-      peer.emit({
-        type: "assistant",
-        message: {
-          id: `msg_scripted_${messageCounter}`,
-          type: "message",
-          role: "assistant",
-          model: MODEL,
-          content: [block],
-          stop_reason: null,
-          stop_sequence: null,
-          usage
-        },
-        parent_tool_use_id: null,
-        session_id: sessionId,
-        uuid: randomUUID(),
-        timestamp: new Date().toISOString()
+    const assistantFrame = (block: Message.ContentBlock) => ({
+      type: "assistant",
+      message: {
+        id: `msg_scripted_${messageCounter}`,
+        type: "message",
+        role: "assistant",
+        model: MODEL,
+        content: [block],
+        stop_reason: null,
+        stop_sequence: null,
+        usage
+      },
+      parent_tool_use_id: null,
+      session_id: sessionId,
+      uuid: randomUUID(),
+      timestamp: new Date().toISOString()
       })
+    const emitAssistant = (block: Message.ContentBlock) => emit(assistantFrame(block))
 
     const cli: ScriptedCli = {
       spec,
@@ -197,11 +214,13 @@ const make = (peer: MemoryPeer, spec: LaunchSpec, options: Options) =>
       expectControl: (subtype) => timed(`a ${subtype} control request`, controlQueue(subtype).take),
       expectEndInput: timed("stdin to close", Deferred.await(inputEnded)),
       respond: (subtype, responder) => Effect.sync(() => responders.set(subtype, responder)),
-      emit: peer.emit,
+      slow: (subtype, duration) => Effect.sync(() => delays.set(subtype, Duration.decode(duration))),
+      neverAnswer: (subtype) => Effect.sync(() => delays.set(subtype, Duration.infinity)),
+      emit,
       emitRaw: peer.emitRaw,
       stderr: peer.emitStderr,
       init: (fields) =>
-        peer.emit({
+        emit({
           type: "system",
           subtype: "init",
           cwd: spec.cwd ?? "/",
@@ -226,7 +245,7 @@ const make = (peer: MemoryPeer, spec: LaunchSpec, options: Options) =>
           for (const part of content) yield* emitAssistant(typeof part === "string" ? { type: "text", text: part } : part)
         }),
       toolResult: (toolUseId, content, isError = false) =>
-        peer.emit({
+        emit({
           type: "user",
           message: { role: "user", content: [{ type: "tool_result", tool_use_id: toolUseId, content, is_error: isError }] },
           parent_tool_use_id: null,
@@ -235,7 +254,7 @@ const make = (peer: MemoryPeer, spec: LaunchSpec, options: Options) =>
           timestamp: new Date().toISOString()
         }),
       result: (text = "done", fields) =>
-        Effect.zipRight(peer.emit({
+        Effect.zipRight(emit({
           type: "result",
           subtype: "success",
           is_error: false,
@@ -252,7 +271,7 @@ const make = (peer: MemoryPeer, spec: LaunchSpec, options: Options) =>
           permission_denials: [],
           terminal_reason: "completed",
           ...fields
-        }), peer.emit({
+        }), emit({
           // as the real CLI does right after every result (with CLAUDE_CODE_SDK_READS_SESSION_STATE=1)
           type: "system",
           subtype: "session_state_changed",
@@ -285,13 +304,22 @@ const make = (peer: MemoryPeer, spec: LaunchSpec, options: Options) =>
           permission_suggestions: [],
           ...extra
         }),
-      cancel: (requestId) => peer.emit({ type: "control_cancel_request", request_id: requestId }),
+      cancel: (requestId) => emit({ type: "control_cancel_request", request_id: requestId }),
       cancelled: Effect.sync(() => [...cancelled]),
       received: peer.sent,
       exit: (code, stderr) =>
         Effect.zipRight(stderr === undefined ? Effect.void : peer.emitStderr(stderr), peer.exit({ code, signal: null })),
       kill: (signal = "SIGKILL") => peer.exit({ code: null, signal }),
-      stall: Effect.never
+      stall: Effect.never,
+      malformed: (line = "this is not JSON") => peer.emitRaw(`${line}\n`),
+      giantLine: (bytes) =>
+        Effect.suspend(() => {
+          messageCounter++
+          const frame = assistantFrame({ type: "text", text: "x".repeat(Math.max(0, bytes)) })
+          return peer.emitRaw(`${JSON.stringify(frame)}\n`)
+        }),
+      unknownMessage: (type = "scripted_future_message", fields) =>
+        emit({ session_id: sessionId, uuid: randomUUID(), ...fields, type })
     }
     return { cli, inputEnded }
   })
@@ -320,6 +348,13 @@ export const layer = (
         })
     })
   )
+
+/** @internal */
+export const exitsAtOnce = (code = 1, stderr = ""): Layer.Layer<Transport> =>
+  layer((cli) => cli.exit(code, stderr.length > 0 ? stderr : undefined))
+
+/** @internal */
+export const neverAnswersInitialize: Layer.Layer<Transport> = layer((cli) => cli.stall, { silent: ["initialize"] })
 
 /** @internal */
 export const echo: Layer.Layer<Transport> = layer((cli) =>

@@ -23,6 +23,7 @@ import * as Message from "../Message.js"
 import { Transport } from "../Transport.js"
 import { collectExtensions } from "./extensions.js"
 import * as Opts from "./options.js"
+import { protectArgs } from "./argv.js"
 import { liveTimeout } from "./liveTimer.js"
 import { resolveOrigin } from "./origin.js"
 
@@ -66,8 +67,9 @@ export const make = (
     const extensions = yield* collectExtensions(options)
     const launch = yield* Opts.toLaunch(options, extensions)
     const transport = yield* Transport
+    const args = yield* protectArgs(launch.args)
     const connection = yield* transport.open({
-      args: launch.args,
+      args,
       env: launch.env,
       envMode: options.envMode,
       cwd: options.cwd,
@@ -76,7 +78,8 @@ export const make = (
       onStderr: options.stderr,
       maxLineBytes: options.maxLineBytes,
       closeGraceMillis: options.closeGraceMillis,
-      killGraceMillis: options.killGraceMillis
+      killGraceMillis: options.killGraceMillis,
+      cliVersions: options.cliVersions
     })
 
     let status: SessionState = "starting"
@@ -87,12 +90,19 @@ export const make = (
     let notFound: SessionNotFound | undefined
     // why the SDK ended the process itself (the ProcessExited that follows is only a consequence)
     let endedBySdk: IdleTimeout | StartupFailed | undefined
+    let initializeAnswered = false
     const refine = <E>(error: E): E | SessionNotFound | IdleTimeout | StartupFailed => {
+      if (!(error instanceof ProcessExited)) return error
       const reason = notFound ?? endedBySdk
-      return reason !== undefined && typeof error === "object" && error !== null && "_tag" in error &&
-          error._tag === "ProcessExited"
-        ? reason
-        : error
+      if (reason !== undefined) return reason
+      // the CLI died before it answered initialize: that is a start-up failure, whoever sees it first
+      return initializeAnswered ? error : new StartupFailed({
+        phase: protocol.framesReceived() > 0 ? "initializeAck" : "firstLine",
+        reason: error.message,
+        exitCode: error.code,
+        stderrTail: error.stderrTail,
+        cause: error
+      })
     }
     let commands: ReadonlyArray<Message.SlashCommand> | undefined
     let results = 0
@@ -100,6 +110,8 @@ export const make = (
     const resultCallbacks: Array<() => void> = []
     // the CLI needs a moment after a result before it is idle; stdin closed in that window costs it ~2 s to exit
     let lastWasResult = false
+    // older CLIs (before session_state_changed) never report idle: do not wait for it
+    let reportsState = false
     let promptsSent = 0
     let turnsRequested = 0
     // SDK messages seen, and how many had been seen when the last prompt was sent (first-message detection)
@@ -118,6 +130,7 @@ export const make = (
         case "system":
           if (m.subtype === "session_state_changed") {
             status = m.state
+            reportsState = true
             if (m.state === "idle") {
               lastWasResult = false
               for (const waiter of idleWaiters) Deferred.unsafeDone(waiter, Effect.void)
@@ -152,7 +165,7 @@ export const make = (
       return Effect.asVoid(liveTimeout(Deferred.await(waiter), IDLE_AFTER_RESULT))
     })
     const settleAfterResult: Effect.Effect<void> = Effect.suspend(() =>
-      !lastWasResult || status === "idle" ? Effect.void : awaitIdle
+      !lastWasResult || status === "idle" || !reportsState ? Effect.void : awaitIdle
     )
 
     const protocol = yield* ControlProtocol.make(connection, {
@@ -172,13 +185,14 @@ export const make = (
       if (!busy) return settleAfterResult
       return liveTimeout(protocol.request("interrupt", {}, { timeout: Duration.infinity }), IDLE_AFTER_RESULT).pipe(
         Effect.ignore,
-        Effect.zipRight(Effect.suspend(() => (status === "idle" ? Effect.void : awaitIdle)))
+        Effect.zipRight(Effect.suspend(() => (status === "idle" || !reportsState ? Effect.void : awaitIdle)))
       )
     })
     // runs before the transport's own finalizer (registered earlier): let the turn settle first
     yield* Effect.addFinalizer(() => Effect.interruptible(settleBeforeClose))
 
     const fatal = yield* Deferred.make<never, SessionError>()
+    yield* extensions.failure.pipe(Effect.catchAll((error) => Deferred.fail(fatal, error)), Effect.forkScoped)
     const initialized = yield* Deferred.make<Message.InitializeResponse, SessionError>()
     // written before anything else the session sends; answered later
     const initialize = yield* protocol.begin("initialize", launch.initialize, {
@@ -200,6 +214,11 @@ export const make = (
         return yield* Effect.fail(failure)
       })
     yield* initialize.pipe(
+      Effect.tap(() =>
+        Effect.sync(() => {
+          initializeAnswered = true
+        })
+      ),
       Effect.flatMap(decodeResponse(Message.InitializeResponse, "initialize")),
       Effect.catchAll(startupFailed),
       Effect.tap((response) => extensions.onInitialized(response)),

@@ -2,13 +2,9 @@ import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
-import * as path from "node:path"
 
 /** Real processes: the CommandExecutor the process Transport needs. */
 export const NodeExecutor = NodeCommandExecutor.layer.pipe(Layer.provide(NodeFileSystem.layer))
-
-/** The fake CLI script used by process-level tests. */
-export const FAKE_CLI = path.join(import.meta.dirname, "..", "fixtures", "fake-cli.mjs")
 
 /** `true` when the process exists and is not a zombie. */
 export const isAlive = (pid: number): boolean => {
