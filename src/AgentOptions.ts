@@ -15,7 +15,8 @@
  */
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
-import type { InvalidOptions } from "./AgentError.js"
+import type * as Schedule from "effect/Schedule"
+import type { InvalidOptions, ProcessExited } from "./AgentError.js"
 import * as internal from "./internal/options.js"
 import type * as Message from "./Message.js"
 
@@ -331,6 +332,18 @@ export interface Options {
    * `VersionIncompatible` before it starts. Defaults to `Transport.SUPPORTED_CLI_VERSIONS`.
    */
   readonly cliVersions?: string | undefined
+  /**
+   * Sessions only: when the CLI dies unexpectedly (a crash, an OOM kill, a `kill` by an operator — not your own
+   * close), start a new one that resumes the same session, re-registering hooks, permissions and MCP servers; the
+   * session's `messages` and `send` keep working and a `session_restarted` message marks each restart. Prompts sent
+   * while the process is replaced are queued and delivered once. Give the retry policy as an Effect `Schedule` over
+   * the `ProcessExited` that caused it, or as `{ maxRestarts, initialDelayMillis?, maxDelayMillis? }` (exponential
+   * backoff). When the policy is exhausted the session fails with the last `ProcessExited`.
+   */
+  readonly autoResume?:
+    | Schedule.Schedule<unknown, ProcessExited>
+    | { readonly maxRestarts: number; readonly initialDelayMillis?: number; readonly maxDelayMillis?: number }
+    | undefined
   /** SDK messages buffered for a slow consumer before reading pauses. Defaults to 4096. */
   readonly messageBufferSize?: number | undefined
 }

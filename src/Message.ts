@@ -1406,6 +1406,25 @@ export interface TransportErrorMessage {
   readonly error: LineError
 }
 
+/**
+ * Written by the SDK (not the CLI) when a session with `autoResume` replaced a CLI that died: which attempt this
+ * was, how the old process ended, and the session id the new process resumed.
+ *
+ * @since 0.1.0
+ * @category other messages
+ */
+export interface SessionRestartedMessage {
+  readonly type: "session_restarted"
+  /** 1 for the first restart of this session. */
+  readonly attempt: number
+  readonly exit: { readonly code: number | null; readonly signal: string | null }
+  readonly stderrTail: string
+  /** The session id the new process resumed. */
+  readonly session_id: string
+  /** `true` when a turn was running when the CLI died: that turn's result will not come. */
+  readonly interruptedTurn: boolean
+}
+
 // ---------------------------------------------------------------------------------------------------------------------
 // control protocol
 // ---------------------------------------------------------------------------------------------------------------------
@@ -1532,6 +1551,7 @@ export type SdkMessage =
   | ConversationResetMessage
   | UnknownMessage
   | TransportErrorMessage
+  | SessionRestartedMessage
 
 /**
  * Schema of every frame the CLI writes on stdout (including {@link UnknownMessage}). Prefer {@link decode}, which

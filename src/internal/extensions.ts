@@ -7,9 +7,9 @@ import type { SessionError } from "../ClaudeAgent.js"
 import type { ControlProtocol, InboundHandler } from "../ControlProtocol.js"
 import { Hooks } from "../Hooks.js"
 import type * as Message from "../Message.js"
-import { Permissions, type PermissionStore } from "../Permissions.js"
+import { Permissions } from "../Permissions.js"
 import { contribution as hooksContributionOf } from "./hooks.js"
-import { contribution as permissionsContribution, makeStore } from "./permissions.js"
+import { type InternalStore, contribution as permissionsContribution, makeStore } from "./permissions.js"
 import { contribution as sdkMcpContribution } from "./sdkMcp.js"
 
 /**
@@ -99,11 +99,12 @@ export const defaults: Contribution = { handlers: new Map([["elicitation", decli
  * @internal
  */
 export const collectExtensions = (
-  options: Options
-): Effect.Effect<SessionExtensions & { readonly permissionStore: PermissionStore }, never, Scope.Scope> =>
+  options: Options,
+  store?: InternalStore
+): Effect.Effect<SessionExtensions & { readonly permissionStore: InternalStore }, never, Scope.Scope> =>
   Effect.gen(function*() {
     const contributions: Array<Contribution> = [defaults]
-    const permissionStore = makeStore()
+    const permissionStore = store ?? makeStore()
     const permissions = yield* Effect.serviceOption(Permissions)
     if (Option.isSome(permissions)) contributions.push(permissionsContribution(permissions.value, options, permissionStore))
     const hooks = yield* Effect.serviceOption(Hooks)

@@ -25,6 +25,7 @@ import { collectExtensions } from "./extensions.js"
 import * as Opts from "./options.js"
 import { protectArgs } from "./argv.js"
 import { liveTimeout } from "./liveTimer.js"
+import type { InternalStore } from "./permissions.js"
 import { resolveOrigin } from "./origin.js"
 
 const DRAIN_AFTER_LAST_RESULT = Duration.seconds(2)
@@ -49,6 +50,8 @@ export interface SessionInternal {
   readonly fatal: Effect.Effect<never, SessionError>
   /** Waits (bounded) for the CLI to report idle when a turn has just ended. */
   readonly settleAfterResult: Effect.Effect<void>
+  /** The session's permission store (shared by every process of an auto-resumed session). */
+  readonly permissionStore: InternalStore
   /** Turns a `ProcessExited` the SDK caused or can explain into the real reason (`SessionNotFound`, `IdleTimeout`…). */
   readonly refine: <E>(error: E) => E | SessionNotFound | IdleTimeout | StartupFailed
   /** Number of `result` messages seen so far. */
@@ -60,11 +63,12 @@ export interface SessionInternal {
 
 /** @internal */
 export const make = (
-  requested: Options = {}
+  requested: Options = {},
+  internals: { readonly permissionStore?: InternalStore } = {}
 ): Effect.Effect<SessionInternal, SessionError, Transport | Scope.Scope> =>
   Effect.gen(function*() {
     const { options, origin } = resolveOrigin(requested)
-    const extensions = yield* collectExtensions(options)
+    const extensions = yield* collectExtensions(options, internals.permissionStore)
     const launch = yield* Opts.toLaunch(options, extensions)
     const transport = yield* Transport
     const args = yield* protectArgs(launch.args)
@@ -398,6 +402,7 @@ export const make = (
       protocol,
       fatal: Deferred.await(fatal),
       settleAfterResult,
+      permissionStore: extensions.permissionStore,
       refine,
       resultCount: () => results,
       lastResult: () => lastResult,
@@ -409,7 +414,9 @@ export const make = (
 
 /** @internal */
 export const session = (options: Options = {}): Effect.Effect<Session, SessionError, Transport | Scope.Scope> =>
-  Effect.map(make(options), (s) => s.session).pipe(Effect.withSpan("ClaudeAgent.session"))
+  (options.autoResume !== undefined
+    ? Effect.flatMap(Effect.promise(() => import("./resilient.js")), (resilient) => resilient.make(options))
+    : Effect.map(make(options), (s) => s.session)).pipe(Effect.withSpan("ClaudeAgent.session"))
 
 /**
  * Feeds a prompt (a string or a stream of prompts) into a session and returns its messages until the CLI has
