@@ -120,7 +120,7 @@ for (const cli of CLIS) {
         expect(bogus).toBeInstanceOf(AgentError.SessionNotFound)
       }))
 
-    live("the version gate accepts it, and rejects it when it is outside the range", () =>
+    live("G20 the version gate accepts it, and rejects it when it is outside the range", () =>
       Effect.gen(function*() {
         const { options } = yield* realCli()
         const error = yield* ClaudeAgent.query("x", options(withCli({ cliVersions: ">=9.0.0" }))).pipe(

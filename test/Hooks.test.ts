@@ -138,7 +138,7 @@ describe("Hooks", () => {
       expect(answers[2]).toMatchObject(success({ decision: "block", reason: expect.stringContaining("x") }))
     }))
 
-  it.scoped("a hook that runs past its timeout answers by onFailure, and the next hook still runs", () =>
+  it.scoped("G6 a hook that runs past its timeout answers by onFailure, and the next hook still runs", () =>
     Effect.gen(function*() {
       let calls = 0
       const hooks = Hooks.layer({

@@ -17,7 +17,7 @@ const entries = (file: string): Array<Entry> =>
 const isStdoutFrame = (e: Entry) => e.dir === "out" && typeof e.msg === "object" && e.msg !== null
 
 describe("Message.decode", () => {
-  it("decodes every stdout frame of every recorded transcript to a known member, unchanged", () => {
+  it("G9 decodes every stdout frame of every recorded transcript to a known member, unchanged", () => {
     let count = 0
     const types = new Set<string>()
     for (const file of transcripts.filter((f) => !f.endsWith(".sdk.jsonl"))) {
@@ -89,7 +89,7 @@ describe("Message.decode", () => {
     expect((decoded as { brand_new_field?: unknown }).brand_new_field).toEqual({ nested: [1, 2] })
   })
 
-  it("an unknown type becomes an UnknownMessage carrying the raw object", () => {
+  it("G9 an unknown type becomes an UnknownMessage carrying the raw object", () => {
     const raw = { type: "hologram", payload: 42 }
     expect(Message.decode(raw)).toStrictEqual({ type: "unknown", reason: "unknown_type", raw })
   })

@@ -110,7 +110,7 @@ for (const mode of ["query", "session"] as const) {
 }
 
 describe("Permissions against the real CLI: fail closed", () => {
-  live("a callback that hangs past its timeout is a deny, and the next call in the session is still decided by it", () =>
+  live("G6 a callback that hangs past its timeout is a deny, and the next call in the session is still decided by it", () =>
     Effect.gen(function*() {
       const { options, cwd } = yield* realCli()
       let calls = 0

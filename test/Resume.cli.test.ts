@@ -41,7 +41,7 @@ describe("resume, continue and fork against the real CLI", () => {
       expect(resumed.replies[0]).toContain("user prompts: SAY one | SAY two | HISTORY")
     }))
 
-  live("close → resume cycles right after each close never lose a completed turn", () =>
+  live("G13 close → resume cycles right after each close never lose a completed turn", () =>
     Effect.gen(function*() {
       const { options } = yield* realCli()
       const first = yield* runSession(options(), ["SAY turn-0"])
@@ -82,7 +82,7 @@ describe("resume, continue and fork against the real CLI", () => {
       expect(continued.replies[0]).toContain("user prompts: SAY newer | HISTORY")
     }))
 
-  live("a bogus id fails quickly with SessionNotFound and leaves no process", () =>
+  live("G13 a bogus id fails quickly with SessionNotFound and leaves no process", () =>
     Effect.gen(function*() {
       const { options } = yield* realCli()
       const bogus = "00000000-0000-4000-8000-000000000000"

@@ -20,7 +20,7 @@ const advance = (seconds: number) =>
 const slow = { stepTimeout: "365 days" } as const
 
 describe("timeouts that turn silence into errors", () => {
-  it.scoped("idle mid-turn: IdleTimeout (kind idle) after idleTimeout, and the CLI is killed", () =>
+  it.scoped("G1 idle mid-turn: IdleTimeout (kind idle) after idleTimeout, and the CLI is killed", () =>
     Effect.gen(function*() {
       const killed = yield* Deferred.make<void>()
       const layer = ScriptedCli.layer((cli) =>
@@ -41,7 +41,7 @@ describe("timeouts that turn silence into errors", () => {
       expect(yield* session.state).toBe("exited")
     }))
 
-  it.scoped("nothing at all after the prompt: IdleTimeout (kind firstMessage) after firstMessageTimeout", () =>
+  it.scoped("G1 nothing at all after the prompt: IdleTimeout (kind firstMessage) after firstMessageTimeout", () =>
     Effect.gen(function*() {
       const layer = ScriptedCli.layer((cli) => Effect.zipRight(cli.expectUser, cli.stall), slow)
       const fiber = yield* ClaudeAgent.query("go", { firstMessageTimeout: "10 seconds", idleTimeout: "1 hour" }).pipe(

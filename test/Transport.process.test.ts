@@ -77,7 +77,7 @@ describe("Transport (process)", () => {
       expect(Exit.isFailure(sendAfter)).toBe(true)
     }).pipe(Effect.provide(TransportLive)))
 
-  it.scopedLive("reads a 50 MB line intact", () =>
+  it.scopedLive("G8 reads a 50 MB line intact", () =>
     Effect.gen(function*() {
       const connection = yield* open(spec(scenarios.bigline(50 * 1024 * 1024)))
       const frames = yield* collect(connection)
@@ -86,7 +86,7 @@ describe("Transport (process)", () => {
       expect(frames.at(-1)).toMatchObject({ type: "result", result: "after-big-line" })
     }).pipe(Effect.provide(TransportLive)), 60_000)
 
-  it.scopedLive("skips a line over the limit with an in-band LineTooLong and keeps going", () =>
+  it.scopedLive("G8 skips a line over the limit with an in-band LineTooLong and keeps going", () =>
     Effect.gen(function*() {
       const connection = yield* open(
         spec(scenarios.bigline(5 * 1024 * 1024), { maxLineBytes: 1024 * 1024 })
@@ -107,26 +107,26 @@ describe("Transport (process)", () => {
       expect(second).toMatchObject({ type: "result", result: "after-big-line" })
     }).pipe(Effect.provide(TransportLive)))
 
-  it.scopedLive("keeps a € whose bytes arrive in two writes", () =>
+  it.scopedLive("G8 keeps a € whose bytes arrive in two writes", () =>
     Effect.gen(function*() {
       const frames = yield* collect(yield* open(spec(scenarios.splitEuro)))
       expect(texts(frames)).toEqual(["price: 5€ ok"])
     }).pipe(Effect.provide(TransportLive)))
 
-  it.scopedLive("does not split on U+2028 / U+2029 inside strings", () =>
+  it.scopedLive("G8 does not split on U+2028 / U+2029 inside strings", () =>
     Effect.gen(function*() {
       const frames = yield* collect(yield* open(spec(scenarios.u2028)))
       expect(texts(frames)).toEqual(["a\u2028b\u2029c"])
       expect(frames).toHaveLength(2)
     }).pipe(Effect.provide(TransportLive)))
 
-  it.scopedLive("accepts CRLF line endings", () =>
+  it.scopedLive("G8 accepts CRLF line endings", () =>
     Effect.gen(function*() {
       const frames = yield* collect(yield* open(spec(scenarios.crlf)))
       expect(frames.map((f) => f.type)).toEqual(["assistant", "result"])
     }).pipe(Effect.provide(TransportLive)))
 
-  it.scopedLive("turns a non-JSON banner and a non-object line into in-band MalformedLine errors", () =>
+  it.scopedLive("G10 turns a non-JSON banner and a non-object line into in-band MalformedLine errors", () =>
     Effect.gen(function*() {
       const frames = yield* collect(yield* open(spec(scenarios.banner)))
       expect(frames.map((f) => f.type)).toEqual(["transport_error", "transport_error", "assistant", "result"])
@@ -140,7 +140,7 @@ describe("Transport (process)", () => {
       }
     }).pipe(Effect.provide(TransportLive)))
 
-  it.scopedLive("10 MB of stderr then exit 1: ProcessExited with a bounded tail, no stall", () =>
+  it.scopedLive("G10 10 MB of stderr then exit 1: ProcessExited with a bounded tail, no stall", () =>
     Effect.gen(function*() {
       const chunks: Array<string> = []
       const connection = yield* open(spec(scenarios.stderrFlood, { onStderr: (c) => chunks.push(c) }))
@@ -166,7 +166,7 @@ describe("Transport (process)", () => {
       expect(send._tag).toBe("ProcessExited")
     }).pipe(Effect.provide(TransportLive)))
 
-  it.live("a CLI that ignores SIGTERM is SIGKILLed within the bound, with its process group", () =>
+  it.live("G2 a CLI that ignores SIGTERM is SIGKILLed within the bound, with its process group", () =>
     Effect.gen(function*() {
       const scope = yield* Scope.make()
       const connection = yield* open(spec(scenarios.ignoreSigterm, { killGraceMillis: 500 })).pipe(Scope.extend(scope))
@@ -200,7 +200,7 @@ describe("Transport (process)", () => {
       expect(yield* connection.exitStatus).toEqual(Option.some({ code: 0, signal: null }))
     }).pipe(Effect.provide(TransportLive)))
 
-  it.scopedLive("SIGKILL mid-stream: the stream fails with ProcessExited and the next send fails the same way", () =>
+  it.scopedLive("G4 SIGKILL mid-stream: the stream fails with ProcessExited and the next send fails the same way", () =>
     Effect.gen(function*() {
       const connection = yield* open(spec(scenarios.waitForKill))
       const pid = Option.getOrThrow(connection.pid)
@@ -216,7 +216,7 @@ describe("Transport (process)", () => {
       expect(send).toStrictEqual(new AgentError.ProcessExited({ code: null, signal: "SIGKILL", stderrTail: "" }))
     }).pipe(Effect.provide(TransportLive)))
 
-  it.scopedLive("a missing binary fails with CliNotFound listing the searched paths", () =>
+  it.scopedLive("G11 a missing binary fails with CliNotFound listing the searched paths", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(open({ args: [], executable: "/nonexistent/claude" }))
       expect(error._tag).toBe("CliNotFound")
@@ -228,7 +228,7 @@ describe("Transport (process)", () => {
       expect(fromEnv).toMatchObject({ _tag: "CliNotFound", searched: ["CLAUDE_CLI_PATH: /nope/claude"] })
     }).pipe(Effect.provide(TransportLive)))
 
-  it.scopedLive("spawn environment: overlay, CLAUDECODE stripped, SDK variables set, base flags first", () =>
+  it.scopedLive("G11 spawn environment: overlay, CLAUDECODE stripped, SDK variables set, base flags first", () =>
     Effect.gen(function*() {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), "eca-env-"))
       const log = path.join(dir, "log.json")
@@ -263,7 +263,7 @@ describe("Transport (process)", () => {
       expect(seen.env.PATH).toBe(process.env["PATH"])
     }).pipe(Effect.provide(TransportLive)))
 
-  it.scopedLive("replace mode: only the given variables (no PATH) and the CLI still starts", () =>
+  it.scopedLive("G11 replace mode: only the given variables (no PATH) and the CLI still starts", () =>
     Effect.gen(function*() {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), "eca-env-"))
       const log = path.join(dir, "log.json")

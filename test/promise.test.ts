@@ -18,7 +18,7 @@ describe("promise API (scripted CLI)", () => {
     expect(messages.at(-1)).toMatchObject({ type: "result", result: "echo: hi" })
   })
 
-  it("the message type is a discriminated union, not any", () => {
+  it("G9 the message type is a discriminated union, not any", () => {
     expectTypeOf<SDKMessage>().not.toBeAny()
     expectTypeOf<Extract<SDKMessage, { type: "result" }>["total_cost_usd"]>().toEqualTypeOf<number>()
     const narrow = (m: SDKMessage) => (m.type === "assistant" ? m.message.content : undefined)
