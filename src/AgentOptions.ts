@@ -158,7 +158,9 @@ export interface McpSdkServerConfig {
  * @category models
  */
 export interface SdkMcpServerInstance {
+  /** Connects the server to one session's transport. */
   connect(transport: unknown): Promise<void>
+  /** Closes the server and every transport it is connected to. */
   close(): Promise<void>
 }
 

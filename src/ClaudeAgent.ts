@@ -167,6 +167,7 @@ export interface Session {
   readonly supportedAgents: Effect.Effect<ReadonlyArray<Message.AgentInfo>, SessionError>
   readonly accountInfo: Effect.Effect<Message.AccountInfo, SessionError>
   readonly mcpServerStatus: Effect.Effect<ReadonlyArray<Message.McpServerStatus>, ControlMethodError>
+  /** How the context window is used (`detail: "full"` adds per-category breakdowns). */
   readonly getContextUsage: (
     options?: { readonly detail?: "summary" | "full" }
   ) => Effect.Effect<Message.ContextUsage, ControlMethodError>
@@ -175,7 +176,9 @@ export interface Session {
     userMessageId: string,
     options?: { readonly dryRun?: boolean }
   ) => Effect.Effect<Message.RewindFilesResult, ControlMethodError>
+  /** Reconnects an MCP server by name. */
   readonly reconnectMcpServer: (serverName: string) => Effect.Effect<void, ControlMethodError>
+  /** Enables or disables an MCP server by name. */
   readonly toggleMcpServer: (serverName: string, enabled: boolean) => Effect.Effect<void, ControlMethodError>
   /** Replaces the dynamically added MCP servers. */
   readonly setMcpServers: (

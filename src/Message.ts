@@ -1554,7 +1554,7 @@ export type SdkMessage =
   | SessionRestartedMessage
 
 /**
- * Schema of every frame the CLI writes on stdout (including {@link UnknownMessage}). Prefer {@link decode}, which
+ * Schema of every frame the CLI writes on stdout (including {@link UnknownMessage}). Prefer `decode`, which
  * also turns unknown frames and blocks into their `unknown` members; this schema validates already-normalized
  * values.
  *

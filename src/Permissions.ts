@@ -155,10 +155,13 @@ export type Policy<E = never, R = never> = (request: PermissionRequest) => Effec
  * @category models
  */
 export interface PermissionStore {
+  /** What happens to a request no rule matches: allow it, deny it, or ask the callback. */
   readonly mode: () => "allow" | "deny" | "ask"
+  /** Changes the fallback for requests no rule matches. */
   readonly setMode: (mode: "allow" | "deny" | "ask") => void
   /** Remembered rules, in the order they were added. */
   readonly rules: () => ReadonlyArray<{ readonly behavior: "allow" | "deny"; readonly rule: string }>
+  /** Remembers a rule (`Bash(npm test:*)`, `Read`, …) for the rest of the session. */
   readonly addRule: (behavior: "allow" | "deny", rule: string) => void
   /** Every permission update accepted in this session. */
   readonly accepted: () => ReadonlyArray<PermissionUpdate>

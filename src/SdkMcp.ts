@@ -338,6 +338,7 @@ export interface SdkMcpTool<out R = never> {
   /** The JSON Schema the tool is listed with, when it is not derived from `inputSchema` (see {@link toolFromJsonSchema}). */
   readonly jsonSchema?: JsonSchema | undefined
   readonly options: ToolOptions
+  /** Runs the tool on arguments the CLI sent: validates them against `inputSchema`, then calls the handler. */
   readonly call: (args: unknown, extra: ToolExtra) => Effect.Effect<CallToolResult, never, R>
 }
 
@@ -379,10 +380,15 @@ export const tool: <A, I, RS, E, R>(
 export interface CallToolOptions {
   /** Overrides the tool's timeout. Defaults to the tool's, else 60 seconds. */
   readonly timeout?: Duration.DurationInput | undefined
+  /** The `tool_use` id the call answers, passed to the handler in `extra`. */
   readonly toolUseId?: string | undefined
+  /** The MCP request id, passed to the handler in `extra`. */
   readonly requestId?: string | number | undefined
+  /** The abort signal the handler sees in `extra` (default: one that never aborts). */
   readonly signal?: AbortSignal | undefined
+  /** The request's `_meta`, passed to the handler in `extra`. */
   readonly meta?: Readonly<Record<string, unknown>> | undefined
+  /** Receives the handler's progress reports (default: dropped). */
   readonly progress?: ToolExtra["progress"] | undefined
 }
 

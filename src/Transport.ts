@@ -122,6 +122,7 @@ export interface Connection {
  * @category tags
  */
 export class Transport extends Context.Tag("effect-claude-agent/Transport")<Transport, {
+  /** Starts a CLI process for `spec`; closing the scope ends it (stdin EOF, then SIGTERM after `closeGraceMillis`). */
   readonly open: (
     spec: LaunchSpec
   ) => Effect.Effect<Connection, CliNotFound | SpawnFailed | VersionIncompatible, Scope.Scope>

@@ -241,27 +241,43 @@ export interface Options extends AgentOptions.Options {
  * @category models
  */
 export interface Query extends AsyncGenerator<SDKMessage, void> {
+  /** Interrupts the current turn; the CLI answers with a `result` (subtype `error_during_execution`). */
   readonly interrupt: () => Promise<Message.InterruptResponse>
+  /** Changes the permission mode for the rest of the session. */
   readonly setPermissionMode: (mode: PermissionMode) => Promise<{ readonly mode: string | undefined }>
+  /** Switches the model for the next turns (no argument: the default model). */
   readonly setModel: (model?: string) => Promise<void>
+  /** Sets the thinking budget (`null`: no limit) and how thinking is displayed. */
   readonly setMaxThinkingTokens: (
     maxThinkingTokens: number | null,
     display?: "summarized" | "omitted" | "highlights"
   ) => Promise<void>
+  /** The slash commands the CLI offers in this session. */
   readonly supportedCommands: () => Promise<Array<Message.SlashCommand>>
+  /** The models the CLI can use, with their capabilities. */
   readonly supportedModels: () => Promise<Array<Message.ModelInfo>>
+  /** The subagents available in this session. */
   readonly supportedAgents: () => Promise<Array<Message.AgentInfo>>
+  /** Who the CLI is authenticated as. */
   readonly accountInfo: () => Promise<Message.AccountInfo>
+  /** The full `initialize` response (commands, models, agents, account, output style). */
   readonly initializationResult: () => Promise<Message.InitializeResponse>
+  /** The status of every MCP server (connected, failed, pending, …). */
   readonly mcpServerStatus: () => Promise<Array<Message.McpServerStatus>>
+  /** How the context window is used (`detail: "full"` adds per-category breakdowns). */
   readonly getContextUsage: (options?: { readonly detail?: "summary" | "full" }) => Promise<Message.ContextUsage>
+  /** Restores files to their state at a user message (needs `enableFileCheckpointing`); `dryRun` only reports. */
   readonly rewindFiles: (
     userMessageId: string,
     options?: { readonly dryRun?: boolean }
   ) => Promise<Message.RewindFilesResult>
+  /** Reconnects an MCP server by name. */
   readonly reconnectMcpServer: (serverName: string) => Promise<void>
+  /** Enables or disables an MCP server by name. */
   readonly toggleMcpServer: (serverName: string, enabled: boolean) => Promise<void>
+  /** Replaces the dynamically added MCP servers; reports what was added, removed and failed. */
   readonly setMcpServers: (servers: Readonly<Record<string, unknown>>) => Promise<Message.McpSetServersResult>
+  /** Stops a background task (a subagent or background shell) by id. */
   readonly stopTask: (taskId: string) => Promise<void>
   /** The session id (known before the first message; see `ClaudeAgent.SessionOrigin`). */
   readonly sessionId: () => Promise<string>
@@ -269,6 +285,7 @@ export interface Query extends AsyncGenerator<SDKMessage, void> {
   readonly pid: () => Promise<number | undefined>
   /** Closes the query: the CLI is reaped; later calls reject. */
   readonly close: () => Promise<void>
+  /** `await using q = query(...)`: closes the query when the scope ends. */
   readonly [Symbol.asyncDispose]: () => Promise<void>
 }
 
