@@ -520,7 +520,7 @@ export const addContext = <E extends ContextEvent>(
  * @since 0.1.0
  * @category outputs
  */
-export const stop = (stopReason: string): HookOutput => ({ continue: false, stopReason })
+export const stop = (stopReason: string): HookOutput<never> => ({ continue: false, stopReason })
 
 /**
  * Blocks the action of any event that can be blocked (`decision: "block"`), telling the model why.
@@ -528,7 +528,7 @@ export const stop = (stopReason: string): HookOutput => ({ continue: false, stop
  * @since 0.1.0
  * @category outputs
  */
-export const block = (reason: string): HookOutput => ({ decision: "block", reason })
+export const block = (reason: string): HookOutput<never> => ({ decision: "block", reason })
 
 /**
  * Lets things continue unchanged.
@@ -536,7 +536,7 @@ export const block = (reason: string): HookOutput => ({ decision: "block", reaso
  * @since 0.1.0
  * @category outputs
  */
-export const proceed: HookOutput = {}
+export const proceed: HookOutput<never> = {}
 
 // ---------------------------------------------------------------------------------------------------------------------
 // callbacks
