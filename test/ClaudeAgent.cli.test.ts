@@ -2,6 +2,8 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { ClaudeAgent, Message } from "effect-claude-agent"
@@ -60,6 +62,25 @@ describe("ClaudeAgent against the real CLI", () => {
       expect(result).toMatchObject({ subtype: "error_during_execution", is_error: true })
       const next = yield* Stream.runCollect(session.turn("SAY after the interrupt"))
       expect(results(next)[0]).toMatchObject({ subtype: "success", result: "after the interrupt" })
+    }))
+
+  live("query: interrupting its fiber mid-turn lets the CLI exit on its own (no SIGTERM, no SIGKILL)", () =>
+    Effect.gen(function*() {
+      const { options, server } = yield* realCli({ replies: [ScriptedModelServer.stall(30_000)] })
+      const logs: Array<string> = []
+      const logger = Logger.make(({ message }) => {
+        logs.push(Array.isArray(message) ? message.join(" ") : String(message))
+      })
+      const running = yield* ClaudeAgent.query("this one hangs", options()).pipe(
+        Stream.runDrain,
+        Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
+        Logger.withMinimumLogLevel(LogLevel.Debug),
+        Effect.fork
+      )
+      yield* server.waitForRequest((r) => r.isMessages && r.stream === true)
+      yield* Fiber.interrupt(running)
+      // the turn was interrupted and stdin closed; the CLI needed no signal to exit
+      expect(logs.filter((l) => l.includes("SIGTERM") || l.includes("SIGKILL"))).toEqual([])
     }))
 
   live("session: setModel and setPermissionMode apply to the next model request", () =>

@@ -192,8 +192,10 @@ export const make = (
         Effect.zipRight(Effect.suspend(() => (status === "idle" || !reportsState ? Effect.void : awaitIdle)))
       )
     })
-    // runs before the transport's own finalizer (registered earlier): let the turn settle first
-    yield* Effect.addFinalizer(() => Effect.interruptible(settleBeforeClose))
+    // runs before the transport's own finalizer (registered earlier): let the turn settle first. It must stay
+    // uninterruptible: when the scope closes because its fiber was interrupted, an interruptible region here would
+    // end at once and skip the settling (every wait inside is bounded on the wall clock).
+    yield* Effect.addFinalizer(() => settleBeforeClose)
 
     const fatal = yield* Deferred.make<never, SessionError>()
     yield* extensions.failure.pipe(Effect.catchAll((error) => Deferred.fail(fatal, error)), Effect.forkScoped)
