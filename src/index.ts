@@ -47,6 +47,13 @@ export * as Hooks from "./Hooks.js"
 export * as Message from "./Message.js"
 
 /**
+ * External MCP servers (stdio, Streamable HTTP, SSE) proxied through this SDK and served to the CLI as SDK servers.
+ *
+ * @since 0.1.0
+ */
+export * as McpProxy from "./McpProxy.js"
+
+/**
  * The layer with everything a Node program needs.
  *
  * @since 0.1.0

@@ -57,10 +57,12 @@ const SERVER_MODULE = "@modelcontextprotocol/sdk/server/index.js"
 const IN_MEMORY_MODULE = "@modelcontextprotocol/sdk/inMemory.js"
 const TYPES_MODULE = "@modelcontextprotocol/sdk/types.js"
 
-/** JSON-RPC error codes (the MCP SDK's `ErrorCode`). */
-const INVALID_PARAMS = -32602
-const INTERNAL_ERROR = -32603
-const CONNECTION_CLOSED = -32000
+/** JSON-RPC error codes (the MCP SDK's `ErrorCode`). @internal */
+export const INVALID_PARAMS = -32602
+/** @internal */
+export const INTERNAL_ERROR = -32603
+/** @internal */
+export const CONNECTION_CLOSED = -32000
 
 // -------------------------------------------------------------------------------------------------
 // type ids and errors
@@ -117,8 +119,11 @@ export class McpServerFailed extends Schema.TaggedError<McpServerFailed>("effect
 // `skipLibCheck: false` settings, so the SDK is imported by a computed specifier (no type resolution) and used
 // through the small structural interfaces below.
 
-type JsonRpcId = string | number
-type JsonObject = Readonly<Record<string, unknown>>
+/** @internal */
+export type JsonRpcId = string | number
+
+/** @internal */
+export type JsonObject = Readonly<Record<string, unknown>>
 
 /** @internal */
 export interface McpTransport {
@@ -152,7 +157,8 @@ interface McpSdk {
   readonly CallToolRequestSchema: unknown
 }
 
-const isObject = (u: unknown): u is JsonObject => typeof u === "object" && u !== null && !Array.isArray(u)
+/** @internal */
+export const isObject = (u: unknown): u is JsonObject => typeof u === "object" && u !== null && !Array.isArray(u)
 
 const isServerClass = (u: unknown): u is McpSdk["Server"] => typeof u === "function"
 
@@ -164,7 +170,8 @@ export const isTransport = (u: unknown): u is McpTransport =>
   isObject(u) && typeof u["send"] === "function" && typeof u["start"] === "function" &&
   typeof u["close"] === "function"
 
-const importModule = (specifier: string): Promise<unknown> => import(specifier)
+/** Imports a module of the MCP SDK without its typings (see above). @internal */
+export const importModule = (specifier: string): Promise<unknown> => import(specifier)
 
 let sdkPromise: Promise<McpSdk> | undefined
 
@@ -190,6 +197,78 @@ const loadSdk: Effect.Effect<McpSdk> = Effect.promise(() => {
     })
   return sdkPromise
 })
+
+// -------------------------------------------------------------------------------------------------
+// instances served in Effect
+// -------------------------------------------------------------------------------------------------
+
+/** @internal */
+export const ServableTypeId: unique symbol = Symbol.for("effect-claude-agent/SdkMcp/Servable")
+
+/**
+ * How sessions serve an instance that this SDK implements in Effect (an SDK MCP server, an MCP proxy), instead of
+ * through the Promise `connect` of {@link SdkMcpServerInstance}.
+ *
+ * @internal
+ */
+export interface Serving {
+  /** What a session does when the CLI does not report the server as connected. */
+  readonly onConnectFailure: "fail" | "warn"
+  /** Whether sessions send the server's handshake results with `initialize`. */
+  readonly manifest: boolean
+  /** Serves one session on an MCP transport (the server end of an in-memory pair) until the scope closes. */
+  readonly serve: (transport: McpTransport) => Effect.Effect<void, never, Scope.Scope>
+}
+
+/** @internal */
+export interface Servable {
+  readonly [ServableTypeId]: Serving
+}
+
+/** @internal */
+export const isServable = (u: unknown): u is Servable => Predicate.hasProperty(u, ServableTypeId)
+
+/**
+ * The Promise API (`connect` / `close` of {@link SdkMcpServerInstance}) of an instance served in Effect, for callers
+ * outside this SDK: every `connect` serves the transport in its own scope, closed when the transport closes or by
+ * `close`.
+ *
+ * @internal
+ */
+export class PromiseConnections {
+  private readonly scopes = new Set<Scope.CloseableScope>()
+
+  constructor(
+    private readonly runtime: Runtime.Runtime<never>,
+    private readonly serve: (transport: McpTransport) => Effect.Effect<void, never, Scope.Scope>
+  ) {}
+
+  connect(transport: unknown): Promise<void> {
+    if (!isTransport(transport)) return Promise.reject(new TypeError("not an MCP transport"))
+    const scope = Effect.runSync(Scope.make())
+    this.scopes.add(scope)
+    const release = () => {
+      this.scopes.delete(scope)
+      return Runtime.runPromise(this.runtime)(Scope.close(scope, Exit.void))
+    }
+    const previous = transport.onclose
+    transport.onclose = () => {
+      previous?.()
+      void release()
+    }
+    return Runtime.runPromise(this.runtime)(Scope.extend(this.serve(transport), scope)).catch((error) =>
+      release().then(() => Promise.reject(error))
+    )
+  }
+
+  close(): Promise<void> {
+    const scopes = [...this.scopes]
+    this.scopes.clear()
+    return Runtime.runPromise(this.runtime)(
+      Effect.forEach(scopes, (scope) => Scope.close(scope, Exit.void), { discard: true })
+    )
+  }
+}
 
 // -------------------------------------------------------------------------------------------------
 // JSON Schema
@@ -310,7 +389,8 @@ const normalizeResult = (name: string, result: Api.ToolResult): Api.CallToolResu
   }
 }
 
-const describe = (u: unknown): string => {
+/** A readable one-line description of an error (or anything thrown). @internal */
+export const describe = (u: unknown): string => {
   if (typeof u === "string") return u
   const tag = Predicate.hasProperty(u, "_tag") && typeof u._tag === "string" ? u._tag : undefined
   const message = Predicate.hasProperty(u, "message") && typeof u.message === "string" && u.message !== ""
@@ -434,11 +514,12 @@ interface PreparedTool {
 }
 
 /** @internal */
-export class SdkMcpServer implements Api.SdkMcpServer {
+export class SdkMcpServer implements Api.SdkMcpServer, Servable {
   readonly [ServerTypeId]: Api.ServerTypeId = ServerTypeId
+  readonly [ServableTypeId]: Serving
   readonly tools: ReadonlyArray<Api.ToolListing>
   private readonly byName: ReadonlyMap<string, PreparedTool>
-  private readonly scopes = new Set<Scope.CloseableScope>()
+  private readonly connections: PromiseConnections
 
   constructor(
     readonly name: string,
@@ -450,10 +531,16 @@ export class SdkMcpServer implements Api.SdkMcpServer {
       readonly onConnectFailure: "fail" | "warn"
       readonly manifest: boolean
     },
-    private readonly runtime: Runtime.Runtime<never>
+    runtime: Runtime.Runtime<never>
   ) {
     this.tools = prepared.map((p) => p.listing)
     this.byName = new Map(prepared.map((p) => [p.tool.name, p]))
+    this.connections = new PromiseConnections(runtime, (transport) => this.serve(transport))
+    this[ServableTypeId] = {
+      onConnectFailure: options.onConnectFailure,
+      manifest: options.manifest,
+      serve: (transport) => this.serve(transport)
+    }
   }
 
   serve(transport: unknown): Effect.Effect<void, never, Scope.Scope> {
@@ -524,30 +611,11 @@ export class SdkMcpServer implements Api.SdkMcpServer {
   }
 
   connect(transport: unknown): Promise<void> {
-    const scope = Effect.runSync(Scope.make())
-    this.scopes.add(scope)
-    const release = () => {
-      this.scopes.delete(scope)
-      return Runtime.runPromise(this.runtime)(Scope.close(scope, Exit.void))
-    }
-    if (isTransport(transport)) {
-      const previous = transport.onclose
-      transport.onclose = () => {
-        previous?.()
-        void release()
-      }
-    }
-    return Runtime.runPromise(this.runtime)(Scope.extend(this.serve(transport), scope)).catch((error) =>
-      release().then(() => Promise.reject(error))
-    )
+    return this.connections.connect(transport)
   }
 
   close(): Promise<void> {
-    const scopes = [...this.scopes]
-    this.scopes.clear()
-    return Runtime.runPromise(this.runtime)(
-      Effect.forEach(scopes, (scope) => Scope.close(scope, Exit.void), { discard: true })
-    )
+    return this.connections.close()
   }
 }
 
@@ -630,12 +698,15 @@ const provideTool = <R>(t: Api.SdkMcpTool<unknown>, context: Context.Context<R>)
 // sessions
 // -------------------------------------------------------------------------------------------------
 
-const idOf = (m: JsonObject): JsonRpcId | undefined =>
+/** @internal */
+export const idOf = (m: JsonObject): JsonRpcId | undefined =>
   typeof m["id"] === "string" || typeof m["id"] === "number" ? m["id"] : undefined
 
-const keyOf = (id: JsonRpcId) => `${typeof id}:${id}`
+/** @internal */
+export const keyOf = (id: JsonRpcId): string => `${typeof id}:${id}`
 
-const errorResponse = (id: JsonRpcId, code: number, message: string): JsonObject => ({
+/** @internal */
+export const errorResponse = (id: JsonRpcId, code: number, message: string): JsonObject => ({
   jsonrpc: "2.0",
   id,
   error: { code, message }
@@ -683,8 +754,9 @@ const connect = (
     yield* Effect.promise(() => client.start())
 
     const instance: SdkMcpServerInstance = config.instance
-    const attach: Effect.Effect<void, unknown, Scope.Scope> = isSdkMcpServer(instance)
-      ? instance.serve(server)
+    const serving = isServable(instance) ? instance[ServableTypeId] : undefined
+    const attach: Effect.Effect<void, unknown, Scope.Scope> = serving !== undefined
+      ? serving.serve(server)
       : Effect.tryPromise({ try: () => instance.connect(server), catch: (error) => error })
     // `undefined` when connected, else why not
     const notConnected = yield* attach.pipe(
@@ -725,8 +797,8 @@ const connect = (
 
     return {
       name,
-      onConnectFailure: isSdkMcpServer(instance) ? instance.options.onConnectFailure : "warn",
-      manifest: notConnected === undefined && (!isSdkMcpServer(instance) || instance.options.manifest),
+      onConnectFailure: serving?.onConnectFailure ?? "warn",
+      manifest: notConnected === undefined && (serving?.manifest ?? true),
       call,
       deliver: (message) => notConnected !== undefined ? Effect.void : Effect.ignore(send(message)),
       settle: (id, reason) =>
