@@ -15,7 +15,9 @@
  */
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
+import type * as JSONSchema from "effect/JSONSchema"
 import type * as Schedule from "effect/Schedule"
+import type * as Schema from "effect/Schema"
 import type { InvalidOptions, ProcessExited } from "./AgentError.js"
 import * as internal from "./internal/options.js"
 import type * as Message from "./Message.js"
@@ -199,8 +201,14 @@ export interface Options {
   readonly effort?: EffortLevel | undefined
   /** Beta headers, e.g. `["context-1m-2025-08-07"]`. */
   readonly betas?: ReadonlyArray<string> | undefined
-  /** Structured output: the final `result` carries `structured_output` matching this JSON Schema. */
-  readonly outputFormat?: { readonly type: "json_schema"; readonly schema: Readonly<Record<string, unknown>> } | undefined
+  /**
+   * Structured output: the final `result` carries `structured_output` matching this schema — a JSON Schema, or an
+   * Effect Schema (sent as `JSONSchema.make(schema)`; decode the answer with `Message.structuredOutput(schema)`).
+   */
+  readonly outputFormat?: {
+    readonly type: "json_schema"
+    readonly schema: Readonly<Record<string, unknown>> | JSONSchema.JsonSchema7Root | Schema.Schema.Any
+  } | undefined
 
   // --- limits ------------------------------------------------------------------------------------------------------
   /** Maximum agentic turns; the turn then ends with `subtype: "error_max_turns"`. */

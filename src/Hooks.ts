@@ -16,9 +16,9 @@
  *
  * const HooksLive = Hooks.layer({
  *   PreToolUse: [
- *     { matcher: "Bash", hooks: [Hooks.validate((input) => !String(input.tool_input).includes("rm -rf"), "no rm -rf")] }
+ *     { matcher: "Bash", hooks: [Hooks.validate((input) => !Hooks.bashCommand(input).includes("rm -rf"), "no rm -rf")] }
  *   ],
- *   PostToolUse: [{ hooks: [(input) => Effect.as(Effect.log(`ran ${input.tool_name}`), {})] }]
+ *   PostToolUse: [{ hooks: [(input) => Effect.as(Effect.log(`ran ${input.tool_name}`), Hooks.proceed)] }]
  * })
  * ```
  *
@@ -27,6 +27,7 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
+import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as internal from "./internal/hooks.js"
 
@@ -552,6 +553,18 @@ export const validate: (
   predicate: (input: HookInput<"PreToolUse">) => boolean,
   reason: string
 ) => HookCallback<"PreToolUse"> = internal.validate
+
+/**
+ * The command of a `Bash` tool call (`tool_input.command`), or `""` for any other tool or input. Tool inputs are
+ * `unknown` on the wire; this saves digging the command out in every guardrail.
+ *
+ * @since 0.1.0
+ * @category inputs
+ */
+export const bashCommand = (input: { readonly tool_name: string; readonly tool_input: unknown }): string => {
+  if (input.tool_name !== "Bash" || !Predicate.hasProperty(input.tool_input, "command")) return ""
+  return typeof input.tool_input.command === "string" ? input.tool_input.command : ""
+}
 
 /**
  * A callback that logs the event (with `Effect.log`, annotated with the event name) and continues.

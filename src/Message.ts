@@ -27,6 +27,8 @@
  *
  * @since 0.1.0
  */
+import type * as Effect from "effect/Effect"
+import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type { LineError } from "./AgentError.js"
 
@@ -1722,6 +1724,17 @@ export const toolResultText = (b: ToolResultBlock): string => {
   }
   return out
 }
+
+/**
+ * Decodes a result's `structured_output` (see the `outputFormat` option) with the Effect Schema the answer was asked
+ * for. A result without one (the turn failed, or no `outputFormat` was set) fails to decode as `undefined`.
+ *
+ * @since 0.1.0
+ * @category helpers
+ */
+export const structuredOutput = <A, I, R>(schema: Schema.Schema<A, I, R>) =>
+(result: ResultMessage): Effect.Effect<A, ParseResult.ParseError, R> =>
+  Schema.decodeUnknown(schema)(result.structured_output)
 
 /**
  * Formats a USD amount the way a cost line reads: `$0.0209`, `$1.23`.

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { AgentError, AgentOptions } from "effect-claude-agent"
+import * as JSONSchema from "effect/JSONSchema"
+import * as Schema from "effect/Schema"
+import { AgentError, AgentOptions, Message } from "effect-claude-agent"
 
 const launch = (options: AgentOptions.Options, extensions?: AgentOptions.Extensions) =>
   Effect.runSync(AgentOptions.toLaunch(options, extensions))
@@ -152,6 +154,21 @@ describe("AgentOptions.toLaunch: initialize", () => {
       toolAliases: { Bash: "mcp__ws__bash" },
       jsonSchema: schema
     })
+  })
+
+  it("outputFormat takes an Effect Schema and sends its JSON Schema; Message.structuredOutput decodes the answer", () => {
+    const Answer = Schema.Struct({ n: Schema.Int })
+    const sent = launch({ outputFormat: { type: "json_schema", schema: Answer } })
+    expect(sent.initialize["jsonSchema"]).toEqual(JSONSchema.make(Answer))
+    expect(sent.args).toContain(`--json-schema=${JSON.stringify(JSONSchema.make(Answer))}`)
+    const result = (structured_output: unknown): Message.ResultMessage => ({
+      type: "result", subtype: "success", result: "", duration_ms: 1, duration_api_ms: 1, is_error: false,
+      num_turns: 1, session_id: "s", uuid: "u", total_cost_usd: 0, usage: { input_tokens: 0, output_tokens: 0 },
+      modelUsage: {}, permission_denials: [], structured_output
+    })
+    expect(Effect.runSync(Message.structuredOutput(Answer)(result({ n: 4 })))).toEqual({ n: 4 })
+    expect(Effect.runSync(Effect.flip(Message.structuredOutput(Answer)(result({ n: 4.5 }))))._tag).toBe("ParseError")
+    expect(Effect.runSync(Effect.flip(Message.structuredOutput(Answer)(result(undefined))))._tag).toBe("ParseError")
   })
 
   it("extensions are merged into initialize and allowedTools", () => {

@@ -187,3 +187,12 @@ describe("Hooks", () => {
     expect(Object.keys(Hooks.HookInputs).sort()).toEqual([...Hooks.HOOK_EVENTS].sort())
   })
 })
+
+describe("Hooks.bashCommand", () => {
+  it("reads the command of a Bash call, and nothing else", () => {
+    expect(Hooks.bashCommand({ tool_name: "Bash", tool_input: { command: "rm -rf /" } })).toBe("rm -rf /")
+    expect(Hooks.bashCommand({ tool_name: "Bash", tool_input: { command: 42 } })).toBe("")
+    expect(Hooks.bashCommand({ tool_name: "Bash", tool_input: null })).toBe("")
+    expect(Hooks.bashCommand({ tool_name: "Write", tool_input: { command: "rm -rf /" } })).toBe("")
+  })
+})

@@ -1,5 +1,7 @@
 /** @internal */
 import * as Effect from "effect/Effect"
+import * as JSONSchema from "effect/JSONSchema"
+import * as Schema from "effect/Schema"
 import { InvalidOptions } from "../AgentError.js"
 import type { Extensions, Launch, McpServerConfig, Options } from "../AgentOptions.js"
 import * as Message from "../Message.js"
@@ -127,8 +129,11 @@ export const toLaunch = (options: Options, extensions: Extensions = {}): Effect.
     }
     if (options.betas !== undefined && options.betas.length > 0) args.push(flag("betas", options.betas.join(",")))
     if (options.outputFormat !== undefined) {
-      args.push(flag("json-schema", json(options.outputFormat.schema)))
-      initialize["jsonSchema"] = options.outputFormat.schema
+      const schema = Schema.isSchema(options.outputFormat.schema)
+        ? JSONSchema.make(options.outputFormat.schema)
+        : options.outputFormat.schema
+      args.push(flag("json-schema", json(schema)))
+      initialize["jsonSchema"] = schema
     }
 
     if (options.resume !== undefined) args.push(flag("resume", options.resume))
