@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// npm run example -- <name>: runs examples/<name>.ts with tsx (no build step needed)
+// npm run example -- <name> [args…]: runs examples/<name>.ts with tsx (no build step needed); args go to the example
+// (e.g. `npm run example -- ui-streaming --serve`). `npm run examples` runs them all (scripts/examples.mjs).
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -13,7 +14,8 @@ if (!name || !available.includes(name)) {
   process.exit(name ? 1 : 0)
 }
 const tsx = path.join(root, "node_modules", ".bin", "tsx")
-const run = spawnSync(tsx, ["--tsconfig", path.join(root, "tsconfig.json"), path.join(root, "examples", `${name}.ts`)], {
+const args = process.argv.slice(3)
+const run = spawnSync(tsx, ["--tsconfig", path.join(root, "tsconfig.json"), path.join(root, "examples", `${name}.ts`), ...args], {
   stdio: "inherit",
   cwd: root
 })
