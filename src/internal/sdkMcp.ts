@@ -1,6 +1,6 @@
 /** @internal */
 import * as Cause from "effect/Cause"
-import type * as Context from "effect/Context"
+import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -17,6 +17,7 @@ import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
 import * as Scope from "effect/Scope"
+import * as Tracer from "effect/Tracer"
 import type { McpSdkServerConfig, Options, SdkMcpServerInstance } from "../AgentOptions.js"
 import type { ControlProtocol, InboundHandler } from "../ControlProtocol.js"
 import { handlerFailure } from "../ControlProtocol.js"
@@ -627,7 +628,11 @@ export const createSdkMcpServer = <const Tools extends ReadonlyArray<Api.SdkMcpT
   options: Api.CreateSdkMcpServerOptions<Tools>
 ): Effect.Effect<McpSdkServerConfig, SdkMcpError, Api.SdkMcpTool.Context<Tools[number]>> =>
   Effect.gen(function*() {
-    const runtime = yield* Effect.runtime<Api.SdkMcpTool.Context<Tools[number]>>()
+    // the services to run tools with, but not this span: a tool's spans belong to the call that runs it
+    const runtime = Runtime.updateContext(
+      yield* Effect.runtime<Api.SdkMcpTool.Context<Tools[number]>>(),
+      Context.omit(Tracer.ParentSpan)
+    )
     const tools: ReadonlyArray<Api.SdkMcpTool<unknown>> = options.tools ?? []
     const seen = new Set<string>()
     const prepared: Array<PreparedTool> = []

@@ -488,6 +488,7 @@ export const query = <E = never, R = never>(
   prompt: string | Stream.Stream<Prompt, E, R>,
   options: Options = {}
 ): Stream.Stream<Message.SdkMessage, SessionError | E, Transport | R> =>
-  Stream.unwrapScoped(
-    Effect.flatMap(make(options), (s) => drive(s, prompt)).pipe(Effect.withSpan("ClaudeAgent.query"))
+  Stream.unwrapScoped(Effect.flatMap(make(options), (s) => drive(s, prompt))).pipe(
+    // the span covers the whole query, start-up to the last message
+    Stream.withSpan("ClaudeAgent.query")
   )

@@ -1,0 +1,64 @@
+import { expect, it } from "@effect/vitest"
+import { Effect, Layer, Option, Schema, Stream, Tracer } from "effect"
+import { ClaudeAgent, SdkMcp } from "effect-claude-agent"
+import { ScriptedCli } from "effect-claude-agent/testing"
+
+/** A tracer that records every span the native tracer makes. */
+const recordingTracer = Effect.map(Effect.tracer, (base) => {
+  const spans: Array<Tracer.Span> = []
+  const tracer = Tracer.make({
+    span: (...args) => {
+      const span = base.span(...args)
+      spans.push(span)
+      return span
+    },
+    context: base.context
+  })
+  return { spans, tracer }
+})
+
+const ancestry = (span: Tracer.Span): ReadonlyArray<string> => {
+  const names: Array<string> = []
+  let parent = span.parent
+  while (Option.isSome(parent) && parent.value._tag === "Span") {
+    names.push(parent.value.name)
+    parent = parent.value.parent
+  }
+  return names
+}
+
+it.live("spans: a tool's spans sit under its call, the call under the query, and the query span covers it all", () =>
+  Effect.gen(function*() {
+    const { spans, tracer } = yield* recordingTracer
+    const cli = ScriptedCli.layer((cli) =>
+      Effect.gen(function*() {
+        yield* cli.expectUser
+        yield* cli.init({ mcp_servers: [{ name: "svc", status: "connected", source: "sdk" }] })
+        yield* cli.request("mcp_message", {
+          server_name: "svc",
+          message: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "work", arguments: {} } }
+        })
+        yield* cli.assistant("done")
+        yield* cli.result("done")
+      })
+    )
+    yield* Effect.gen(function*() {
+      const svc = yield* SdkMcp.createSdkMcpServer({
+        name: "svc",
+        tools: [SdkMcp.tool("work", "Works", Schema.Struct({}), () => Effect.succeed("ok").pipe(Effect.withSpan("app.work")))]
+      })
+      yield* ClaudeAgent.query("go", { mcpServers: { svc } }).pipe(Stream.runDrain)
+    }).pipe(Effect.provide(Layer.mergeAll(cli, Layer.setTracer(tracer))))
+
+    const byName = (name: string) => spans.find((s) => s.name === name)
+    const work = byName("app.work")
+    const query = byName("ClaudeAgent.query")
+    expect(work && ancestry(work)).toEqual(expect.arrayContaining(["SdkMcp.callTool", "ClaudeAgent.query"]))
+    expect(work && ancestry(work)[0]).toBe("SdkMcp.callTool")
+    expect(work && ancestry(work)).not.toContain("SdkMcp.createSdkMcpServer")
+    expect(query?.status._tag).toBe("Ended")
+    expect(work?.status._tag).toBe("Ended")
+    if (query?.status._tag === "Ended" && work?.status._tag === "Ended") {
+      expect(query.status.endTime >= work.status.endTime).toBe(true)
+    }
+  }))
