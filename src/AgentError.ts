@@ -22,11 +22,13 @@
  * | `VersionIncompatible` | the CLI version is outside the tested range |
  * | `InvalidOptions` | options were rejected before anything was spawned |
  * | `ProtocolViolation` | the CLI broke the protocol in a way the session cannot continue from |
+ * | `RateLimited`, `Overloaded`, `ApiError` | a turn ended on an Anthropic API error after the CLI's own retries (opt-in: `ClaudeAgent.failOnApiError`) |
  *
  * @since 0.1.0
  */
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import type { ResultMessage } from "./Message.js"
 
 /**
  * @since 0.1.0
@@ -377,6 +379,103 @@ export class ProtocolViolation extends Schema.TaggedError<ProtocolViolation>("ef
   }
 }
 
+const apiErrorFields = {
+  /** The HTTP status of the last attempt (`429`, `529`, …), `null` when the request never got one. */
+  status: Schema.NullOr(Schema.Number),
+  /** The API's error type, e.g. `"rate_limit_error"`, `"overloaded_error"`, `"authentication_error"`. */
+  errorType: Schema.optional(Schema.String),
+  /** What the CLI reported (the result's text). */
+  reason: Schema.String,
+  /** The session whose turn failed. */
+  sessionId: Schema.String
+}
+
+/**
+ * The Anthropic API rejected the turn's requests as rate limited (HTTP 429), after the CLI's own retries (each one
+ * visible as a `system/api_retry` message). Waiting before the next attempt is the remedy.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class RateLimited extends Schema.TaggedError<RateLimited>("effect-claude-agent/RateLimited")(
+  "RateLimited",
+  apiErrorFields
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Rate limited by the Anthropic API (${this.status ?? "no status"}): ${this.reason}`
+  }
+}
+
+/**
+ * The Anthropic API was overloaded (HTTP 529) for every attempt the CLI made. Usually temporary.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Overloaded extends Schema.TaggedError<Overloaded>("effect-claude-agent/Overloaded")(
+  "Overloaded",
+  apiErrorFields
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `The Anthropic API is overloaded (${this.status ?? "no status"}): ${this.reason}`
+  }
+}
+
+/**
+ * Any other Anthropic API error that ended a turn (authentication, invalid request, server error, connection
+ * failure, …).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ApiError extends Schema.TaggedError<ApiError>("effect-claude-agent/ApiError")("ApiError", apiErrorFields) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Anthropic API error (${this.status ?? "no status"}${this.errorType ? `, ${this.errorType}` : ""}): ${this.reason}`
+  }
+}
+
+/**
+ * A turn that ended on an API error, as a typed error.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type ApiFailure = RateLimited | Overloaded | ApiError
+
+/**
+ * The API error a `result` reports, if it ended on one (`terminal_reason: "api_error"`, or an error result with an
+ * `api_error_status`): `RateLimited` for 429s, `Overloaded` for 529s, else `ApiError`. `undefined` for any other
+ * result, including a turn that failed for another reason (turns or budget used up, interrupted).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromResult = (result: ResultMessage): ApiFailure | undefined => {
+  const status = typeof result.api_error_status === "number" ? result.api_error_status : null
+  if (result.terminal_reason !== "api_error" && !(result.is_error && status !== null)) return undefined
+  const errorType = Predicate.hasProperty(result, "api_error_type") && typeof result.api_error_type === "string"
+    ? result.api_error_type
+    : undefined
+  const fields = {
+    status,
+    ...(errorType !== undefined ? { errorType } : {}),
+    reason: result.subtype === "success" ? result.result : result.errors.join("; "),
+    sessionId: result.session_id
+  }
+  if (status === 429 || errorType === "rate_limit_error") return new RateLimited(fields)
+  if (status === 529 || errorType === "overloaded_error") return new Overloaded(fields)
+  return new ApiError(fields)
+}
+
 /**
  * Errors raised by a Transport: starting the CLI, writing to it, or the CLI going away.
  *
@@ -415,6 +514,9 @@ export type AgentError =
   | VersionIncompatible
   | InvalidOptions
   | ProtocolViolation
+  | RateLimited
+  | Overloaded
+  | ApiError
 
 /**
  * Schema of {@link AgentError}, e.g. to serialize errors across a process boundary.
@@ -437,5 +539,8 @@ export const AgentError = Schema.Union(
   InterruptTimeout,
   VersionIncompatible,
   InvalidOptions,
-  ProtocolViolation
+  ProtocolViolation,
+  RateLimited,
+  Overloaded,
+  ApiError
 )

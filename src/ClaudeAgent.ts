@@ -24,7 +24,7 @@ import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import type * as Stream from "effect/Stream"
+import * as Stream from "effect/Stream"
 import type {
   CliNotFound,
   IdleTimeout,
@@ -40,6 +40,7 @@ import type {
   SessionNotFound,
   SpawnFailed
 } from "./AgentError.js"
+import { type ApiFailure, fromResult } from "./AgentError.js"
 import type { Options, PermissionMode } from "./AgentOptions.js"
 import * as internal from "./internal/session.js"
 import type * as Message from "./Message.js"
@@ -224,3 +225,24 @@ export const query: <E = never, R = never>(
   prompt: string | Stream.Stream<Prompt, E, R>,
   options?: Options
 ) => Stream.Stream<Message.SdkMessage, SessionError | E, Transport | R> = internal.query
+
+/**
+ * Fails the stream with a typed {@link ApiFailure} (`RateLimited`, `Overloaded`, `ApiError`) right after a `result`
+ * that reports an Anthropic API error — the CLI has already retried by then (each attempt is a `system/api_retry`
+ * message in the stream). Without it, such a turn ends like the official SDK's: a `result` with `is_error: true`.
+ *
+ * Retrying is then a policy of yours, e.g. `Effect.retry({ schedule, while: (e) => e._tag === "Overloaded" })`
+ * around a query whose turn had no side effects yet.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const failOnApiError = <E, R>(
+  self: Stream.Stream<Message.SdkMessage, E, R>
+): Stream.Stream<Message.SdkMessage, E | ApiFailure, R> =>
+  Stream.flatMap(self, (message) => {
+    const failure = message.type === "result" ? fromResult(message) : undefined
+    return failure === undefined
+      ? Stream.succeed(message)
+      : Stream.concat(Stream.succeed(message), Stream.fail(failure))
+  })

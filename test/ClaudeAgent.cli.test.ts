@@ -1,6 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
@@ -81,6 +83,29 @@ describe("ClaudeAgent against the real CLI", () => {
       yield* Fiber.interrupt(running)
       // the turn was interrupted and stdin closed; the CLI needed no signal to exit
       expect(logs.filter((l) => l.includes("SIGTERM") || l.includes("SIGKILL"))).toEqual([])
+    }))
+
+  live("G18 query + failOnApiError: the CLI's retries are visible, then 529s fail the query with Overloaded", () =>
+    Effect.gen(function*() {
+      const overloaded = ScriptedModelServer.httpError(529)
+      const { options } = yield* realCli({ replies: [overloaded, overloaded, overloaded] })
+      const retries: Array<number> = []
+      const exit = yield* ClaudeAgent.query("SAY hi", options({ env: { CLAUDE_CODE_MAX_RETRIES: "1" } })).pipe(
+        ClaudeAgent.failOnApiError,
+        Stream.runForEach((m) =>
+          Effect.sync(() => {
+            if (m.type === "system" && m.subtype === "api_retry") retries.push(m.error_status ?? 0)
+          })
+        ),
+        Effect.exit
+      )
+      expect(retries).toEqual([529])
+      const error = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
+      expect(error?._tag).toBe("Overloaded")
+      if (error?._tag === "Overloaded") {
+        expect(error.status).toBe(529)
+        expect(error.errorType).toBe("overloaded_error")
+      }
     }))
 
   live("session: setModel and setPermissionMode apply to the next model request", () =>

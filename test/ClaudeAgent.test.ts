@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -104,6 +105,53 @@ describe("ClaudeAgent.query", () => {
       )
       const messages = yield* ClaudeAgent.query("x").pipe(Stream.runCollect, Effect.provide(layer))
       expect(Chunk.unsafeLast(messages)).toMatchObject({ type: "result", is_error: true })
+    }))
+
+  it.scoped("failOnApiError: an API error result, then RateLimited / Overloaded / ApiError; other results pass", () =>
+    Effect.gen(function*() {
+      const run = (fields: Readonly<Record<string, unknown>>) =>
+        Effect.gen(function*() {
+          const { layer } = yield* scripted((cli) =>
+            Effect.gen(function*() {
+              yield* cli.expectUser
+              yield* cli.result("API Error: scripted", fields)
+              yield* cli.expectEndInput
+              yield* cli.exit(fields["is_error"] === true ? 1 : 0)
+            })
+          )
+          const seen: Array<string> = []
+          const exit = yield* ClaudeAgent.query("x").pipe(
+            ClaudeAgent.failOnApiError,
+            Stream.runForEach((m) => Effect.sync(() => seen.push(m.type))),
+            Effect.provide(layer),
+            Effect.exit
+          )
+          const error = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
+          // plain fields: an error instance is also an Effect, which the matcher cannot walk
+          return {
+            seen,
+            error: error?._tag === "RateLimited" || error?._tag === "Overloaded" || error?._tag === "ApiError"
+              ? { _tag: error._tag, status: error.status, errorType: error.errorType, reason: error.reason }
+              : error?._tag
+          }
+        })
+      const apiError = (status: number, type: string) => ({
+        is_error: true,
+        terminal_reason: "api_error",
+        api_error_status: status,
+        api_error_type: type
+      })
+      const limited = yield* run(apiError(429, "rate_limit_error"))
+      expect(limited.seen).toContain("result") // the result is delivered before the failure
+      expect(limited.error).toMatchObject({ _tag: "RateLimited", status: 429, reason: "API Error: scripted" })
+      expect((yield* run(apiError(529, "overloaded_error"))).error).toMatchObject({ _tag: "Overloaded", status: 529 })
+      expect((yield* run(apiError(401, "authentication_error"))).error).toMatchObject({
+        _tag: "ApiError",
+        status: 401,
+        errorType: "authentication_error"
+      })
+      expect((yield* run({ is_error: true, terminal_reason: "max_turns" })).error).toBeUndefined()
+      expect((yield* run({})).error).toBeUndefined()
     }))
 
   it.scoped("a CLI that dies mid-turn fails the stream with ProcessExited and its stderr", () =>
