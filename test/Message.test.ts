@@ -89,6 +89,30 @@ describe("Message.decode", () => {
     expect((decoded as { brand_new_field?: unknown }).brand_new_field).toEqual({ nested: [1, 2] })
   })
 
+  it("rate_limit_event and auth_status (the official shapes) decode to their typed members", () => {
+    const rateLimit = {
+      type: "rate_limit_event",
+      rate_limit_info: {
+        status: "allowed_warning",
+        resetsAt: 1764100000,
+        rateLimitType: "five_hour",
+        utilization: 0.91,
+        overageStatus: "allowed",
+        isUsingOverage: false
+      },
+      session_id: "s",
+      uuid: "u"
+    }
+    expect(Message.decode(rateLimit)).toStrictEqual(rateLimit)
+    const auth = { type: "auth_status", isAuthenticating: true, output: ["Opening browser…"], session_id: "s", uuid: "u" }
+    expect(Message.decode(auth)).toStrictEqual(auth)
+    const failed = { ...auth, isAuthenticating: false, error: "token expired" }
+    expect(Message.decode(failed)).toStrictEqual(failed)
+    // a shape that breaks the schema is kept as an UnknownMessage, not thrown away
+    const broken = { type: "rate_limit_event", rate_limit_info: { utilization: "high" } }
+    expect(Message.decode(broken)).toMatchObject({ type: "unknown", raw: broken })
+  })
+
   it("G9 an unknown type becomes an UnknownMessage carrying the raw object", () => {
     const raw = { type: "hologram", payload: 42 }
     expect(Message.decode(raw)).toStrictEqual({ type: "unknown", reason: "unknown_type", raw })

@@ -8,7 +8,7 @@
  * Run with `npx vitest run test/examples.test.ts` (it imports this file). `RECORD=1` records the replay fixture again.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Predicate } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -27,12 +27,16 @@ describe("tidyUp", () => {
         Effect.gen(function*() {
           yield* cli.expectUser
           yield* cli.init()
-          decisions.push(yield* cli.canUseTool("Bash", { command: "git push --force" }))
-          decisions.push(yield* cli.canUseTool("Bash", { command: "rm -rf tmp/cache" }))
+          const asks = [{ command: "git push --force" }, { command: "rm -rf tmp/cache" }]
+          const denials: Array<unknown> = []
+          for (const [i, input] of asks.entries()) {
+            const decision = yield* cli.canUseTool("Bash", input)
+            decisions.push(decision)
+            // like the real CLI, the result lists the calls the policy denied
+            if (Predicate.hasProperty(decision, "behavior") && decision.behavior === "deny") denials.push({ tool_name: "Bash", tool_use_id: `t${i}`, tool_input: input })
+          }
           yield* cli.assistant("tmp/ is clean")
-          yield* cli.result("tmp/ is clean", {
-            permission_denials: [{ tool_name: "Bash", tool_use_id: "t1", tool_input: { command: "git push --force" } }]
-          })
+          yield* cli.result("tmp/ is clean", { permission_denials: denials })
         })
       )
       const report = yield* tidyUp().pipe(Effect.provide(cli))

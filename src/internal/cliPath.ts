@@ -115,6 +115,9 @@ export const resolveCli = (options: {
   readonly explicit?: string | undefined
   readonly env: Readonly<Record<string, string | undefined>>
   readonly executableArgs?: ReadonlyArray<string> | undefined
+  /** Overrides where the bundled binary and the common install dirs are looked for (tests). */
+  readonly bundled?: ReadonlyArray<string> | undefined
+  readonly commonDirs?: ReadonlyArray<string> | undefined
 }): Effect.Effect<ResolvedCli, CliNotFound> =>
   Effect.suspend(() => {
     const executableArgs = options.executableArgs ?? []
@@ -133,7 +136,7 @@ export const resolveCli = (options: {
         : Effect.fail(new CliNotFound({ searched: [`CLAUDE_CLI_PATH: ${file}`] }))
     }
     const searched: Array<string> = []
-    for (const candidate of bundledCandidates()) {
+    for (const candidate of options.bundled ?? bundledCandidates()) {
       searched.push(`bundled: ${candidate}`)
       if (isExecutableFile(candidate) && !isPlaceholder(candidate)) {
         return Effect.succeed(toResolved(candidate, executableArgs))
@@ -145,7 +148,7 @@ export const resolveCli = (options: {
       searched.push(`PATH: ${candidate}`)
       if (isExecutableFile(candidate)) return Effect.succeed(toResolved(candidate, executableArgs))
     }
-    for (const candidate of commonInstallDirs()) {
+    for (const candidate of options.commonDirs ?? commonInstallDirs()) {
       searched.push(candidate)
       if (isExecutableFile(candidate)) return Effect.succeed(toResolved(candidate, executableArgs))
     }

@@ -1,0 +1,68 @@
+import { expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { resolveCli } from "../src/internal/cliPath.js"
+
+const tempDir = Effect.acquireRelease(
+  Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "eca-clipath-"))),
+  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+)
+
+const executable = (file: string) => {
+  fs.mkdirSync(path.dirname(file), { recursive: true })
+  fs.writeFileSync(file, "#!/bin/sh\n")
+  fs.chmodSync(file, 0o755)
+  return file
+}
+
+it.scoped("G11 lookup order: bundled › PATH › common dirs, and CliNotFound lists every place, in order", () =>
+  Effect.gen(function*() {
+    const dir = yield* tempDir
+    const bundled = [path.join(dir, "bundled", "claude")]
+    const empty = path.join(dir, "empty")
+    const onPath = path.join(dir, "onpath")
+    fs.mkdirSync(empty)
+    fs.mkdirSync(onPath)
+    const common = [path.join(dir, "common", "claude")]
+    const env = { PATH: [empty, onPath].join(path.delimiter) }
+
+    const missing = yield* Effect.flip(resolveCli({ env, bundled, commonDirs: common }))
+    expect(missing.searched).toEqual([
+      `bundled: ${bundled[0]}`,
+      `PATH: ${path.join(empty, "claude")}`,
+      `PATH: ${path.join(onPath, "claude")}`,
+      common[0]
+    ])
+    expect(missing.message).toContain("pathToClaudeCodeExecutable")
+
+    // a common install dir is found when nothing else is there
+    executable(common[0]!)
+    expect((yield* resolveCli({ env, bundled, commonDirs: common })).path).toBe(common[0])
+    // PATH wins over the common dirs
+    const fromPath = executable(path.join(onPath, "claude"))
+    expect((yield* resolveCli({ env, bundled, commonDirs: common })).path).toBe(fromPath)
+    // the bundled binary wins over PATH
+    executable(bundled[0]!)
+    expect((yield* resolveCli({ env, bundled, commonDirs: common })).path).toBe(bundled[0])
+    // CLAUDE_CLI_PATH wins over the bundled binary, an explicit path over everything
+    const fromEnv = executable(path.join(dir, "env", "claude"))
+    expect((yield* resolveCli({ env: { ...env, CLAUDE_CLI_PATH: fromEnv }, bundled, commonDirs: common })).path).toBe(fromEnv)
+    const explicit = executable(path.join(dir, "explicit", "claude"))
+    expect(
+      (yield* resolveCli({ explicit, env: { ...env, CLAUDE_CLI_PATH: fromEnv }, bundled, commonDirs: common })).path
+    ).toBe(explicit)
+    // a non-executable file on PATH is skipped
+    fs.rmSync(bundled[0]!)
+    fs.chmodSync(fromPath, 0o644)
+    expect((yield* resolveCli({ env, bundled, commonDirs: common })).path).toBe(common[0])
+    // a .js CLI runs with this Node
+    const script = path.join(dir, "cli.js")
+    fs.writeFileSync(script, "")
+    expect(yield* resolveCli({ explicit: script, env, executableArgs: ["--no-warnings"] })).toEqual({
+      command: process.execPath,
+      prefixArgs: ["--no-warnings", script],
+      path: script
+    })
+  }))
