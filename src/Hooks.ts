@@ -101,6 +101,28 @@ const input = <E extends HookEvent, F extends Schema.Struct.Fields>(event: E, fi
 const toolFields = { tool_name: Schema.String, tool_input: Schema.Unknown }
 const suggestions = opt(Schema.Array(Schema.Unknown))
 
+// Pre/PostModelSwitch: the CLI documents the cost fields as always present; optional here so an older CLI's input
+// still reaches the callback
+const modelSwitchFields = {
+  from_model: Schema.String,
+  to_model: Schema.String,
+  requested_model: Schema.NullOr(Schema.String),
+  source: Schema.String,
+  context_tokens: opt(Schema.Number),
+  prompt_cache_warm: opt(Schema.Boolean),
+  cache_ttl: opt(Schema.String),
+  estimated_cache_write_usd: opt(Schema.Number),
+  pricing: opt(Schema.String)
+}
+
+const taskFields = {
+  task_id: Schema.String,
+  task_subject: Schema.String,
+  task_description: opt(Schema.String),
+  teammate_name: opt(Schema.String),
+  team_name: opt(Schema.String)
+}
+
 /**
  * The input Schema of every hook event (fields beyond the ones listed are kept).
  *
@@ -154,7 +176,12 @@ export const HookInputs = {
   SessionStart: input("SessionStart", {
     source: Schema.String,
     model: opt(Schema.String),
-    session_title: opt(Schema.String)
+    session_title: opt(Schema.String),
+    // resume / fork only
+    seconds_since_last_response: opt(Schema.Number),
+    context_tokens: opt(Schema.Number),
+    prompt_cache_likely_expired: opt(Schema.Boolean),
+    estimated_cache_write_usd: opt(Schema.Number)
   }),
   SessionEnd: input("SessionEnd", { reason: Schema.String }),
   Stop: input("Stop", {
@@ -174,22 +201,14 @@ export const HookInputs = {
     agent_id: Schema.String,
     agent_transcript_path: Schema.String,
     agent_type: Schema.String,
-    last_assistant_message: opt(Schema.String)
+    last_assistant_message: opt(Schema.String),
+    background_tasks: opt(Schema.Array(Schema.Unknown)),
+    session_crons: opt(Schema.Array(Schema.Unknown))
   }),
   PreCompact: input("PreCompact", { trigger: Schema.String, custom_instructions: Schema.NullOr(Schema.String) }),
   PostCompact: input("PostCompact", { trigger: Schema.String, compact_summary: Schema.String }),
-  PreModelSwitch: input("PreModelSwitch", {
-    from_model: Schema.String,
-    to_model: Schema.String,
-    requested_model: Schema.NullOr(Schema.String),
-    source: Schema.String
-  }),
-  PostModelSwitch: input("PostModelSwitch", {
-    from_model: Schema.String,
-    to_model: Schema.String,
-    requested_model: Schema.NullOr(Schema.String),
-    source: Schema.String
-  }),
+  PreModelSwitch: input("PreModelSwitch", { ...modelSwitchFields }),
+  PostModelSwitch: input("PostModelSwitch", { ...modelSwitchFields }),
   PermissionRequest: input("PermissionRequest", {
     ...toolFields,
     permission_suggestions: suggestions,
@@ -203,16 +222,8 @@ export const HookInputs = {
   }),
   Setup: input("Setup", { trigger: Schema.String }),
   TeammateIdle: input("TeammateIdle", { teammate_name: Schema.String, team_name: opt(Schema.String) }),
-  TaskCreated: input("TaskCreated", {
-    task_id: Schema.String,
-    task_subject: Schema.String,
-    task_description: opt(Schema.String)
-  }),
-  TaskCompleted: input("TaskCompleted", {
-    task_id: Schema.String,
-    task_subject: Schema.String,
-    task_description: opt(Schema.String)
-  }),
+  TaskCreated: input("TaskCreated", { ...taskFields }),
+  TaskCompleted: input("TaskCompleted", { ...taskFields }),
   Elicitation: input("Elicitation", {
     mcp_server_name: Schema.String,
     message: Schema.String,
@@ -234,7 +245,10 @@ export const HookInputs = {
   InstructionsLoaded: input("InstructionsLoaded", {
     file_path: Schema.String,
     memory_type: Schema.String,
-    load_reason: Schema.String
+    load_reason: Schema.String,
+    globs: opt(Schema.Array(Schema.String)),
+    trigger_file_path: opt(Schema.String),
+    parent_file_path: opt(Schema.String)
   }),
   CwdChanged: input("CwdChanged", { old_cwd: Schema.String, new_cwd: Schema.String }),
   FileChanged: input("FileChanged", { file_path: Schema.String, event: Schema.String }),
@@ -250,6 +264,7 @@ export const HookInputs = {
     ...toolFields,
     tool_use_id: Schema.String,
     command_name: Schema.String,
+    command_source: opt(Schema.String),
     invoked_by: Schema.String
   })
 } satisfies { readonly [E in HookEvent]: Schema.Schema.Any }
@@ -369,6 +384,10 @@ export type HookOutput<E extends HookEvent = HookEvent> =
 
 /**
  * A hook callback: the event input and the tool use id (for tool events). Any failure follows `onFailure`.
+ *
+ * The callback is interrupted when the CLI cancels it (`control_cancel_request`, e.g. at the matcher's timeout),
+ * when it runs past its timeout, or when the session closes; a cancelled callback gets no answer. Non-Effect code
+ * that takes an `AbortSignal` gets one from `Effect.tryPromise((signal) => …)`, which aborts in the same cases.
  *
  * @since 0.1.0
  * @category models

@@ -103,7 +103,11 @@ export interface PermissionRequest {
   readonly cwd: string
   /** The session's permission store: remembered rules and mode. */
   readonly store: PermissionStore
-  /** Aborted when the CLI withdraws the request or the session closes (for non-Effect code). */
+  /**
+   * For non-Effect code (`fetch`, SDKs taking an `AbortSignal`): aborted when the decision is abandoned — the CLI
+   * withdraws the request (`control_cancel_request`), the decision times out, or the session closes. An Effect
+   * policy is interrupted in the same cases, so it does not need this.
+   */
   readonly signal: AbortSignal
   /** The request body as the CLI sent it. */
   readonly raw: Message.ControlRequestBody
@@ -204,6 +208,36 @@ export const layer = <E, R>(
   policy: Policy<E, R>,
   options?: { readonly timeout?: Duration.DurationInput | undefined }
 ): Layer.Layer<Permissions, never, R> => Layer.effect(Permissions, internal.make(policy, options))
+
+/**
+ * A `Permissions` layer from a plain callback: the callback is the policy, asked about every tool call the CLI
+ * does not decide itself. The same as {@link layer}; the counterpart of the official SDKs' `canUseTool` option. The
+ * callback's requirements are captured when the layer is built; a decision that takes longer than `timeout`
+ * (default {@link DEFAULT_TIMEOUT}), fails, dies or is interrupted is a deny.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Permissions } from "effect-claude-agent"
+ *
+ * const PermissionsLive = Permissions.fromCallback(
+ *   (request) =>
+ *     Effect.succeed(
+ *       request.toolName === "Bash" && String(request.input["command"]).startsWith("rm ")
+ *         ? Permissions.deny("no rm")
+ *         : Permissions.allow()
+ *     ),
+ *   { timeout: "30 seconds" }
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const fromCallback: <E, R>(
+  callback: Policy<E, R>,
+  options?: { readonly timeout?: Duration.DurationInput | undefined }
+) => Layer.Layer<Permissions, never, R> = layer
 
 /**
  * Allows every tool call.

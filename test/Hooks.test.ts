@@ -1,8 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
 import { ClaudeAgent, Hooks } from "effect-claude-agent"
 import { ScriptedCli } from "effect-claude-agent/testing"
@@ -195,4 +197,225 @@ describe("Hooks.bashCommand", () => {
     expect(Hooks.bashCommand({ tool_name: "Bash", tool_input: null })).toBe("")
     expect(Hooks.bashCommand({ tool_name: "Write", tool_input: { command: "rm -rf /" } })).toBe("")
   })
+})
+
+describe("Hooks: cancellation", () => {
+  it.scoped("control_cancel_request interrupts a callback (its Effect.tryPromise signal aborts); it gets no answer", () =>
+    Effect.gen(function*() {
+      const started = yield* Deferred.make<AbortSignal>()
+      let calls = 0
+      let interrupted = false
+      const hooks = Hooks.layer({
+        PreToolUse: [{
+          hooks: [() =>
+            ++calls > 1
+              ? Effect.succeed(Hooks.allow())
+              : Effect.tryPromise((signal) => {
+                Deferred.unsafeDone(started, Exit.succeed(signal))
+                return new Promise<Hooks.HookOutput<"PreToolUse">>(() => {})
+              }).pipe(Effect.onInterrupt(() => Effect.sync(() => (interrupted = true))))]
+        }]
+      })
+      const outcome = yield* Deferred.make<{
+        readonly before: boolean
+        readonly next: unknown
+        readonly answered: boolean
+      }>()
+      const layer = ScriptedCli.layer((cli) =>
+        Effect.gen(function*() {
+          const call = {
+            callback_id: "hook_0",
+            input: preToolUse("Bash", { command: "touch x" }),
+            tool_use_id: "toolu_1"
+          }
+          // the script's first request gets the id cli_1
+          const pending = yield* Effect.fork(cli.requestRaw("hook_callback", call))
+          const signal = yield* Deferred.await(started)
+          const before = signal.aborted
+          yield* cli.cancel("cli_1")
+          // frames are handled in order: once the next call is answered, the cancel has been handled
+          const next = yield* cli.requestRaw("hook_callback", call)
+          const answered = (yield* cli.received).some((frame) =>
+            frame.type === "control_response" && frame.response.request_id === "cli_1"
+          )
+          yield* Fiber.interrupt(pending)
+          yield* Deferred.succeed(outcome, { before, next, answered })
+        }), { stepTimeout: "1 hour" })
+      const result = yield* ClaudeAgent.session().pipe(
+        Effect.zipRight(Deferred.await(outcome)),
+        Effect.provide(layer),
+        Effect.provide(hooks)
+      )
+      expect(result.before).toBe(false)
+      expect((yield* Deferred.await(started)).aborted).toBe(true)
+      expect(interrupted).toBe(true)
+      expect(result.answered).toBe(false)
+      expect(result.next).toMatchObject(success(Hooks.allow()))
+      expect(calls).toBe(2)
+    }))
+})
+
+describe("Hooks: input schemas", () => {
+  const base = {
+    ...baseInput,
+    prompt_id: "p_1",
+    permission_mode: "default",
+    agent_type: "main",
+    effort: { level: "high" }
+  }
+  // every field FEATURES §4.3 / sdk.d.ts lists for these events; `satisfies` checks the fields are typed
+  const full = {
+    SessionStart: {
+      ...base,
+      hook_event_name: "SessionStart",
+      source: "resume",
+      model: "claude-sonnet-4-5",
+      session_title: "Refactor",
+      seconds_since_last_response: 4200,
+      context_tokens: 120_000,
+      prompt_cache_likely_expired: true,
+      estimated_cache_write_usd: 0.45
+    } satisfies Hooks.HookInput<"SessionStart">,
+    SubagentStop: {
+      ...base,
+      hook_event_name: "SubagentStop",
+      stop_hook_active: false,
+      agent_id: "agent_1",
+      agent_transcript_path: "/t/agent_1.jsonl",
+      agent_type: "Explore",
+      last_assistant_message: "done",
+      background_tasks: [{ id: "b1", type: "shell", status: "running", description: "tests", command: "npm test" }],
+      session_crons: [{ id: "c1", schedule: "0 9 * * 1-5", recurring: true, prompt: "standup" }]
+    } satisfies Hooks.HookInput<"SubagentStop">,
+    PreModelSwitch: {
+      ...base,
+      hook_event_name: "PreModelSwitch",
+      from_model: "claude-sonnet-4-5",
+      to_model: "claude-opus-4-1",
+      requested_model: null,
+      source: "sdk",
+      context_tokens: 50_000,
+      prompt_cache_warm: true,
+      cache_ttl: "5m",
+      estimated_cache_write_usd: 0.9,
+      pricing: "catalog"
+    } satisfies Hooks.HookInput<"PreModelSwitch">,
+    PostModelSwitch: {
+      ...base,
+      hook_event_name: "PostModelSwitch",
+      from_model: "claude-opus-4-1",
+      to_model: "claude-sonnet-4-5",
+      requested_model: "sonnet",
+      source: "auto",
+      context_tokens: 0,
+      prompt_cache_warm: false,
+      cache_ttl: "1h",
+      estimated_cache_write_usd: 0,
+      pricing: "configured"
+    } satisfies Hooks.HookInput<"PostModelSwitch">,
+    TaskCreated: {
+      ...base,
+      hook_event_name: "TaskCreated",
+      task_id: "task_1",
+      task_subject: "Write tests",
+      task_description: "for the hooks",
+      teammate_name: "ada",
+      team_name: "core"
+    } satisfies Hooks.HookInput<"TaskCreated">,
+    TaskCompleted: {
+      ...base,
+      hook_event_name: "TaskCompleted",
+      task_id: "task_1",
+      task_subject: "Write tests",
+      task_description: "for the hooks",
+      teammate_name: "ada",
+      team_name: "core"
+    } satisfies Hooks.HookInput<"TaskCompleted">,
+    InstructionsLoaded: {
+      ...base,
+      hook_event_name: "InstructionsLoaded",
+      file_path: "/repo/src/CLAUDE.md",
+      memory_type: "Project",
+      load_reason: "path_glob_match",
+      globs: ["src/**/*.ts"],
+      trigger_file_path: "/repo/src/a.ts",
+      parent_file_path: "/repo/CLAUDE.md"
+    } satisfies Hooks.HookInput<"InstructionsLoaded">,
+    PreSkillShellCommand: {
+      ...base,
+      hook_event_name: "PreSkillShellCommand",
+      tool_name: "Bash",
+      tool_input: { command: "git status" },
+      tool_use_id: "skill_1",
+      command_name: "release",
+      command_source: "projectSettings",
+      invoked_by: "user"
+    } satisfies Hooks.HookInput<"PreSkillShellCommand">
+  }
+
+  /** Decoding keeps only the fields a schema lists, so a field the schema lacks makes this fail. */
+  const decodesWhole = <A, I>(schema: Schema.Schema<A, I>, input: A) =>
+    Effect.map(Schema.decodeUnknown(schema)(input), (decoded) => expect(decoded).toEqual(input))
+
+  it.effect("a full input of each event decodes with every field", () =>
+    Effect.gen(function*() {
+      yield* decodesWhole(Hooks.HookInputs.SessionStart, full.SessionStart)
+      yield* decodesWhole(Hooks.HookInputs.SubagentStop, full.SubagentStop)
+      yield* decodesWhole(Hooks.HookInputs.PreModelSwitch, full.PreModelSwitch)
+      yield* decodesWhole(Hooks.HookInputs.PostModelSwitch, full.PostModelSwitch)
+      yield* decodesWhole(Hooks.HookInputs.TaskCreated, full.TaskCreated)
+      yield* decodesWhole(Hooks.HookInputs.TaskCompleted, full.TaskCompleted)
+      yield* decodesWhole(Hooks.HookInputs.InstructionsLoaded, full.InstructionsLoaded)
+      yield* decodesWhole(Hooks.HookInputs.PreSkillShellCommand, full.PreSkillShellCommand)
+    }))
+
+  it("the added fields are optional but typed", () => {
+    const { seconds_since_last_response: _a, context_tokens: _b, ...older } = full.SessionStart
+    expect(Schema.is(Hooks.HookInputs.SessionStart)(older)).toBe(true)
+    const {
+      cache_ttl: _c,
+      context_tokens: _d,
+      estimated_cache_write_usd: _e,
+      pricing: _f,
+      prompt_cache_warm: _g,
+      ...bare
+    } = full.PreModelSwitch
+    expect(Schema.is(Hooks.HookInputs.PreModelSwitch)(bare)).toBe(true)
+    expect(Schema.is(Hooks.HookInputs.SessionStart)({ ...full.SessionStart, seconds_since_last_response: "long" }))
+      .toBe(false)
+    expect(Schema.is(Hooks.HookInputs.InstructionsLoaded)({ ...full.InstructionsLoaded, globs: "src/**" })).toBe(false)
+    expect(Schema.is(Hooks.HookInputs.TaskCreated)({ ...full.TaskCreated, teammate_name: 7 })).toBe(false)
+  })
+
+  it.scoped("a callback gets the whole input, fields no schema lists included", () =>
+    Effect.gen(function*() {
+      const seen: Array<unknown> = []
+      const hooks = Hooks.layer({
+        SessionStart: [{
+          hooks: [(input) =>
+            Effect.sync(() => {
+              seen.push(input)
+              return Hooks.addContext("SessionStart", `idle ${input.seconds_since_last_response ?? 0}s`)
+            })]
+        }],
+        PreModelSwitch: [{
+          hooks: [(input) =>
+            Effect.succeed({
+              hookSpecificOutput: {
+                hookEventName: "PreModelSwitch" as const,
+                permissionDecision: (input.estimated_cache_write_usd ?? 0) > 0.5 ? "deny" as const : "allow" as const
+              }
+            })]
+        }]
+      })
+      const fromNewerCli = { ...full.SessionStart, some_future_field: { x: 1 } }
+      const { answers } = yield* Fiber.join(
+        yield* run(hooks, [["hook_0", fromNewerCli], ["hook_1", full.PreModelSwitch]])
+      )
+      expect(seen).toEqual([fromNewerCli])
+      expect(answers[0]).toMatchObject(success(Hooks.addContext("SessionStart", "idle 4200s")))
+      expect(answers[1]).toMatchObject(
+        success({ hookSpecificOutput: { hookEventName: "PreModelSwitch", permissionDecision: "deny" } })
+      )
+    }))
 })

@@ -2,13 +2,18 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { type AgentOptions, ClaudeAgent, Hooks, Message, Permissions, type Transport } from "effect-claude-agent"
+import { ScriptedModelServer } from "effect-claude-agent/testing"
 import { NodeClaudeAgent, noClaudeLeft, realCli } from "./support/cli.js"
+
+const { reply, text, toolUse } = ScriptedModelServer
 
 type Env = Transport.Transport | Scope.Scope
 
@@ -69,6 +74,35 @@ for (const mode of ["query", "session"] as const) {
         expect(resultText(messages)).toBe("tool said: rewritten")
       }))
 
+    live("a Write allowed by a rule writes the file; a Write no rule allows leaves no file", () =>
+      Effect.gen(function*() {
+        const { options, cwd, server } = yield* realCli()
+        const allowed = path.join(cwd, "allowed-1.txt")
+        const denied = path.join(cwd, "secret.txt")
+        yield* server.addReplies(
+          reply(toolUse("Write", { file_path: allowed, content: "written by an allowed Write\n" })),
+          reply(toolUse("Write", { file_path: denied, content: "must not exist\n" })),
+          reply(text("both answered"))
+        )
+        const asked: Array<Permissions.PermissionRequest> = []
+        const policy = Permissions.fromCallback((request) =>
+          Effect.suspend(() => {
+            asked.push(request)
+            return Permissions.rules({ allow: ["Write(./allowed-*.txt)"] })(request)
+          })
+        )
+        const messages = yield* prompt(mode, "write two files", options()).pipe(Effect.provide(policy))
+        expect(resultText(messages)).toBe("both answered")
+        expect(fs.readFileSync(allowed, "utf8")).toBe("written by an allowed Write\n")
+        expect(fs.existsSync(denied)).toBe(false)
+        expect(asked.map((r) => [r.toolName, r.input["file_path"]])).toEqual([["Write", allowed], ["Write", denied]])
+        const results = (yield* server.requests).filter((r) => r.isMessages).flatMap((r) => r.toolResults)
+        expect(results.map((r) => r.is_error)).toEqual([false, true])
+        expect(results[1]?.content).toContain("No permission rule allows Write")
+        const result = Chunk.toReadonlyArray(messages).find(Message.isResultMessage)
+        expect(result?.permission_denials).toMatchObject([{ tool_name: "Write", tool_input: { file_path: denied } }])
+      }))
+
     live("a PreToolUse hook that denies blocks the tool; PostToolUse sees the response; UserPromptSubmit and Stop fire", () =>
       Effect.gen(function*() {
         const { options, cwd } = yield* realCli()
@@ -110,6 +144,41 @@ for (const mode of ["query", "session"] as const) {
 }
 
 describe("Permissions against the real CLI: fail closed", () => {
+  live("G6 (query) a callback that hangs past its timeout is a deny, and the next call in the same query is decided by it", () =>
+    Effect.gen(function*() {
+      const { options, cwd, server } = yield* realCli({
+        replies: [
+          reply(toolUse("Bash", { command: "touch slow.txt && echo slow", description: "scripted" })),
+          reply(toolUse("Bash", { command: "touch fast.txt && echo fast", description: "scripted" })),
+          reply(text("done"))
+        ]
+      })
+      const seen: Array<string> = []
+      const signals: Array<AbortSignal> = []
+      const policy = Permissions.fromCallback(
+        (request) => {
+          seen.push(String(request.input["command"]))
+          signals.push(request.signal)
+          return seen.length === 1 ? Effect.never : Effect.succeed(Permissions.allow())
+        },
+        { timeout: "1 second" }
+      )
+      const messages = yield* Stream.runCollect(ClaudeAgent.query("go", options())).pipe(Effect.provide(policy))
+      expect(resultText(messages)).toBe("done")
+      expect(seen).toEqual(["touch slow.txt && echo slow", "touch fast.txt && echo fast"])
+      // the abandoned decision's signal was aborted, the answered one's was not
+      expect(signals.map((signal) => signal.aborted)).toEqual([true, false])
+      expect(fs.existsSync(path.join(cwd, "slow.txt"))).toBe(false)
+      expect(fs.existsSync(path.join(cwd, "fast.txt"))).toBe(true)
+      const results = (yield* server.requests).filter((r) => r.isMessages).flatMap((r) => r.toolResults)
+      expect(results).toMatchObject([
+        { is_error: true, content: expect.stringContaining("no decision within 1s") },
+        { is_error: false, content: "fast" }
+      ])
+      const result = Chunk.toReadonlyArray(messages).find(Message.isResultMessage)
+      expect(result?.permission_denials.map((d) => d.tool_name)).toEqual(["Bash"])
+    }))
+
   live("G6 a callback that hangs past its timeout is a deny, and the next call in the session is still decided by it", () =>
     Effect.gen(function*() {
       const { options, cwd } = yield* realCli()
@@ -126,5 +195,27 @@ describe("Permissions against the real CLI: fail closed", () => {
       expect(resultText(second)).toBe("tool said: fast")
       expect(fs.existsSync(path.join(cwd, "fast.txt"))).toBe(true)
       expect(calls).toBe(2)
+    }))
+
+  live("interrupting the turn withdraws a pending permission request: the callback's signal aborts, the tool never runs", () =>
+    Effect.gen(function*() {
+      const { options, cwd } = yield* realCli()
+      const asked = yield* Deferred.make<Permissions.PermissionRequest>()
+      const aborted = yield* Deferred.make<void>()
+      const policy = Permissions.fromCallback((request) => {
+        request.signal.addEventListener("abort", () => Deferred.unsafeDone(aborted, Exit.void))
+        return Effect.zipRight(Deferred.succeed(asked, request), Effect.never)
+      }, { timeout: "1 minute" })
+      const session = yield* ClaudeAgent.session(options()).pipe(Effect.provide(policy))
+      const turn = yield* Effect.fork(Stream.runCollect(session.turn(bash("touch pending.txt && echo pending"))))
+      const request = yield* Deferred.await(asked)
+      expect(request.signal.aborted).toBe(false)
+      yield* session.interrupt
+      const messages = yield* Fiber.join(turn)
+      // the CLI sends control_cancel_request for the pending can_use_tool; the session stays open
+      yield* Deferred.await(aborted).pipe(Effect.timeout("10 seconds"))
+      expect(request.signal.aborted).toBe(true)
+      expect(Chunk.toReadonlyArray(messages).find(Message.isResultMessage)?.subtype).toBe("error_during_execution")
+      expect(fs.existsSync(path.join(cwd, "pending.txt"))).toBe(false)
     }))
 })

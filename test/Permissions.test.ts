@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
+import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -328,5 +329,132 @@ describe("Permissions in a session", () => {
         Effect.provide(Permissions.allowAll)
       )
       expect(Chunk.unsafeLast(messages)).toMatchObject({ result: expect.stringContaining("\"behavior\":\"allow\"") })
+    }))
+})
+
+describe("Permissions: interruption and cancellation", () => {
+  it.scoped("a decision that is interrupted is a deny, and the next request is still decided by the policy", () =>
+    Effect.gen(function*() {
+      let calls = 0
+      const PermissionsLive = Permissions.layer(() => {
+        calls++
+        if (calls === 1) return Effect.interrupt
+        if (calls === 2) {
+          // waits on a fiber (a UI prompt, say) that something else interrupts 10 seconds later
+          return Effect.gen(function*() {
+            const prompt = yield* Effect.fork(Effect.never)
+            yield* Effect.fork(Effect.delay(Fiber.interrupt(prompt), "10 seconds"))
+            return yield* Fiber.join(prompt)
+          })
+        }
+        return Effect.succeed(Permissions.allow())
+      })
+      const { layer, answers } = yield* asking([
+        ["Bash", { command: "touch a" }],
+        ["Bash", { command: "touch b" }],
+        ["Bash", { command: "touch c" }]
+      ])
+      const fiber = yield* withSession(layer, answers).pipe(Effect.provide(PermissionsLive), Effect.fork)
+      for (let i = 0; i < 50 && calls < 2; i++) yield* Effect.yieldNow()
+      expect(calls).toBe(2)
+      yield* TestClock.adjust("10 seconds")
+      const [first, second, third] = yield* Fiber.join(fiber)
+      const interrupted = "Permission denied (fail closed): the permission handler was interrupted"
+      expect(first).toEqual({ behavior: "deny", message: interrupted, toolUseID: "toolu_scripted_1" })
+      expect(second).toEqual({ behavior: "deny", message: interrupted, toolUseID: "toolu_scripted_2" })
+      expect(third).toEqual({ behavior: "allow", updatedInput: { command: "touch c" }, toolUseID: "toolu_scripted_3" })
+      expect(calls).toBe(3)
+    }))
+
+  it.scoped("control_cancel_request interrupts the decision and aborts its signal; no answer is sent for it", () =>
+    Effect.gen(function*() {
+      const first = yield* Deferred.make<Permissions.PermissionRequest>()
+      let calls = 0
+      let abortEvents = 0
+      let interrupted = false
+      const PermissionsLive = Permissions.fromCallback((request) => {
+        if (++calls > 1) return Effect.succeed(Permissions.allow())
+        request.signal.addEventListener("abort", () => abortEvents++)
+        return Deferred.succeed(first, request).pipe(
+          Effect.zipRight(Effect.never),
+          Effect.onInterrupt(() => Effect.sync(() => (interrupted = true)))
+        )
+      })
+      const outcome = yield* Deferred.make<{
+        readonly abortedBeforeCancel: boolean
+        readonly next: unknown
+        readonly answeredCancelled: boolean
+      }>()
+      const layer = ScriptedCli.layer((cli) =>
+        Effect.gen(function*() {
+          const pending = yield* Effect.fork(cli.canUseTool("Bash", { command: "touch slow" }))
+          const request = yield* Deferred.await(first)
+          const abortedBeforeCancel = request.signal.aborted
+          yield* cli.cancel(request.requestId)
+          // frames are handled in order: once the next request is answered, the cancel has been handled
+          const next = yield* cli.canUseTool("Bash", { command: "touch next" })
+          const answeredCancelled = (yield* cli.received).some((frame) =>
+            frame.type === "control_response" && frame.response.request_id === request.requestId
+          )
+          yield* Fiber.interrupt(pending)
+          yield* Deferred.succeed(outcome, { abortedBeforeCancel, next, answeredCancelled })
+        }), { stepTimeout: "1 hour" })
+      const result = yield* withSession(layer, Deferred.await(outcome)).pipe(Effect.provide(PermissionsLive))
+      expect(result.abortedBeforeCancel).toBe(false)
+      expect(interrupted).toBe(true)
+      expect((yield* Deferred.await(first)).signal.aborted).toBe(true)
+      expect(abortEvents).toBe(1)
+      expect(result.answeredCancelled).toBe(false)
+      expect(result.next).toMatchObject({ behavior: "allow", updatedInput: { command: "touch next" } })
+      expect(calls).toBe(2)
+    }))
+
+  it.scoped("a decision that times out aborts its signal; a decided one leaves it alone", () =>
+    Effect.gen(function*() {
+      const signals: Array<AbortSignal> = []
+      const PermissionsLive = Permissions.fromCallback((request) => {
+        signals.push(request.signal)
+        return signals.length === 1 ? Effect.never : Effect.succeed(Permissions.allow())
+      }, { timeout: "30 seconds" })
+      const { layer, answers } = yield* asking([["Bash", { command: "touch a" }], ["Bash", { command: "touch b" }]])
+      const fiber = yield* withSession(layer, answers).pipe(Effect.provide(PermissionsLive), Effect.fork)
+      for (let i = 0; i < 50 && signals.length === 0; i++) yield* Effect.yieldNow()
+      expect(signals[0]?.aborted).toBe(false)
+      yield* TestClock.adjust("30 seconds")
+      const [first, second] = yield* Fiber.join(fiber)
+      expect(first).toMatchObject({ behavior: "deny", message: "Permission denied (fail closed): no decision within 30s" })
+      expect(second).toMatchObject({ behavior: "allow" })
+      expect(signals.map((s) => s.aborted)).toEqual([true, false])
+    }))
+})
+
+describe("Permissions.fromCallback", () => {
+  class Allowed extends Context.Tag("test/Allowed")<Allowed, ReadonlyArray<string>>() {}
+
+  it.scoped("is a policy layer: the callback decides, its requirements are captured, the timeout is kept", () =>
+    Effect.gen(function*() {
+      const PermissionsLive = Permissions.fromCallback(
+        (request) =>
+          Effect.map(Allowed, (allowed) =>
+            allowed.includes(request.toolName)
+              ? Permissions.allow()
+              : Permissions.deny(`${request.toolName} is not on the list`)),
+        { timeout: "10 seconds" }
+      ).pipe(Layer.provide(Layer.succeed(Allowed, ["Read"])))
+      const service = yield* Effect.provide(Permissions.Permissions, PermissionsLive)
+      expect(service.timeout).toBe("10 seconds")
+      const { layer, answers } = yield* asking([
+        ["Read", { file_path: "/x" }],
+        ["Write", { file_path: "/x", content: "" }]
+      ])
+      const [read, write] = yield* withSession(layer, answers).pipe(Effect.provide(PermissionsLive))
+      expect(read).toEqual({ behavior: "allow", updatedInput: { file_path: "/x" }, toolUseID: "toolu_scripted_1" })
+      expect(write).toEqual({ behavior: "deny", message: "Write is not on the list", toolUseID: "toolu_scripted_2" })
+      // without a timeout it uses the default, like `layer`
+      const plain = yield* Effect.provide(
+        Permissions.Permissions,
+        Permissions.fromCallback(() => Effect.succeed(Permissions.allow()))
+      )
+      expect(plain.timeout).toBe(Permissions.DEFAULT_TIMEOUT)
     }))
 })

@@ -421,9 +421,11 @@ export const contribution = (service: Service, options: Options, store: Internal
         }
       }
 
+      // the signal aborts whenever the decision is abandoned: timeout, control_cancel_request, session close
+      const decision = Effect.onInterrupt(service.decide(request), () => Effect.sync(() => controller.abort()))
       const bounded = Duration.isFinite(timeout)
-        ? Effect.timeoutFail(service.decide(request), { duration: timeout, onTimeout: () => new PermissionTimeout() })
-        : service.decide(request)
+        ? Effect.timeoutFail(decision, { duration: timeout, onTimeout: () => new PermissionTimeout() })
+        : decision
       return bounded.pipe(
         Effect.tap((result) =>
           Effect.sync(() => {
@@ -442,8 +444,7 @@ export const contribution = (service: Service, options: Options, store: Internal
             { behavior: "deny" as const, message: `Permission denied (fail closed): ${reason}` }
           )
         }),
-        Effect.map(answer),
-        Effect.onInterrupt(() => Effect.sync(() => controller.abort()))
+        Effect.map(answer)
       )
     })
 
