@@ -12,13 +12,25 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { InputClosed, ProcessExited } from "../AgentError.js"
+import { InputClosed, ProcessExited, type StartupFailed } from "../AgentError.js"
 import type { Options } from "../AgentOptions.js"
 import type { Prompt, Session, SessionError, SessionState } from "../ClaudeAgent.js"
 import * as Message from "../Message.js"
 import type { Transport } from "../Transport.js"
+import { liveTimeout } from "./liveTimer.js"
 import * as Opts from "./options.js"
 import * as session from "./session.js"
+
+/** How long closing the session waits for the supervisor to copy out the last messages of the dying process. */
+const DRAIN_ON_CLOSE = Duration.seconds(1)
+
+/** The `ProcessExited` behind a start-up failure (its signal included), for the policy and the final error. */
+const exitOf = (error: StartupFailed): ProcessExited =>
+  error.cause instanceof ProcessExited ? error.cause : new ProcessExited({
+    code: error.exitCode ?? null,
+    signal: null,
+    stderrTail: error.stderrTail
+  })
 
 interface Incarnation {
   readonly internal: session.SessionInternal
@@ -42,7 +54,13 @@ export const toSchedule = (
  * A session that survives its CLI dying: a supervisor replaces a process that exited unexpectedly with one that
  * resumes the same session, following the `autoResume` schedule. Prompts are queued until a process takes them; a
  * prompt a dying process had received but not started is given to the next one (the CLI does not have it yet);
- * a prompt whose turn had started is not sent again (the CLI has it in the transcript).
+ * a prompt whose turn had started is never sent again: the restart event says `interruptedTurn: true` instead (the
+ * CLI 2.1.332 resumes with that prompt followed by a synthetic "No response requested." when it had written it to
+ * its transcript, which it does within a few hundred milliseconds of the turn's start, else without it).
+ *
+ * Not restarted: a death after the session's scope began closing (the stream then ends), a clean exit (code 0; the
+ * stream ends and `send` fails with `InputClosed`), and a death after `endInput` (the stream ends, or fails with the
+ * `ProcessExited` if prompts were still unanswered). `endInput` itself is queued behind the prompts sent before it.
  *
  * @internal
  */
@@ -51,7 +69,9 @@ export const make = (options: Options): Effect.Effect<Session, SessionError, Tra
     const policy = toSchedule(options.autoResume!)
     const parent = yield* Effect.scope
     const out = yield* Mailbox.make<Message.SdkMessage, SessionError>()
+    // the session's scope is closing / the caller ended the input: no process is started after either
     let closing = false
+    let inputEnded = false
     let failure: SessionError | undefined
 
     // prompts: waiting for a process; handed to the current process but not started yet (replayed on restart)
@@ -87,6 +107,11 @@ export const make = (options: Options): Effect.Effect<Session, SessionError, Tra
             waiting.shift()
             handed.push(prompt)
           }
+          // after every prompt sent before it, like a plain session's stdin
+          if (inputEnded) {
+            yield* Effect.ignore(inc.internal.session.endInput)
+            return yield* Effect.never
+          }
           yield* Deferred.await(wake)
           wake = yield* Deferred.make<void>()
         }
@@ -108,20 +133,32 @@ export const make = (options: Options): Effect.Effect<Session, SessionError, Tra
         Effect.exit
       )
 
+    let pumping = false
     const supervise = Effect.gen(function*() {
       const driver = yield* Schedule.driver(policy)
       let attempt = 0
       while (true) {
         const inc = current
         const senderFiber = yield* Effect.fork(sender(inc))
+        pumping = true
         const ended = yield* pump(inc)
+        pumping = false
         yield* Fiber.interrupt(senderFiber)
         if (closing) return yield* out.end
-        if (Exit.isSuccess(ended)) return yield* out.end
+        if (Exit.isSuccess(ended)) {
+          // a clean end is not restarted, and nothing sent later would be answered
+          failure = new InputClosed({ reason: "closed" })
+          return yield* out.end
+        }
         let error: SessionError | undefined = Cause.failureOption(ended.cause).pipe(Option.getOrUndefined)
         if (!(error instanceof ProcessExited)) {
           failure = error ?? new InputClosed({ reason: "closed" })
-          return yield* out.failCause(Exit.isFailure(ended) ? ended.cause : Cause.empty)
+          return yield* out.failCause(ended.cause)
+        }
+        if (inputEnded) {
+          // our own close of stdin: not restarted, but a death that leaves prompts unanswered is not hidden
+          failure = error
+          return yield* (handed.length > 0 || waiting.length > 0 || turnRunning ? out.fail(error) : out.end)
         }
         // the process died: what it had received but not started goes to the next one
         waiting = [...handed, ...waiting]
@@ -144,7 +181,12 @@ export const make = (options: Options): Effect.Effect<Session, SessionError, Tra
               forkSession: undefined,
               sessionId: undefined,
               resume: resumeId
-            }, store)
+            }, store).pipe(
+              // a CLI that exits before `initialize` could even be written can surface as a defect of that write
+              Effect.catchSomeDefect((defect) =>
+                defect instanceof ProcessExited ? Option.some(Effect.fail(defect)) : Option.none()
+              )
+            )
           )
           if (restarted._tag === "Right") {
             current = restarted.right
@@ -160,11 +202,7 @@ export const make = (options: Options): Effect.Effect<Session, SessionError, Tra
           }
           const startError = restarted.left
           if (startError._tag === "StartupFailed" || startError._tag === "ProcessExited") {
-            error = new ProcessExited({
-              code: startError._tag === "ProcessExited" ? startError.code : (startError.exitCode ?? null),
-              signal: startError._tag === "ProcessExited" ? startError.signal : null,
-              stderrTail: startError.stderrTail
-            })
+            error = startError._tag === "ProcessExited" ? startError : exitOf(startError)
             continue
           }
           failure = startError
@@ -172,11 +210,28 @@ export const make = (options: Options): Effect.Effect<Session, SessionError, Tra
         }
       }
     })
-    yield* Effect.forkIn(supervise, parent)
+    // whatever ends the supervisor ends the stream: a reader never waits for a supervisor that is gone
+    const supervisor = yield* supervise.pipe(
+      Effect.catchAllCause((cause) =>
+        Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.suspend(() => {
+          const error = Cause.squash(cause)
+          failure ??= error instanceof ProcessExited ? error : new InputClosed({ reason: "closed" })
+          return out.failCause(cause)
+        })
+      ),
+      Effect.forkIn(parent)
+    )
+    // Runs before the supervisor is interrupted: the process ends as a plain session's does, the supervisor copies
+    // out what it said last (bounded), and the stream ends, whatever state the supervisor was in.
     yield* Effect.addFinalizer(() =>
       Effect.suspend(() => {
         closing = true
-        return Scope.close(current.scope, Exit.void)
+        const draining = pumping
+        return Scope.close(current.scope, Exit.void).pipe(
+          Effect.zipRight(draining ? liveTimeout(Fiber.await(supervisor), DRAIN_ON_CLOSE) : Effect.void),
+          Effect.zipRight(Fiber.interrupt(supervisor)),
+          Effect.zipRight(out.end)
+        )
       })
     )
 
@@ -201,10 +256,11 @@ export const make = (options: Options): Effect.Effect<Session, SessionError, Tra
 
     const send = (prompt: Prompt): Effect.Effect<void, ProcessExited | InputClosed> =>
       Effect.suspend(() => {
+        if (inputEnded) return Effect.fail(new InputClosed({ reason: "endInput" }))
         if (failure !== undefined) {
           return Effect.fail(failure instanceof ProcessExited ? failure : new InputClosed({ reason: "closed" }))
         }
-        if (closing) return Effect.fail(new InputClosed({ reason: "endInput" }))
+        if (closing) return Effect.fail(new InputClosed({ reason: "closed" }))
         waiting.push(Opts.userMessage(options, prompt))
         return signal
       })
@@ -244,8 +300,8 @@ export const make = (options: Options): Effect.Effect<Session, SessionError, Tra
       request: (subtype, payload, o) => on((s) => s.request(subtype, payload, o)),
       permissions: store,
       endInput: Effect.suspend(() => {
-        closing = true
-        return on((s) => s.endInput)
+        inputEnded = true
+        return signal
       })
     }
     return resilient
