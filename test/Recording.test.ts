@@ -304,3 +304,26 @@ describe("Recording.replay", () => {
       expect(missing).toMatchObject({ _tag: "RecordingError", reason: "ReadFailed" })
     }))
 })
+
+describe("Recording: secrets", () => {
+  it.scoped("mcp_set_servers env and header values are redacted in the file, and a replay still matches", () =>
+    Effect.gen(function*() {
+      const file = path.join(yield* tempDir(), "servers.jsonl")
+      const cli = ScriptedCli.layer((cli) => Effect.asVoid(cli.expectControl("mcp_set_servers")))
+      const program = (token: string) =>
+        Effect.gen(function*() {
+          const session = yield* ClaudeAgent.session()
+          return yield* session.setMcpServers({
+            files: { command: "files-mcp", args: [], env: { API_TOKEN: token } },
+            docs: { type: "http", url: "https://mcp.example.com/mcp", headers: { Authorization: `Bearer ${token}` } }
+          })
+        }).pipe(Effect.scoped)
+      yield* program("s3cr3t-one").pipe(Effect.provide(Recording.layerRecord(file).pipe(Layer.provide(cli))))
+      const text = fs.readFileSync(file, "utf8")
+      expect(text).not.toContain("s3cr3t-one")
+      expect(text).toContain("API_TOKEN")
+      expect(text).toContain("Authorization")
+      // the replay compares names, not values: another token still replays
+      yield* program("s3cr3t-two").pipe(Recording.replay(file))
+    }))
+})

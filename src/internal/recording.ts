@@ -217,6 +217,33 @@ export const read = (file: string): Effect.Effect<Api.Recording, RecordingError>
 // recording
 // -------------------------------------------------------------------------------------------------
 
+const REDACTED = "<redacted>"
+const isJson = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
+const redactValues = (values: unknown): unknown =>
+  isJson(values) ? Object.fromEntries(Object.keys(values).map((key) => [key, REDACTED])) : values
+
+/**
+ * MCP server configs sent with `mcp_set_servers` may carry credentials (`env`, `headers`); a recording keeps their
+ * names, not their values. Replays compare the frames the same way.
+ */
+const redactSecrets = (frame: Json): Json => {
+  const request = frame["request"]
+  if (frame["type"] !== "control_request" || !isJson(request) || request["subtype"] !== "mcp_set_servers") return frame
+  const servers = request["servers"]
+  if (!isJson(servers)) return frame
+  const redacted = Object.fromEntries(Object.entries(servers).map(([name, config]) => [
+    name,
+    isJson(config)
+      ? {
+        ...config,
+        ...("env" in config ? { env: redactValues(config["env"]) } : {}),
+        ...("headers" in config ? { headers: redactValues(config["headers"]) } : {})
+      }
+      : config
+  ]))
+  return { ...frame, request: { ...request, servers: redacted } }
+}
+
 interface Writer {
   readonly write: (entry: Entry) => void
 }
@@ -344,7 +371,9 @@ export const layerRecord = (file: string): Layer.Layer<Transport, RecordingError
             send: (message) =>
               Effect.tap(connection.send(message), () =>
                 Effect.sync(() => {
-                  if (!exitRecorded) writer.write({ event: "stdin", connection: index, t: t(), frame: { ...message } })
+                  if (!exitRecorded) {
+                    writer.write({ event: "stdin", connection: index, t: t(), frame: redactSecrets({ ...message }) })
+                  }
                 })),
             endInput: Effect.zipRight(Effect.sync(recordEndInput), connection.endInput)
           }
@@ -502,8 +531,8 @@ const replayConnection = (
     return maskKeys(replaceDeep(masked, recordedSession, SESSION_ID), ignored)
   }
   const normalizeSent = (frame: Json): unknown => {
-    let copy: Json = frame
-    if (frame["type"] === "control_request") copy = { ...frame, request_id: REQUEST_ID }
+    let copy: Json = redactSecrets(frame)
+    if (frame["type"] === "control_request") copy = { ...copy, request_id: REQUEST_ID }
     if (frame["type"] === "control_cancel_request") {
       const id = requestIdOf(frame) ?? ""
       copy = { ...frame, request_id: clientIdsBack.get(id) ?? id }
