@@ -17,7 +17,7 @@
  * | `ControlTimeout` | the CLI did not answer one of our control requests in time |
  * | `SessionNotFound` | `resume` / `continue` named a session that does not exist |
  * | `IdleTimeout` | the CLI went silent mid-turn; it was killed |
- * | `StartupFailed` | the CLI exited or hung before answering `initialize` |
+ * | `StartupFailed` | the CLI could not be started, exited or hung before answering `initialize` (`phase`) |
  * | `InterruptTimeout` | an interrupt was not acknowledged in time |
  * | `VersionIncompatible` | the CLI version is outside the tested range |
  * | `InvalidOptions` | options were rejected before anything was spawned |
@@ -274,8 +274,10 @@ export class IdleTimeout extends Schema.TaggedError<IdleTimeout>("effect-claude-
 }
 
 /**
- * The CLI did not start: `phase` says how far it got (`"firstLine"`: it wrote nothing; `"initializeAck"`: it wrote
- * something but never answered `initialize`). No process is left behind.
+ * The CLI did not start within `initializeTimeout` (or exited first): `phase` says how far it got —
+ * `"spawn"`: it was not even running (finding the executable, the `--version` check and the spawn took too long);
+ * `"firstLine"`: it ran but wrote nothing; `"initializeAck"`: it wrote something but never answered `initialize`.
+ * No process is left behind.
  *
  * @since 0.1.0
  * @category errors
@@ -283,7 +285,7 @@ export class IdleTimeout extends Schema.TaggedError<IdleTimeout>("effect-claude-
 export class StartupFailed extends Schema.TaggedError<StartupFailed>("effect-claude-agent/StartupFailed")(
   "StartupFailed",
   {
-    phase: Schema.Literal("firstLine", "initializeAck"),
+    phase: Schema.Literal("spawn", "firstLine", "initializeAck"),
     reason: Schema.String,
     /** The exit code when the CLI exited during start-up. */
     exitCode: Schema.optional(Schema.NullOr(Schema.Number)),
@@ -318,7 +320,9 @@ export class InterruptTimeout extends Schema.TaggedError<InterruptTimeout>("effe
 }
 
 /**
- * The CLI's version is outside the range this SDK was tested with (override with `cliVersionRange`).
+ * The CLI's version is outside the range this SDK was tested with (override with the `cliVersions` option; `"*"`
+ * accepts any version). `found` is `"unknown"` when `--version` did not report a version (it failed, printed no
+ * `x.y.z`, or did not answer in time); `reason` then says which.
  *
  * @since 0.1.0
  * @category errors
@@ -326,14 +330,19 @@ export class InterruptTimeout extends Schema.TaggedError<InterruptTimeout>("effe
 export class VersionIncompatible extends Schema.TaggedError<VersionIncompatible>(
   "effect-claude-agent/VersionIncompatible"
 )("VersionIncompatible", {
+  /** The version `--version` reported, or `"unknown"`. */
   found: Schema.String,
-  supported: Schema.String
+  /** The accepted range (`cliVersions`, or the SDK's default). */
+  supported: Schema.String,
+  /** Why the version is unknown, when it is. */
+  reason: Schema.optional(Schema.String)
 }) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
-    return `Claude Code ${this.found} is outside the supported range ${this.supported}`
+    return `Claude Code ${this.found} is outside the supported range ${this.supported}` +
+      (this.reason !== undefined ? ` (${this.reason})` : "")
   }
 }
 

@@ -319,16 +319,22 @@ export interface Options {
   // --- this SDK ----------------------------------------------------------------------------------------------------
   /** Timeout of control requests (`interrupt`, `set_model`, …). Defaults to 60 seconds. */
   readonly controlRequestTimeout?: Duration.DurationInput | undefined
-  /** Bound on start-up (spawn to the answer to `initialize`); beyond it, `StartupFailed`. Defaults to 60 seconds. */
-  readonly initializeTimeout?: Duration.DurationInput | undefined
+  /**
+   * Bound on start-up, from finding the executable (its `--version` check and the spawn included) to the answer to
+   * `initialize`; beyond it, `StartupFailed` with the phase it stalled in. `"infinity"` disables it. Defaults to 60
+   * seconds.
+   */
+  readonly initializeTimeout?: Duration.DurationInput | "infinity" | undefined
   /**
    * While a turn runs, how long the CLI may write nothing (when the SDK owes it no answer) before the session fails
    * with `IdleTimeout` and the CLI is killed. Tool progress heartbeats count as output; time spent in your
    * permission, hook or MCP handlers does not. `"infinity"` disables it. Defaults to 10 minutes.
    */
-  readonly idleTimeout?: Duration.DurationInput | undefined
-  /** Like `idleTimeout`, for the first message after a prompt. Defaults to 60 seconds. */
-  readonly firstMessageTimeout?: Duration.DurationInput | undefined
+  readonly idleTimeout?: Duration.DurationInput | "infinity" | undefined
+  /**
+   * Like `idleTimeout`, for the first message after a prompt. `"infinity"` disables it. Defaults to 60 seconds.
+   */
+  readonly firstMessageTimeout?: Duration.DurationInput | "infinity" | undefined
   /** How long `interrupt` waits for the CLI's acknowledgement (`InterruptTimeout`). Defaults to 5 seconds. */
   readonly interruptTimeout?: Duration.DurationInput | undefined
   /** After stdin closes, how long the CLI may take to exit before SIGTERM. Defaults to 250 ms. */

@@ -41,7 +41,7 @@ import type {
   SpawnFailed
 } from "./AgentError.js"
 import { type ApiFailure, fromResult } from "./AgentError.js"
-import type { Options, PermissionMode } from "./AgentOptions.js"
+import type { McpServerConfig, Options, PermissionMode } from "./AgentOptions.js"
 import * as internal from "./internal/session.js"
 import type * as Message from "./Message.js"
 import type { PermissionStore } from "./Permissions.js"
@@ -133,7 +133,9 @@ export interface Session {
   readonly pid: Option.Option<number>
   /**
    * The session id the CLI uses: known at once when `origin.sessionId` is set (always, except `continue` with no
-   * session to continue), else with the first message that carries it. Fails if the session ends before.
+   * session to continue), else with the first message that carries it. Fails if the session ends before. Should the
+   * CLI's `system/init` name another session than `origin.sessionId`, this follows the CLI (and a warning is
+   * logged); `origin` keeps what was asked for.
    */
   readonly sessionId: Effect.Effect<string, SessionError>
   /** Where the session is right now. */
@@ -167,6 +169,11 @@ export interface Session {
   readonly supportedModels: Effect.Effect<ReadonlyArray<Message.ModelInfo>, SessionError>
   readonly supportedAgents: Effect.Effect<ReadonlyArray<Message.AgentInfo>, SessionError>
   readonly accountInfo: Effect.Effect<Message.AccountInfo, SessionError>
+  /**
+   * The status of every MCP server, as the CLI reports it (`mcp_status`). The CLI keeps an in-process server's status
+   * from its handshake; for an `McpProxy` whose upstream server is away, the proxy's live state replaces the CLI's
+   * `connected`: `pending` while it reconnects, `failed` otherwise, with `error` saying why.
+   */
   readonly mcpServerStatus: Effect.Effect<ReadonlyArray<Message.McpServerStatus>, ControlMethodError>
   /** How the context window is used (`detail: "full"` adds per-category breakdowns). */
   readonly getContextUsage: (
@@ -177,13 +184,23 @@ export interface Session {
     userMessageId: string,
     options?: { readonly dryRun?: boolean }
   ) => Effect.Effect<Message.RewindFilesResult, ControlMethodError>
-  /** Reconnects an MCP server by name. */
+  /**
+   * Reconnects an MCP server by name (a process server is restarted). The CLI refuses in-process (`sdk`) servers
+   * with a `ControlError` that says so; toggling such a server off and on makes the CLI run its handshake again.
+   */
   readonly reconnectMcpServer: (serverName: string) => Effect.Effect<void, ControlMethodError>
-  /** Enables or disables an MCP server by name. */
+  /** Enables or disables an MCP server by name (disabled: `disabled` in `mcpServerStatus`, its tools gone). */
   readonly toggleMcpServer: (serverName: string, enabled: boolean) => Effect.Effect<void, ControlMethodError>
-  /** Replaces the dynamically added MCP servers. */
+  /**
+   * Replaces the dynamically managed MCP servers, as the official SDK does. Takes the same configs as
+   * `Options.mcpServers`: process servers (stdio, HTTP, SSE) go to the CLI as they are (a stdio config without `type`
+   * gets `type: "stdio"`); in-process servers (`SdkMcp.createSdkMcpServer`, `McpProxy` values, any
+   * `{ type: "sdk", instance }`) are connected by the SDK first and routed like those given at start-up. An
+   * in-process server of this session (the start-up ones included) that is not in `servers` is disconnected; one
+   * already connected under the same name is kept as it is. Reports what the CLI added, removed and could not load.
+   */
   readonly setMcpServers: (
-    servers: Readonly<Record<string, unknown>>
+    servers: Readonly<Record<string, McpServerConfig>>
   ) => Effect.Effect<Message.McpSetServersResult, ControlMethodError>
   /** Stops a background task (a `task_notification` with status `stopped` follows). */
   readonly stopTask: (taskId: string) => Effect.Effect<void, ControlMethodError>
@@ -225,6 +242,54 @@ export const query: <E = never, R = never>(
   prompt: string | Stream.Stream<Prompt, E, R>,
   options?: Options
 ) => Stream.Stream<Message.SdkMessage, SessionError | E, Transport | R> = internal.query
+
+/**
+ * A query whose CLI is started (and `initialize` sent) but whose prompt is not sent yet: see {@link queryWithOrigin}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface StartedQuery<E = never, R = never> {
+  /** Which session the query runs (new, resumed, continued, forked), decided before anything was sent. */
+  readonly origin: SessionOrigin
+  /** The CLI's process id (`None` with an in-memory transport). */
+  readonly pid: Option.Option<number>
+  /**
+   * The session id the CLI uses: `origin.sessionId` when it is set, unless the CLI's `system/init` names another
+   * (then that one, and a warning is logged); otherwise known with the first message that carries it.
+   */
+  readonly sessionId: Effect.Effect<string, SessionError>
+  /**
+   * Sends the prompt and yields every message, exactly as {@link query} does; the CLI is reaped when the stream
+   * ends, or at the latest when the scope of `queryWithOrigin` closes. Run it once.
+   */
+  readonly messages: Stream.Stream<Message.SdkMessage, SessionError | E, R>
+}
+
+/**
+ * {@link query} in two steps, so that the caller knows which session runs before the first prompt is sent (e.g. to
+ * store the id of a new or forked session first): the Effect starts the CLI and returns the session's
+ * {@link SessionOrigin}; running `messages` sends the prompt. The CLI belongs to the Scope.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import { ClaudeAgent } from "effect-claude-agent"
+ *
+ * const program = Effect.scoped(Effect.gen(function*() {
+ *   const query = yield* ClaudeAgent.queryWithOrigin("Go on", { continue: true, forkSession: true })
+ *   yield* Effect.log(`running ${query.origin.sessionId}, forked from ${query.origin.requested}`)
+ *   return yield* Stream.runCollect(query.messages)
+ * }))
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const queryWithOrigin: <E = never, R = never>(
+  prompt: string | Stream.Stream<Prompt, E, R>,
+  options?: Options
+) => Effect.Effect<StartedQuery<E, R>, SessionError, Transport | Scope.Scope> = internal.queryWithOrigin
 
 /**
  * Fails the stream with a typed {@link ApiFailure} (`RateLimited`, `Overloaded`, `ApiError`) right after a `result`

@@ -18,8 +18,11 @@
  *   reconnect, every session is sent `notifications/tools/list_changed` and the CLI lists them again.
  * - A session started before the upstream server was ever reached gets a failed handshake: the CLI reports the
  *   server as `failed` in `system/init` and `mcpServerStatus`, and `onConnectFailure` applies. The CLI keeps an
- *   SDK server's status from its handshake for the whole session (it cannot reconnect SDK servers); the proxy's
- *   own, live state is {@link McpProxy.status} / {@link McpProxy.changes}.
+ *   SDK server's status from its handshake for the whole session (it cannot reconnect SDK servers);
+ *   `Session.mcpServerStatus` shows the proxy's live state instead of the CLI's `connected` while the upstream server
+ *   is away (`pending` / `failed`, with the reason in `error`), and {@link McpProxy.status} /
+ *   {@link McpProxy.changes} give it in full.
+ * - A proxy can also be added to (or removed from) a running session with `Session.setMcpServers`.
  *
  * @example
  * ```ts

@@ -4,11 +4,15 @@
  * ahead of time, each used once, refilled in the background), and optionally an isolated config directory per
  * session (concurrent CLIs otherwise share `~/.claude.json`).
  *
+ * Warm sessions never make a borrower wait: when every slot is taken, a borrower takes a warm session, even one still
+ * starting (or, when it needs other options, closes one to free its slot). Refills start only while no borrower
+ * waits.
+ *
  * The pool adds no process-wide listeners: host memory and listeners stay O(1) in the number of sessions.
  *
  * @example
  * ```ts
- * import { Effect, Stream } from "effect"
+ * import { Effect, Layer, Stream } from "effect"
  * import { NodeClaudeAgent, SessionPool } from "effect-claude-agent"
  *
  * const Pool = SessionPool.layer({ maxConcurrent: 8, warm: 2 }).pipe(Layer.provide(NodeClaudeAgent.layer))
@@ -60,7 +64,7 @@ export interface Stats {
   readonly warm: number
   /** Live CLI processes (active + warm + starting). */
   readonly live: number
-  /** Borrowers waiting for a slot. */
+  /** Borrowers that have not got a session yet (waiting for a slot). */
   readonly waiting: number
 }
 
@@ -71,7 +75,9 @@ export interface Stats {
 export interface Service {
   /**
    * Borrows a session (a warm one when `options` adds nothing to the pool's, else a fresh one), waiting for a slot
-   * when `maxConcurrent` processes are live. The session is closed, and its slot freed, when the scope closes.
+   * when `maxConcurrent` processes are live. With every slot taken, a warm session is used even while it is still
+   * starting (or closed to free its slot, when `options` differ). The session is closed, and its slot freed, when the
+   * scope closes.
    */
   readonly session: (options?: Options) => Effect.Effect<Session, SessionError, Scope.Scope>
   /** A one-shot query within the pool's limit. */
@@ -79,6 +85,7 @@ export interface Service {
     prompt: string | Stream.Stream<Prompt, E, R>,
     options?: Options
   ) => Stream.Stream<Message.SdkMessage, SessionError | E, R>
+  /** The pool's figures right now (one consistent snapshot). */
   readonly stats: Effect.Effect<Stats>
 }
 

@@ -275,8 +275,13 @@ export interface Query extends AsyncGenerator<SDKMessage, void> {
   readonly reconnectMcpServer: (serverName: string) => Promise<void>
   /** Enables or disables an MCP server by name. */
   readonly toggleMcpServer: (serverName: string, enabled: boolean) => Promise<void>
-  /** Replaces the dynamically added MCP servers; reports what was added, removed and failed. */
-  readonly setMcpServers: (servers: Readonly<Record<string, unknown>>) => Promise<Message.McpSetServersResult>
+  /**
+   * Replaces the dynamically managed MCP servers (in-process ones, e.g. from `createSdkMcpServer`, are connected and
+   * disconnected by the SDK); reports what was added, removed and failed.
+   */
+  readonly setMcpServers: (
+    servers: Readonly<Record<string, AgentOptions.McpServerConfig>>
+  ) => Promise<Message.McpSetServersResult>
   /** Stops a background task (a subagent or background shell) by id. */
   readonly stopTask: (taskId: string) => Promise<void>
   /** The session id (known before the first message; see `ClaudeAgent.SessionOrigin`). */

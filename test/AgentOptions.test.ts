@@ -28,6 +28,29 @@ const argvCases: ReadonlyArray<readonly [string, AgentOptions.Options, ReadonlyA
     { mcpServers: { stdiosrv: { command: "true", args: [] }, web: { type: "http", url: "http://x" } } },
     ["--mcp-config", "{\"mcpServers\":{\"stdiosrv\":{\"type\":\"stdio\",\"command\":\"true\",\"args\":[]},\"web\":{\"type\":\"http\",\"url\":\"http://x\"}}}"]
   ],
+  [
+    "mcpServers (SSE with headers, passed through; in-process entries stay off argv)",
+    {
+      mcpServers: {
+        events: {
+          type: "sse",
+          url: "https://mcp.example.com/sse",
+          headers: { Authorization: "Bearer t" },
+          timeout: 5000
+        },
+        calc: {
+          type: "sdk",
+          name: "calc",
+          instance: { connect: () => Promise.resolve(), close: () => Promise.resolve() }
+        }
+      }
+    },
+    [
+      "--mcp-config",
+      "{\"mcpServers\":{\"events\":{\"type\":\"sse\",\"url\":\"https://mcp.example.com/sse\",\"headers\":" +
+      "{\"Authorization\":\"Bearer t\"},\"timeout\":5000}}}"
+    ]
+  ],
   ["strictMcpConfig", { strictMcpConfig: true }, ["--strict-mcp-config"]],
   ["settingSources", { settingSources: ["project"] }, ["--setting-sources=project"]],
   ["settingSources empty", { settingSources: [] }, ["--setting-sources="]],

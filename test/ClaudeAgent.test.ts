@@ -299,7 +299,8 @@ describe("ClaudeAgent.session", () => {
         { subtype: "rewind_files", user_message_id: "msg-1", dry_run: true },
         { subtype: "mcp_reconnect", serverName: "calc" },
         { subtype: "mcp_toggle", serverName: "calc", enabled: false },
-        { subtype: "mcp_set_servers", servers: { x: { type: "stdio", command: "true" } } },
+        // `args: []` added: CLI 2.1.332 fails a stdio server without args in mcp_set_servers
+        { subtype: "mcp_set_servers", servers: { x: { type: "stdio", command: "true", args: [] } } },
         { subtype: "stop_task", task_id: "task-1" },
         { subtype: "definitely_unknown" }
       ])

@@ -191,3 +191,51 @@ describe("G7 start-up is bounded and typed", () => {
       })
     }))
 })
+
+describe("G14 host listeners stay O(1) in the number of sessions", () => {
+  // every process-wide event the SDK (or what it builds on) could listen to per session
+  const EVENTS = [
+    "exit",
+    "beforeExit",
+    "SIGINT",
+    "SIGTERM",
+    "SIGHUP",
+    "SIGQUIT",
+    "uncaughtException",
+    "unhandledRejection",
+    "warning"
+  ] as const
+  const counts = () => EVENTS.map((event) => process.listenerCount(event))
+  const SESSIONS = 50
+
+  it.live(`G14 ${SESSIONS} sessions live at once (no pool): no process listener per session, sampled while they run`, () =>
+    noClaudeLeft(Effect.scoped(Effect.gen(function*() {
+      const before = counts()
+      const peak = [...before]
+      const sample = Effect.sync(() => counts().forEach((n, i) => (peak[i] = Math.max(peak[i]!, n))))
+      const sessions = yield* Effect.forEach(
+        Array.from({ length: SESSIONS }, () => FakeCli.options(FakeCli.echoScenario)),
+        (options) => ClaudeAgent.session(options),
+        { concurrency: 10 }
+      )
+      yield* Effect.forEach(sessions, (s) => s.initializationResult, { concurrency: "unbounded", discard: true })
+      // every CLI is running right now
+      expect(sessions.filter((s) => isAlive(Option.getOrThrow(s.pid)))).toHaveLength(SESSIONS)
+      yield* sample
+      // and while every session is in the middle of a turn
+      const results = yield* Effect.forEach(
+        sessions,
+        (s, i) => s.turn(`q${i}`).pipe(Stream.tap(() => sample), Stream.filter(Message.isResultMessage), Stream.runCollect),
+        { concurrency: "unbounded" }
+      )
+      expect(results.map((r) => Chunk.unsafeHead(r))).toMatchObject(
+        Array.from({ length: SESSIONS }, (_, i) => ({ result: `echo: q${i}` }))
+      )
+      expect(sessions.filter((s) => isAlive(Option.getOrThrow(s.pid)))).toHaveLength(SESSIONS)
+      yield* sample
+      // none at all: the SDK adds no process-wide listener (one per session would show up as 50)
+      expect(Object.fromEntries(EVENTS.map((e, i) => [e, peak[i]! - before[i]!]))).toEqual(
+        Object.fromEntries(EVENTS.map((e) => [e, 0]))
+      )
+    }))).pipe(Effect.provide(NodeClaudeAgent.layer)), 120_000)
+})

@@ -605,3 +605,87 @@ describe("McpProxy options and layer", () => {
       yield* eventually(() => upstream.aborted.length === 1, "the upstream call to be cancelled")
     }).pipe(Effect.scoped))
 })
+
+// -------------------------------------------------------------------------------------------------
+// sessions: setMcpServers and mcpServerStatus
+// -------------------------------------------------------------------------------------------------
+
+describe("McpProxy in Session.setMcpServers / mcpServerStatus", () => {
+  /** A session on a scripted CLI that reports `cliStatus()` for `mcp_status`; the test drives both sides. */
+  const sessionWith = (options: AgentOptions.Options, cliStatus: () => ReadonlyArray<object>) =>
+    Effect.gen(function*() {
+      const handle = yield* Deferred.make<ScriptedCli.ScriptedCli>()
+      const layer = ScriptedCli.layer((cli) => Deferred.succeed(handle, cli), {
+        responders: { mcp_status: () => Effect.sync(() => ({ mcpServers: cliStatus() })) }
+      })
+      const session = yield* ClaudeAgent.session(options).pipe(Effect.provide(layer))
+      return { session, cli: yield* Deferred.await(handle) }
+    })
+
+  it.scopedLive("a proxy added by setMcpServers is served like one given at start-up", () =>
+    Effect.gen(function*() {
+      const upstream = memoryUpstream()
+      const proxy = yield* McpProxy.make({ name: "up", transport: upstream.transport, timeout: 4000 })
+      const { cli, session } = yield* sessionWith({}, () => [])
+      yield* session.setMcpServers({ up: proxy })
+      const sent = (yield* cli.received).flatMap((f) =>
+        f.type === "control_request" && f.request.subtype === "mcp_set_servers" ? [f.request["servers"]] : []
+      )
+      expect(sent).toEqual([{ up: { type: "sdk", name: "up", timeout: 4000 } }])
+      expect(yield* mcp(cli, "up", toolsCall("shout", { text: "late" }, 1))).toEqual({
+        mcp_response: { jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: "LATE!" }] } }
+      })
+    }))
+
+  it.scopedLive("mcpServerStatus: a proxy's live state (pending / failed, and why) replaces the CLI's connected", () =>
+    Effect.gen(function*() {
+      // `up`: its next connection attempt hangs once `hang` is set
+      const upstream = memoryUpstream()
+      let hang = false
+      const up = yield* McpProxy.make({
+        name: "up",
+        transport: { type: "custom", make: () => (hang ? new Promise<never>(() => {}) : upstream.transport.make()) },
+        reconnect: Schedule.recurs(1),
+        connectTimeout: "1 hour"
+      })
+      // `later`: added by setMcpServers, never reconnected
+      const second = memoryUpstream({ name: "second" })
+      const later = yield* McpProxy.make({ name: "later", transport: second.transport, reconnect: Schedule.recurs(0) })
+      const serverInfo = { name: "upstream-fixture", version: "1.0.0" }
+      let cliStatus: ReadonlyArray<object> = [
+        { name: "up", status: "connected", serverInfo, tools: [{ name: "shout" }] },
+        { name: "later", status: "connected" },
+        { name: "plain", status: "connected" }
+      ]
+      const { session } = yield* sessionWith({ mcpServers: { up } }, () => cliStatus)
+      yield* session.setMcpServers({ up, later })
+      // all up: the CLI's statuses as they are
+      expect(yield* session.mcpServerStatus).toEqual(cliStatus)
+
+      hang = true
+      yield* Effect.promise(() => upstream.kill())
+      yield* statusWhere(up, (s) => s._tag === "Connecting")
+      second.setBlocked(true)
+      yield* Effect.promise(() => second.kill())
+      yield* statusWhere(later, (s) => s._tag === "Disconnected" && !s.retrying)
+      expect(yield* session.mcpServerStatus).toEqual([
+        {
+          name: "up",
+          status: "pending",
+          serverInfo,
+          tools: [{ name: "shout" }],
+          error: "MCP server \"up\" is not connected (the connection closed); the SDK is reconnecting, try again later."
+        },
+        {
+          name: "later",
+          status: "failed",
+          error: "MCP server \"later\" is not connected (the connection closed); the SDK gave up reconnecting."
+        },
+        { name: "plain", status: "connected" }
+      ])
+
+      // what the CLI says of a server it disabled or saw fail is kept
+      cliStatus = [{ name: "up", status: "disabled" }, { name: "later", status: "failed", error: "Connection closed" }]
+      expect(yield* session.mcpServerStatus).toEqual(cliStatus)
+    }))
+})

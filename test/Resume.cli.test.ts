@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
@@ -112,5 +113,55 @@ describe("resume, continue and fork against the real CLI", () => {
       expect(listed.find((s) => s.sessionId === b.sessionId)).toMatchObject({ messageCount: 2, firstPrompt: "SAY gamma" })
       const exchange = yield* store.messages(a.sessionId, cwd).pipe(Stream.runCollect)
       expect(Chunk.toReadonlyArray(exchange).map((m) => m.text)).toEqual(["SAY alpha", "alpha", "SAY beta", "beta"])
+    }))
+
+  live("queryWithOrigin: the resumed id is known before the prompt reaches the model; the id is kept", () =>
+    Effect.gen(function*() {
+      const { options, server } = yield* realCli()
+      const first = yield* runSession(options(), ["SAY one"])
+      const modelRequests = Effect.map(server.requests, (rs) => rs.filter((r) => r.isMessages && !r.isProbe).length)
+      const before = yield* modelRequests
+      const query = yield* ClaudeAgent.queryWithOrigin("HISTORY", options({ resume: first.sessionId }))
+      expect(query.origin).toEqual({ kind: "resume", requested: first.sessionId, sessionId: first.sessionId, forked: false })
+      expect(Option.isSome(query.pid)).toBe(true)
+      // the CLI is up (it answered initialize) and no prompt has gone out
+      yield* Effect.sleep("300 millis")
+      expect(yield* modelRequests).toBe(before)
+      const messages = yield* Stream.runCollect(query.messages)
+      expect(lastResult(messages)).toContain("user prompts: SAY one | HISTORY")
+      expect(yield* query.sessionId).toBe(first.sessionId)
+      expect(Chunk.toReadonlyArray(messages).find(Message.isSystemInit)?.session_id).toBe(first.sessionId)
+    }))
+
+  live("queryWithOrigin with forkSession: the new id is known first, and it is the one the CLI uses", () =>
+    Effect.gen(function*() {
+      const { options, server, cwd } = yield* realCli()
+      const first = yield* runSession(options(), ["SAY original"])
+      const query = yield* ClaudeAgent.queryWithOrigin("HISTORY", options({ resume: first.sessionId, forkSession: true }))
+      expect(query.origin).toMatchObject({ kind: "fork", requested: first.sessionId, forked: true })
+      const forkId = query.origin.sessionId!
+      expect(forkId).not.toBe(first.sessionId)
+      const messages = yield* Stream.runCollect(query.messages)
+      expect(lastResult(messages)).toContain("user prompts: SAY original | HISTORY")
+      expect(yield* query.sessionId).toBe(forkId)
+      expect(fs.existsSync(transcriptOf(server.env()["HOME"]!, cwd, forkId))).toBe(true)
+    }))
+
+  live("resumeSessionAt: the resumed conversation ends at that message; later turns are left out", () =>
+    Effect.gen(function*() {
+      const { options } = yield* realCli()
+      const { assistantOfFirst, sessionId } = yield* Effect.scoped(Effect.gen(function*() {
+        const session = yield* ClaudeAgent.session(options())
+        const first = yield* Stream.runCollect(session.turn("SAY one"))
+        yield* Stream.runDrain(session.turn("SAY two"))
+        const assistant = Chunk.toReadonlyArray(first).filter((m) => m.type === "assistant").at(-1)
+        return { assistantOfFirst: assistant?.type === "assistant" ? assistant.uuid : undefined, sessionId: yield* session.sessionId }
+      }))
+      expect(assistantOfFirst).toBeDefined()
+      const whole = yield* runSession(options({ resume: sessionId }), ["HISTORY"])
+      expect(whole.replies[0]).toContain("user prompts: SAY one | SAY two | HISTORY")
+      const cut = yield* runSession(options({ resume: sessionId, resumeSessionAt: assistantOfFirst! }), ["HISTORY"])
+      expect(cut.replies[0]).toContain("user prompts: SAY one | HISTORY")
+      expect(cut.replies[0]).not.toContain("SAY two")
     }))
 })

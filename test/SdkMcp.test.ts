@@ -640,6 +640,179 @@ describe("SdkMcp in a session", () => {
 })
 
 // -------------------------------------------------------------------------------------------------
+// setMcpServers (scripted CLI)
+// -------------------------------------------------------------------------------------------------
+
+/** A session on a scripted CLI whose script only hands the CLI over: the test drives both sides. */
+const scriptedSession = (options: AgentOptions.Options, cliOptions?: ScriptedCli.Options) =>
+  Effect.gen(function*() {
+    const handle = yield* Deferred.make<ScriptedCli.ScriptedCli>()
+    const layer = ScriptedCli.layer((cli) => Deferred.succeed(handle, cli), cliOptions)
+    const session = yield* ClaudeAgent.session(options).pipe(Effect.provide(layer))
+    return { session, cli: yield* Deferred.await(handle) }
+  })
+
+/** The `servers` of every `mcp_set_servers` request the CLI received. */
+const setServersSent = (cli: ScriptedCli.ScriptedCli) =>
+  Effect.map(cli.received, (frames) =>
+    frames.flatMap((f) =>
+      f.type === "control_request" && f.request.subtype === "mcp_set_servers" ? [f.request["servers"]] : []
+    ))
+
+/** A raw instance that answers every request with an error, and counts its connections and closes. */
+const countingInstance = () => {
+  const counts = { connects: 0, closes: 0 }
+  const instance: AgentOptions.SdkMcpServerInstance = {
+    connect: (transport) => {
+      if (!internal.isTransport(transport)) return Promise.reject(new Error("not a transport"))
+      counts.connects++
+      transport.onclose = () => counts.closes++
+      transport.onmessage = (message) => {
+        if (Predicate.hasProperty(message, "id")) {
+          void transport.send({ jsonrpc: "2.0", id: message.id, error: { code: -32601, message: "nope" } })
+        }
+      }
+      return transport.start()
+    },
+    close: () => Promise.resolve()
+  }
+  return { counts, instance }
+}
+
+describe("Session.setMcpServers", () => {
+  it.scopedLive("connects new in-process servers and routes them; the CLI gets { type: sdk, name, timeout }", () =>
+    Effect.gen(function*() {
+      const calc = yield* SdkMcp.createSdkMcpServer({ name: "calc", tools: [add], timeout: 5000 })
+      const { cli, session } = yield* scriptedSession({})
+      // nothing routes to calc yet
+      const before = yield* cli.requestRaw("mcp_message", { server_name: "calc", message: toolsCall("add", {}) })
+      expect(before).toMatchObject({ subtype: "error", error: "SDK MCP server not found: calc" })
+      const result = yield* session.setMcpServers({
+        calc,
+        web: { type: "sse", url: "https://mcp.example.com/sse", headers: { Authorization: "Bearer t" } },
+        local: { command: "node", args: ["server.js"], env: { TOKEN: "t" } },
+        bare: { type: "stdio", command: "srv" }
+      })
+      expect(result).toEqual({ added: [], removed: [], errors: {} })
+      expect(yield* setServersSent(cli)).toEqual([{
+        web: { type: "sse", url: "https://mcp.example.com/sse", headers: { Authorization: "Bearer t" } },
+        local: { type: "stdio", command: "node", args: ["server.js"], env: { TOKEN: "t" } },
+        // CLI 2.1.332 fails a stdio server without args in mcp_set_servers
+        bare: { type: "stdio", command: "srv", args: [] },
+        calc: { type: "sdk", name: "calc", timeout: 5000 }
+      }])
+      // the CLI runs the handshake over mcp_message (no manifest for a server added later), then calls
+      const initialized = yield* mcp(cli, "calc", {
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "claude-code", version: "2" } }
+      })
+      expect(initialized).toMatchObject({ mcp_response: { id: 0, result: { serverInfo: { name: "calc" } } } })
+      expect(yield* mcp(cli, "calc", toolsCall("add", { a: 1, b: 2 }, 3))).toEqual({
+        mcp_response: { jsonrpc: "2.0", id: 3, result: { content: [{ type: "text", text: "3" }] } }
+      })
+    }))
+
+  it.scopedLive("servers left out are disconnected (start-up ones too); a server already connected is kept", () =>
+    Effect.gen(function*() {
+      const started = yield* Deferred.make<void>()
+      const interrupted = yield* Deferred.make<void>()
+      const slow = SdkMcp.tool("slow", "", Schema.Struct({}), () =>
+        Deferred.succeed(started, undefined).pipe(
+          Effect.zipRight(Effect.never),
+          Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))
+        ))
+      const boot = yield* SdkMcp.createSdkMcpServer({ name: "boot", tools: [add] })
+      const wait = yield* SdkMcp.createSdkMcpServer({ name: "wait", tools: [slow] })
+      const raw = countingInstance()
+      const rawConfig = { type: "sdk", name: "raw", instance: raw.instance } as const
+      const { cli, session } = yield* scriptedSession({ mcpServers: { boot } })
+      yield* session.setMcpServers({ wait, raw: rawConfig })
+      yield* session.setMcpServers({ wait, raw: rawConfig })
+      expect(raw.counts).toEqual({ connects: 1, closes: 0 })
+      const gone = yield* cli.requestRaw("mcp_message", { server_name: "boot", message: toolsCall("add", {}) })
+      expect(gone).toMatchObject({ subtype: "error", error: "SDK MCP server not found: boot" })
+
+      const call = yield* Effect.fork(mcp(cli, "wait", toolsCall("slow", {}, 9)))
+      yield* Deferred.await(started)
+      yield* session.setMcpServers({})
+      // the call in flight is answered, its handler interrupted, the raw instance's transport closed
+      expect(yield* Fiber.join(call)).toEqual({
+        mcp_response: {
+          jsonrpc: "2.0",
+          id: 9,
+          error: { code: -32000, message: "SDK MCP server wait was disconnected" }
+        }
+      })
+      yield* Deferred.await(interrupted)
+      expect(raw.counts).toEqual({ connects: 1, closes: 1 })
+      const after = yield* cli.requestRaw("mcp_message", { server_name: "wait", message: toolsCall("slow", {}) })
+      expect(after).toMatchObject({ subtype: "error", error: "SDK MCP server not found: wait" })
+      expect(yield* setServersSent(cli)).toEqual([
+        { wait: { type: "sdk", name: "wait" }, raw: { type: "sdk", name: "raw" } },
+        { wait: { type: "sdk", name: "wait" }, raw: { type: "sdk", name: "raw" } },
+        {}
+      ])
+      // added again: a fresh connection
+      yield* session.setMcpServers({ raw: rawConfig })
+      expect(raw.counts).toEqual({ connects: 2, closes: 1 })
+    }))
+
+  it.scopedLive("a server added later is not checked against system/init; closing the session closes it", () =>
+    Effect.gen(function*() {
+      const raw = countingInstance()
+      const calc = yield* SdkMcp.createSdkMcpServer({ name: "calc", tools: [add] })
+      yield* Effect.gen(function*() {
+        const contribution = yield* internal.contribution({})
+        const failure = yield* Effect.fork(contribution.failure)
+        const sent = yield* contribution.mcpServers.set(
+          { calc, raw: { type: "sdk", name: "raw", instance: raw.instance } },
+          (servers) => Effect.succeed(servers)
+        )
+        expect(sent).toEqual({ calc: { type: "sdk", name: "calc" }, raw: { type: "sdk", name: "raw" } })
+        expect(raw.counts).toEqual({ connects: 1, closes: 0 })
+        // at start-up, calc (onConnectFailure: "fail") not connected in system/init would fail the session
+        const init = {
+          type: "system",
+          subtype: "init",
+          session_id: "s",
+          uuid: "u",
+          cwd: "/",
+          tools: [],
+          model: "m",
+          permissionMode: "default",
+          mcp_servers: [{ name: "calc", status: "pending" }]
+        } as const
+        expect(contribution.onMessage?.(init)).toBe(true)
+        yield* Effect.sleep("50 millis")
+        expect(failure.unsafePoll()).toBeNull()
+      }).pipe(Effect.scoped)
+      expect(raw.counts).toEqual({ connects: 1, closes: 1 })
+    }))
+
+  it.scopedLive("reconnecting an in-process server: the CLI's refusal is explained (ControlError)", () =>
+    Effect.gen(function*() {
+      const calc = yield* SdkMcp.createSdkMcpServer({ name: "calc", tools: [add] })
+      // what CLI 2.1.332 answers for an sdk server; a process server it does not know is "Server not found: <name>"
+      const refuse = (body: { readonly [key: string]: unknown }) =>
+        Effect.fail(body["serverName"] === "calc" ? "SDK servers should be handled in print.ts" : "Server not found: x")
+      const { session } = yield* scriptedSession({ mcpServers: { calc } }, { responders: { mcp_reconnect: refuse } })
+      const error = yield* Effect.flip(session.reconnectMcpServer("calc"))
+      expect(error).toMatchObject({ _tag: "ControlError", subtype: "mcp_reconnect" })
+      expect(error.message).toBe(
+        "Control request mcp_reconnect failed: \"calc\" is an in-process (sdk) MCP server, which the CLI does not " +
+          "reconnect (it answered: SDK servers should be handled in print.ts); toggle it off and on with " +
+          "toggleMcpServer to run its handshake again, or replace it with setMcpServers"
+      )
+      expect(yield* Effect.flip(session.reconnectMcpServer("x"))).toMatchObject({
+        _tag: "ControlError",
+        error: "Server not found: x"
+      })
+    }))
+})
+
+// -------------------------------------------------------------------------------------------------
 // the Promise-side instance (connect / close)
 // -------------------------------------------------------------------------------------------------
 

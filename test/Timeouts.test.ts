@@ -1,11 +1,14 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
-import { AgentError, ClaudeAgent, Permissions } from "effect-claude-agent"
+import { AgentError, type AgentOptions, ClaudeAgent, Permissions, Transport } from "effect-claude-agent"
 import { ScriptedCli } from "effect-claude-agent/testing"
 
 /** Advances the TestClock second by second, letting fibers run in between. */
@@ -19,6 +22,20 @@ const advance = (seconds: number) =>
 
 const slow = { stepTimeout: "365 days" } as const
 
+/** `cli` with every connection's `kill` reported to `killed` (the SDK ending the process itself). */
+const reportingKill = (cli: Layer.Layer<Transport.Transport>, killed: Deferred.Deferred<void>) =>
+  Layer.effect(
+    Transport.Transport,
+    Effect.map(Transport.Transport, (inner) =>
+      Transport.Transport.of({
+        open: (spec) =>
+          Effect.map(inner.open(spec), (connection) => ({
+            ...connection,
+            kill: Effect.zipRight(Deferred.succeed(killed, undefined), connection.kill)
+          }))
+      }))
+  ).pipe(Layer.provide(cli))
+
 describe("timeouts that turn silence into errors", () => {
   it.scoped("G1 idle mid-turn: IdleTimeout (kind idle) after idleTimeout, and the CLI is killed", () =>
     Effect.gen(function*() {
@@ -26,18 +43,27 @@ describe("timeouts that turn silence into errors", () => {
       const layer = ScriptedCli.layer((cli) =>
         Effect.gen(function*() {
           yield* cli.expectUser
+          yield* Effect.sleep("3 seconds")
           yield* cli.init()
+          yield* cli.stderr("warming up\n")
           yield* cli.assistant("thinking about it…")
-          yield* Effect.onInterrupt(cli.stall, () => Deferred.succeed(killed, undefined))
+          yield* cli.stall
         }), slow)
-      const session = yield* ClaudeAgent.session({ idleTimeout: "30 seconds" }).pipe(Effect.provide(layer))
+      const session = yield* ClaudeAgent.session({ idleTimeout: "30 seconds" }).pipe(
+        Effect.provide(reportingKill(layer, killed))
+      )
       const fiber = yield* Stream.runCollect(session.turn("go")).pipe(Effect.fork)
-      yield* advance(29)
+      // the CLI's last output is at 3 s: the session fails at 33 s, not before
+      yield* advance(32)
       expect(fiber.unsafePoll()).toBe(null)
-      yield* advance(3)
+      expect(yield* Deferred.isDone(killed)).toBe(false)
+      yield* advance(2)
       const error = yield* Fiber.join(fiber).pipe(Effect.flip)
-      expect(error).toBeInstanceOf(AgentError.IdleTimeout)
-      expect(error).toMatchObject({ kind: "idle", timeoutMillis: 30_000 })
+      expect(error).toStrictEqual(
+        new AgentError.IdleTimeout({ lastEventAt: 3000, timeoutMillis: 30_000, kind: "idle", stderrTail: "warming up\n" })
+      )
+      // the SDK killed the CLI itself (it did not merely stop reading)
+      expect(yield* Deferred.isDone(killed)).toBe(true)
       expect(yield* session.state).toBe("exited")
     }))
 
@@ -51,7 +77,71 @@ describe("timeouts that turn silence into errors", () => {
       )
       yield* advance(12)
       const error = yield* Fiber.join(fiber).pipe(Effect.flip)
-      expect(error).toMatchObject({ _tag: "IdleTimeout", kind: "firstMessage", timeoutMillis: 10_000 })
+      // the prompt, sent at 0, was the last event
+      expect(error).toStrictEqual(
+        new AgentError.IdleTimeout({ lastEventAt: 0, timeoutMillis: 10_000, kind: "firstMessage", stderrTail: "" })
+      )
+    }))
+
+  it.scoped("G1 \"infinity\" disables idleTimeout and firstMessageTimeout: a day of silence is waited out", () =>
+    Effect.gen(function*() {
+      const go = yield* Deferred.make<void>()
+      const layer = ScriptedCli.layer((cli) =>
+        Effect.gen(function*() {
+          // silent after the first prompt (firstMessageTimeout), then in the middle of the second turn (idleTimeout)
+          yield* cli.expectUser
+          yield* Deferred.await(go)
+          yield* cli.turn("first")
+          yield* cli.expectUser
+          yield* cli.init()
+          yield* cli.assistant("half of it…")
+          yield* Deferred.await(go)
+          yield* cli.result("second")
+        }), slow)
+      const session = yield* ClaudeAgent.session({ idleTimeout: "infinity", firstMessageTimeout: "infinity" }).pipe(
+        Effect.provide(layer)
+      )
+      const first = yield* Stream.runCollect(session.turn("one")).pipe(Effect.fork)
+      yield* TestClock.adjust("1 day")
+      yield* advance(5)
+      expect(first.unsafePoll()).toBe(null)
+      expect(yield* session.state).not.toBe("exited")
+      yield* Deferred.succeed(go, undefined)
+      expect(Chunk.unsafeLast(yield* Fiber.join(first))).toMatchObject({ result: "first" })
+    }))
+
+  it.scoped("G1 \"infinity\" disables idleTimeout mid-turn (the first-message clock still running)", () =>
+    Effect.gen(function*() {
+      const go = yield* Deferred.make<void>()
+      const layer = ScriptedCli.layer((cli) =>
+        Effect.gen(function*() {
+          yield* cli.expectUser
+          yield* cli.init()
+          yield* cli.assistant("half of it…")
+          yield* Deferred.await(go)
+          yield* cli.result("whole")
+        }), slow)
+      const fiber = yield* ClaudeAgent.query("go", { idleTimeout: "infinity", firstMessageTimeout: "10 seconds" }).pipe(
+        Stream.runCollect,
+        Effect.provide(layer),
+        Effect.fork
+      )
+      // the watchdog still runs (firstMessageTimeout is finite): past the 10-minute default of idleTimeout
+      yield* advance(11 * 60)
+      expect(fiber.unsafePoll()).toBe(null)
+      yield* Deferred.succeed(go, undefined)
+      expect(Chunk.unsafeLast(yield* Fiber.join(fiber))).toMatchObject({ result: "whole" })
+    }))
+
+  it.effect("a timeout option that is not a duration is InvalidOptions, before anything is spawned", () =>
+    Effect.gen(function*() {
+      const options: AgentOptions.Options = JSON.parse(`{ "idleTimeout": "10 sekonds" }`)
+      const error = yield* ClaudeAgent.query("x", options).pipe(
+        Stream.runDrain,
+        Effect.flip,
+        Effect.provide(ScriptedCli.echo)
+      )
+      expect(error).toStrictEqual(new AgentError.InvalidOptions({ option: "idleTimeout", reason: "not a duration: 10 sekonds" }))
     }))
 
   it.scoped("no idle clock between turns, and heartbeats keep a long turn alive", () =>
@@ -124,5 +214,94 @@ describe("timeouts that turn silence into errors", () => {
       expect(error).toStrictEqual(new AgentError.InterruptTimeout({ timeoutMillis: 5000 }))
       const turn = yield* Stream.runCollect(session.turn("still here"))
       expect(Chunk.unsafeLast(turn)).toMatchObject({ result: "still here" })
+    }))
+})
+
+describe("G7 start-up is bounded and phased", () => {
+  it.scoped("G7 a CLI that writes lines but never answers initialize: StartupFailed (initializeAck) at the bound", () =>
+    Effect.gen(function*() {
+      const layer = ScriptedCli.layer((cli) =>
+        Effect.gen(function*() {
+          yield* cli.initialize
+          yield* cli.stderr("loading plugins…\n")
+          yield* cli.unknownMessage("startup_banner")
+          yield* cli.stall
+        }), { ...slow, silent: ["initialize"] })
+      const killed = yield* Deferred.make<void>()
+      const fiber = yield* ClaudeAgent.query("x", { initializeTimeout: "20 seconds" }).pipe(
+        Stream.runCollect,
+        Effect.provide(reportingKill(layer, killed)),
+        Effect.fork
+      )
+      yield* advance(19)
+      expect(fiber.unsafePoll()).toBe(null)
+      yield* advance(1)
+      const error = yield* Effect.flip(Fiber.join(fiber))
+      expect(error).toBeInstanceOf(AgentError.StartupFailed)
+      expect(error).toMatchObject({
+        phase: "initializeAck",
+        reason: "no answer to initialize within 20000 ms",
+        stderrTail: "loading plugins…\n",
+        cause: { _tag: "ControlTimeout", subtype: "initialize" }
+      })
+      expect(yield* Deferred.isDone(killed)).toBe(true)
+    }))
+
+  /** A transport whose `open` takes `duration` (a slow executable lookup, `--version` check or spawn). */
+  const slowOpen = (duration: Duration.DurationInput, cli: Layer.Layer<Transport.Transport>) =>
+    Layer.effect(
+      Transport.Transport,
+      Effect.map(Transport.Transport, (inner) =>
+        Transport.Transport.of({ open: (spec) => Effect.zipRight(Effect.sleep(duration), inner.open(spec)) }))
+    ).pipe(Layer.provide(cli))
+
+  it.scoped("G7 a CLI that cannot be started in time (e.g. a hanging --version check): StartupFailed (spawn)", () =>
+    Effect.gen(function*() {
+      const fiber = yield* ClaudeAgent.query("x", { initializeTimeout: "10 seconds" }).pipe(
+        Stream.runCollect,
+        Effect.provide(slowOpen("1 hour", ScriptedCli.echo)),
+        Effect.fork
+      )
+      yield* advance(9)
+      expect(fiber.unsafePoll()).toBe(null)
+      yield* advance(1)
+      const error = yield* Effect.flip(Fiber.join(fiber))
+      expect(error).toStrictEqual(
+        new AgentError.StartupFailed({
+          phase: "spawn",
+          reason: "the CLI was not started within 10000 ms (finding it, checking its version, spawning it)",
+          stderrTail: ""
+        })
+      )
+    }))
+
+  it.scoped("G7 the bound covers the whole start-up: a slow spawn leaves less time for initialize", () =>
+    Effect.gen(function*() {
+      const fiber = yield* ClaudeAgent.query("x", { initializeTimeout: "10 seconds" }).pipe(
+        Stream.runCollect,
+        Effect.provide(slowOpen("4 seconds", ScriptedCli.neverAnswersInitialize)),
+        Effect.fork
+      )
+      yield* advance(9)
+      expect(fiber.unsafePoll()).toBe(null)
+      yield* advance(1)
+      const error = yield* Effect.flip(Fiber.join(fiber))
+      expect(error).toMatchObject({ _tag: "StartupFailed", phase: "firstLine", reason: "no answer to initialize within 10000 ms" })
+      expect(error._tag === "StartupFailed" ? Option.fromNullable(error.cause) : Option.none()).toMatchObject(
+        Option.some({ _tag: "ControlTimeout", timeoutMillis: 6000 })
+      )
+    }))
+
+  it.scoped("G7 initializeTimeout \"infinity\": start-up is waited for", () =>
+    Effect.gen(function*() {
+      const fiber = yield* ClaudeAgent.query("x", { initializeTimeout: "infinity" }).pipe(
+        Stream.runCollect,
+        Effect.provide(slowOpen("2 hours", ScriptedCli.echo)),
+        Effect.fork
+      )
+      yield* TestClock.adjust("2 hours")
+      yield* advance(2)
+      const messages = yield* Fiber.join(fiber)
+      expect(Chunk.unsafeLast(messages)).toMatchObject({ result: "echo: x" })
     }))
 })

@@ -2,7 +2,8 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import type { Extensions, Options } from "../AgentOptions.js"
+import type { ControlError } from "../AgentError.js"
+import type { Extensions, McpServerConfig, Options } from "../AgentOptions.js"
 import type { SessionError } from "../ClaudeAgent.js"
 import type { ControlProtocol, InboundHandler } from "../ControlProtocol.js"
 import { Hooks } from "../Hooks.js"
@@ -11,6 +12,35 @@ import { Permissions } from "../Permissions.js"
 import { contribution as hooksContributionOf } from "./hooks.js"
 import { type InternalStore, contribution as permissionsContribution, makeStore } from "./permissions.js"
 import { contribution as sdkMcpContribution } from "./sdkMcp.js"
+
+/**
+ * A session's in-process MCP servers, as `setMcpServers` and `mcpServerStatus` see them.
+ *
+ * @internal
+ */
+export interface McpServersControl {
+  /**
+   * Connects the in-process servers of `servers` that are new, disconnects those left out, then calls `send` with the
+   * `servers` payload of `mcp_set_servers` (calls are serialized).
+   */
+  readonly set: <A, E>(
+    servers: Readonly<Record<string, McpServerConfig>>,
+    send: (servers: Readonly<Record<string, unknown>>) => Effect.Effect<A, E>
+  ) => Effect.Effect<A, E>
+  /** Merges what the servers know about themselves (e.g. a proxy's upstream connection) into the CLI's statuses. */
+  readonly status: (
+    statuses: ReadonlyArray<Message.McpServerStatus>
+  ) => Effect.Effect<ReadonlyArray<Message.McpServerStatus>>
+  /** Explains the CLI's refusal of `mcp_reconnect` when the server is one of this session's in-process servers. */
+  readonly reconnectFailed: (serverName: string, error: ControlError) => ControlError
+}
+
+/** Sends the servers as they are, reports the CLI's statuses as they are. @internal */
+export const noMcpServers: McpServersControl = {
+  set: (servers, send) => send(servers),
+  status: Effect.succeed,
+  reconnectFailed: (_, error) => error
+}
 
 /**
  * What one optional feature (permissions, hooks, in-process MCP servers, …) contributes to a session. Every field
@@ -38,6 +68,8 @@ export interface Contribution {
   readonly onMessage?: ((message: Message.SdkMessage) => boolean) | undefined
   /** Fails when this feature finds the session unusable (e.g. an in-process MCP server did not connect). */
   readonly failure?: Effect.Effect<never, SessionError> | undefined
+  /** The session's in-process MCP servers (one contribution has them). */
+  readonly mcpServers?: McpServersControl | undefined
 }
 
 /** What the optional services contribute to a session, merged. @internal */
@@ -48,6 +80,7 @@ export interface SessionExtensions extends Extensions {
   readonly onMessage: (message: Message.SdkMessage) => boolean
   /** Fails with the first contribution's failure; never completes otherwise. */
   readonly failure: Effect.Effect<never, SessionError>
+  readonly mcpServers: McpServersControl
 }
 
 /** Merges contributions; later ones win for `initialize` keys and handler subtypes. @internal */
@@ -60,6 +93,7 @@ export const combine = (contributions: ReadonlyArray<Contribution>): SessionExte
   const onInitialized: Array<NonNullable<Contribution["onInitialized"]>> = []
   const onMessage: Array<NonNullable<Contribution["onMessage"]>> = []
   const failures: Array<Effect.Effect<never, SessionError>> = []
+  let mcpServers = noMcpServers
   for (const c of contributions) {
     for (const [subtype, handler] of c.handlers ?? []) handlers.set(subtype, handler)
     Object.assign(initialize, c.initialize)
@@ -69,6 +103,7 @@ export const combine = (contributions: ReadonlyArray<Contribution>): SessionExte
     if (c.onInitialized) onInitialized.push(c.onInitialized)
     if (c.onMessage) onMessage.push(c.onMessage)
     if (c.failure) failures.push(c.failure)
+    if (c.mcpServers) mcpServers = c.mcpServers
   }
   return {
     handlers,
@@ -82,7 +117,8 @@ export const combine = (contributions: ReadonlyArray<Contribution>): SessionExte
       for (const f of onMessage) if (!f(message)) keep = false
       return keep
     },
-    failure: failures.length === 0 ? Effect.never : Effect.raceAll(failures)
+    failure: failures.length === 0 ? Effect.never : Effect.raceAll(failures),
+    mcpServers
   }
 }
 

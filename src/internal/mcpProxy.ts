@@ -873,7 +873,13 @@ export const make = (options: Api.Options): Effect.Effect<Api.McpProxy, McpProxy
     const serving: Serving = {
       onConnectFailure: options.onConnectFailure ?? "fail",
       manifest: options.manifest ?? true,
-      serve
+      serve,
+      // the CLI keeps the status of the session's handshake; while the upstream server is away, say so and why
+      liveStatus: Effect.sync(() => {
+        const status = state.status
+        if (status._tag === "Connected") return undefined
+        return { status: status._tag === "Connecting" ? "pending" : "failed", error: outage() }
+      })
     }
     const connections = new PromiseConnections(runtime, serve)
     yield* Effect.addFinalizer(() => Effect.promise(() => connections.close()))

@@ -14,7 +14,13 @@ const flag = (name: string, value: string | number) => `--${name}=${value}`
 
 const json = (value: unknown) => JSON.stringify(value)
 
-const processMcpServers = (servers: Readonly<Record<string, McpServerConfig>>) => {
+/**
+ * The servers the CLI runs itself (all but `sdk` ones), as the CLI takes them: a stdio config without `type` gets
+ * `type: "stdio"`. Used for `--mcp-config` and for `mcp_set_servers`.
+ *
+ * @internal
+ */
+export const processMcpServers = (servers: Readonly<Record<string, McpServerConfig>>): Record<string, unknown> => {
   const out: Record<string, unknown> = {}
   for (const [name, config] of Object.entries(servers)) {
     if (config.type === "sdk") continue

@@ -5,6 +5,7 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
@@ -18,12 +19,14 @@ import * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
 import * as Scope from "effect/Scope"
 import * as Tracer from "effect/Tracer"
+import { ControlError } from "../AgentError.js"
 import type { McpSdkServerConfig, Options, SdkMcpServerInstance } from "../AgentOptions.js"
 import type { ControlProtocol, InboundHandler } from "../ControlProtocol.js"
 import { handlerFailure } from "../ControlProtocol.js"
 import * as Message from "../Message.js"
 import type * as Api from "../SdkMcp.js"
-import type { Contribution } from "./extensions.js"
+import type { Contribution, McpServersControl } from "./extensions.js"
+import { processMcpServers } from "./options.js"
 
 // -------------------------------------------------------------------------------------------------
 // constants
@@ -219,6 +222,18 @@ export interface Serving {
   readonly manifest: boolean
   /** Serves one session on an MCP transport (the server end of an in-memory pair) until the scope closes. */
   readonly serve: (transport: McpTransport) => Effect.Effect<void, never, Scope.Scope>
+  /**
+   * What the server knows about its own state now, when the CLI's cached status may be stale (a proxy whose upstream
+   * server is away): `undefined` while it is serving normally.
+   */
+  readonly liveStatus?: Effect.Effect<LiveStatus | undefined> | undefined
+}
+
+/** A status that overrides the CLI's `connected` in `mcpServerStatus` (see {@link Serving.liveStatus}). @internal */
+export interface LiveStatus {
+  readonly status: "pending" | "failed"
+  /** Why the server is not usable now. */
+  readonly error: string
 }
 
 /** @internal */
@@ -728,6 +743,8 @@ interface Connection {
   /** Answers a pending request with an error (the CLI cancelled it; its answer would be ignored anyway). */
   readonly settle: (id: JsonRpcId, reason: string) => Effect.Effect<void>
   readonly manifest: boolean
+  /** The server's own view of its state (see {@link Serving.liveStatus}), if it has one. */
+  readonly liveStatus: Effect.Effect<LiveStatus | undefined> | undefined
 }
 
 interface Outbound {
@@ -743,6 +760,9 @@ const connect = (
   Effect.gen(function*() {
     const sdk = yield* loadSdk
     const pending = new Map<string, Deferred.Deferred<JsonObject>>()
+    // completed when the connection closes (the session ends, or `setMcpServers` removed the server)
+    const closed = yield* Deferred.make<void>()
+    yield* Effect.addFinalizer(() => Deferred.succeed(closed, undefined))
     const [client, server] = sdk.createLinkedPair()
     client.onmessage = (message) => {
       if (!isObject(message)) return
@@ -784,10 +804,11 @@ const connect = (
         const key = keyOf(id)
         const deferred = yield* Deferred.make<JsonObject>()
         pending.set(key, deferred)
+        const disconnected = errorResponse(id, CONNECTION_CLOSED, `SDK MCP server ${name} was disconnected`)
         return yield* send(message).pipe(
           Effect.matchEffect({
             onFailure: (error) => Effect.succeed(errorResponse(id, CONNECTION_CLOSED, error)),
-            onSuccess: () => Deferred.await(deferred)
+            onSuccess: () => Effect.raceFirst(Deferred.await(deferred), Effect.as(Deferred.await(closed), disconnected))
           }),
           Effect.onInterrupt(() =>
             send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason: "cancelled" } })
@@ -804,6 +825,7 @@ const connect = (
       name,
       onConnectFailure: serving?.onConnectFailure ?? "warn",
       manifest: notConnected === undefined && (serving?.manifest ?? true),
+      liveStatus: serving?.liveStatus,
       call,
       deliver: (message) => notConnected !== undefined ? Effect.void : Effect.ignore(send(message)),
       settle: (id, reason) =>
@@ -848,6 +870,7 @@ const captureManifest = (connection: Connection): Effect.Effect<JsonObject | und
 export interface SdkMcpContribution extends Contribution {
   /** Fails when a server whose policy is `"fail"` is not reported as connected by the CLI. */
   readonly failure: Effect.Effect<never, McpServerFailed>
+  readonly mcpServers: McpServersControl
 }
 
 const mcpMessageHandler = (connections: ReadonlyMap<string, Connection>): InboundHandler => ({ request }) => {
@@ -880,20 +903,61 @@ const cancelPending = (connection: Connection, params: JsonObject) => {
     : Effect.void
 }
 
+/** One in-process server of a session. */
+interface Registered {
+  readonly connection: Connection
+  /** Owns the connection: closed when `setMcpServers` removes the server (or with the session). */
+  readonly scope: Scope.CloseableScope
+  readonly instance: SdkMcpServerInstance
+  /** What the CLI is told about the server besides its name (`timeout`), as the official SDK sends it. */
+  readonly settings: JsonObject
+  /** Given in `options.mcpServers` (then `system/init` is checked for it), not added by `setMcpServers`. */
+  readonly startup: boolean
+}
+
+const settingsOf = (config: McpSdkServerConfig): JsonObject =>
+  typeof config.timeout === "number" ? { timeout: config.timeout } : {}
+
+const sameSettings = (a: JsonObject, b: JsonObject): boolean => a["timeout"] === b["timeout"]
+
 /** @internal */
 export const contribution = (options: Options): Effect.Effect<SdkMcpContribution, never, Scope.Scope> =>
   Effect.gen(function*() {
     const entries = Object.entries(options.mcpServers ?? {}).flatMap(([name, config]) =>
       config.type === "sdk" ? [[name, config] as const] : []
     )
+    const sessionScope = yield* Effect.scope
     const connections = new Map<string, Connection>()
+    const registered = new Map<string, Registered>()
     const failed = yield* Deferred.make<never, McpServerFailed>()
     const handlers = new Map([["mcp_message", mcpMessageHandler(connections)]])
-    if (entries.length === 0) return { handlers, failure: Deferred.await(failed) }
-
     const outbox = yield* Queue.unbounded<Outbound>()
     yield* Effect.addFinalizer(() => outbox.shutdown)
-    for (const [name, config] of entries) connections.set(name, yield* connect(name, config, outbox))
+
+    const register = (name: string, config: McpSdkServerConfig, startup: boolean) =>
+      Effect.gen(function*() {
+        const scope = yield* Scope.fork(sessionScope, ExecutionStrategy.sequential)
+        const connection = yield* connect(name, config, outbox).pipe(
+          Scope.extend(scope),
+          Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : Scope.close(scope, exit)))
+        )
+        const settings = settingsOf(config)
+        const entry: Registered = { connection, scope, instance: config.instance, settings, startup }
+        connections.set(name, connection)
+        registered.set(name, entry)
+        return entry
+      })
+
+    const unregister = (name: string) =>
+      Effect.suspend(() => {
+        const entry = registered.get(name)
+        if (entry === undefined) return Effect.void
+        registered.delete(name)
+        connections.delete(name)
+        return Scope.close(entry.scope, Exit.void)
+      })
+
+    for (const [name, config] of entries) yield* register(name, config, true)
 
     const manifests: Record<string, JsonObject> = {}
     yield* Effect.forEach(
@@ -931,7 +995,7 @@ export const contribution = (options: Options): Effect.Effect<SdkMcpContribution
       }
     }).pipe(Effect.forkScoped)
 
-    // servers the CLI does not report as connected
+    // start-up servers the CLI does not report as connected
     const failures = yield* Queue.unbounded<{ readonly error: McpServerFailed; readonly policy: "fail" | "warn" }>()
     const reported = new Set<string>()
     yield* failures.take.pipe(
@@ -946,8 +1010,8 @@ export const contribution = (options: Options): Effect.Effect<SdkMcpContribution
     )
     const onMessage = (m: Message.SdkMessage): boolean => {
       if (!Message.isSystemInit(m)) return true
-      for (const connection of connections.values()) {
-        if (reported.has(connection.name)) continue
+      for (const { connection, startup } of registered.values()) {
+        if (!startup || reported.has(connection.name)) continue
         const info = m.mcp_servers.find((s) => s.name === connection.name)
         const status = info?.status ?? "missing"
         if (status === "connected" || status === "disabled") continue
@@ -960,16 +1024,74 @@ export const contribution = (options: Options): Effect.Effect<SdkMcpContribution
       return true
     }
 
+    const lock = yield* Effect.makeSemaphore(1)
+    const mcpServers: McpServersControl = {
+      set: (servers, send) =>
+        lock.withPermits(1)(Effect.gen(function*() {
+          const inProcess = Object.entries(servers).flatMap(([name, config]) =>
+            config.type === "sdk" ? [[name, config] as const] : []
+          )
+          const wanted = new Set(inProcess.map(([name]) => name))
+          for (const name of [...registered.keys()]) if (!wanted.has(name)) yield* unregister(name)
+          const wire: Record<string, unknown> = {}
+          for (const [name, config] of Object.entries(processMcpServers(servers))) {
+            // CLI 2.1.332 fails a stdio server without `args` here ("Spread syntax requires ...iterable not be null
+            // or undefined"), though `--mcp-config` accepts one
+            wire[name] = isObject(config) && config["type"] === "stdio" && config["args"] === undefined
+              ? { ...config, args: [] }
+              : config
+          }
+          for (const [name, config] of inProcess) {
+            const current = registered.get(name)
+            const changed = current !== undefined &&
+              (current.instance !== config.instance || !sameSettings(current.settings, settingsOf(config)))
+            if (changed) {
+              yield* Effect.logWarning(
+                `SDK MCP server "${name}" is already connected, so setMcpServers keeps it as it is; remove it, then ` +
+                  `add it again, to change it`
+              ).pipe(Effect.annotateLogs({ module: "SdkMcp" }))
+            }
+            const entry = current ?? (yield* register(name, config, false))
+            wire[name] = { type: "sdk", name, ...entry.settings }
+          }
+          return yield* send(wire)
+        })),
+      status: (statuses) =>
+        Effect.forEach(statuses, (entry) => {
+          const live = registered.get(entry.name)?.connection.liveStatus
+          // the CLI keeps an in-process server's status from its handshake: only what it believes usable is checked
+          if (live === undefined || (entry.status !== "connected" && entry.status !== "pending")) {
+            return Effect.succeed(entry)
+          }
+          return Effect.map(live, (now) => (now === undefined ? entry : { ...entry, ...now }))
+        }),
+      reconnectFailed: (serverName, error) =>
+        registered.has(serverName)
+          ? new ControlError({
+            subtype: error.subtype,
+            error: `"${serverName}" is an in-process (sdk) MCP server, which the CLI does not reconnect (it ` +
+              `answered: ${error.error}); toggle it off and on with toggleMcpServer to run its handshake again, or ` +
+              `replace it with setMcpServers`,
+            ...(error.errorCode !== undefined ? { errorCode: error.errorCode } : {})
+          })
+          : error
+    }
+
     return {
-      initialize: {
-        sdkMcpServers: [...connections.keys()],
-        ...(Object.keys(manifests).length > 0 ? { sdkMcpServerManifests: manifests } : {}),
-        ...(Object.keys(configs).length > 0 ? { sdkMcpServerConfigs: configs } : {})
-      },
+      ...(entries.length > 0
+        ? {
+          initialize: {
+            sdkMcpServers: [...connections.keys()],
+            ...(Object.keys(manifests).length > 0 ? { sdkMcpServerManifests: manifests } : {}),
+            ...(Object.keys(configs).length > 0 ? { sdkMcpServerConfigs: configs } : {})
+          }
+        }
+        : {}),
       handlers,
       onProtocol: (p) => Effect.asVoid(Deferred.succeed(protocol, p)),
       onInitialized: () => Effect.asVoid(Deferred.succeed(initialized, undefined)),
       onMessage,
-      failure: Deferred.await(failed)
+      failure: Deferred.await(failed),
+      mcpServers
     }
   })

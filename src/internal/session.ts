@@ -5,19 +5,28 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import {
   IdleTimeout,
   InterruptTimeout,
+  InvalidOptions,
   ProcessExited,
   ProtocolViolation,
   SessionNotFound,
   StartupFailed
 } from "../AgentError.js"
 import type { Options } from "../AgentOptions.js"
-import type { ControlMethodError, Prompt, Session, SessionError, SessionState } from "../ClaudeAgent.js"
+import type {
+  ControlMethodError,
+  Prompt,
+  Session,
+  SessionError,
+  SessionState,
+  StartedQuery
+} from "../ClaudeAgent.js"
 import * as ControlProtocol from "../ControlProtocol.js"
 import * as Message from "../Message.js"
 import { Transport } from "../Transport.js"
@@ -32,6 +41,7 @@ const DRAIN_AFTER_LAST_RESULT = Duration.seconds(2)
 const IDLE_AFTER_RESULT = Duration.seconds(1)
 const DEFAULT_IDLE_TIMEOUT = Duration.minutes(10)
 const DEFAULT_FIRST_MESSAGE_TIMEOUT = Duration.seconds(60)
+const DEFAULT_STARTUP_TIMEOUT = Duration.seconds(60)
 const WATCHDOG_TICK = Duration.seconds(1)
 
 const decodeResponse = <A, I>(schema: Schema.Schema<A, I>, subtype: string) => {
@@ -40,6 +50,20 @@ const decodeResponse = <A, I>(schema: Schema.Schema<A, I>, subtype: string) => {
     is(u) ? Effect.succeed(u) : Effect.fail(
       new ProtocolViolation({ reason: `unexpected response to ${subtype}: ${JSON.stringify(u)?.slice(0, 500)}` })
     )
+}
+
+/** A timeout option: a `Duration` input, or `"infinity"` (no timeout). Anything else is `InvalidOptions`. */
+const decodeTimeout = (
+  option: string,
+  input: Duration.DurationInput | "infinity" | undefined,
+  fallback: Duration.Duration
+): Effect.Effect<Duration.Duration, InvalidOptions> => {
+  if (input === undefined) return Effect.succeed(fallback)
+  if (input === "infinity") return Effect.succeed(Duration.infinity)
+  return Effect.try({
+    try: () => Duration.decode(input),
+    catch: () => new InvalidOptions({ option, reason: `not a duration: ${String(input)}` })
+  })
 }
 
 /** Internal handles of a session, shared by `session` and `query`. @internal */
@@ -68,11 +92,23 @@ export const make = (
 ): Effect.Effect<SessionInternal, SessionError, Transport | Scope.Scope> =>
   Effect.gen(function*() {
     const { options, origin } = resolveOrigin(requested)
+    const startupLimit = yield* decodeTimeout("initializeTimeout", options.initializeTimeout, DEFAULT_STARTUP_TIMEOUT)
+    const idleLimit = yield* decodeTimeout("idleTimeout", options.idleTimeout, DEFAULT_IDLE_TIMEOUT)
+    const firstLimit = yield* decodeTimeout(
+      "firstMessageTimeout",
+      options.firstMessageTimeout,
+      DEFAULT_FIRST_MESSAGE_TIMEOUT
+    )
     const extensions = yield* collectExtensions(options, internals.permissionStore)
     const launch = yield* Opts.toLaunch(options, extensions)
     const transport = yield* Transport
     const args = yield* protectArgs(launch.args)
-    const connection = yield* transport.open({
+    const clock = yield* Effect.clock
+    // start-up is bounded as a whole (`initializeTimeout`), from here to the answer to `initialize`: finding the
+    // executable, the `--version` check and the spawn (phase "spawn"), then the CLI's first line and its answer
+    const startedAt = clock.unsafeCurrentTimeMillis()
+    const startupMillis = Duration.toMillis(startupLimit)
+    const open = transport.open({
       args,
       env: launch.env,
       envMode: options.envMode,
@@ -85,6 +121,18 @@ export const make = (
       killGraceMillis: options.killGraceMillis,
       cliVersions: options.cliVersions
     })
+    const connection = yield* (Duration.isFinite(startupLimit)
+      ? Effect.timeoutFail(open, {
+        duration: startupLimit,
+        onTimeout: () =>
+          new StartupFailed({
+            phase: "spawn",
+            reason:
+              `the CLI was not started within ${startupMillis} ms (finding it, checking its version, spawning it)`,
+            stderrTail: ""
+          })
+      })
+      : open)
 
     let status: SessionState = "starting"
     let sessionId: string | undefined = origin.sessionId
@@ -122,9 +170,14 @@ export const make = (
     let sdkMessages = 0
     let messagesAtSend = 0
     let idleWaiters: Array<Deferred.Deferred<void>> = []
+    // when the CLI last wrote an SDK message or the SDK last sent a prompt (per the Effect `Clock`)
+    let lastEventAt = startedAt
+    // the CLI's `system/init` named another session than the one expected (logged from a fiber of the session)
+    const otherIds = yield* Queue.unbounded<{ readonly expected: string; readonly actual: string }>()
 
     const onMessage = (m: Message.SdkMessage): boolean => {
       sdkMessages++
+      lastEventAt = clock.unsafeCurrentTimeMillis()
       if (!extensions.onMessage(m)) return false
       if (sessionId === undefined && "session_id" in m && typeof m.session_id === "string" && m.session_id !== "") {
         sessionId = m.session_id
@@ -144,8 +197,12 @@ export const make = (
           }
           lastWasResult = false
           // the CLI has the last word on the id (e.g. a resume it chose to fork)
-          if (m.subtype === "init") sessionId = m.session_id
-          else if (m.subtype === "commands_changed") commands = m.commands
+          if (m.subtype === "init") {
+            if (sessionId !== undefined && m.session_id !== sessionId) {
+              Queue.unsafeOffer(otherIds, { expected: sessionId, actual: m.session_id })
+            }
+            sessionId = m.session_id
+          } else if (m.subtype === "commands_changed") commands = m.commands
           return true
         case "result":
           if (m.subtype === "error_during_execution" && results === 0) {
@@ -170,6 +227,18 @@ export const make = (
     })
     const settleAfterResult: Effect.Effect<void> = Effect.suspend(() =>
       !lastWasResult || status === "idle" || !reportsState ? Effect.void : awaitIdle
+    )
+
+    yield* Queue.take(otherIds).pipe(
+      Effect.flatMap(({ actual, expected }) =>
+        Effect.logWarning(
+          `the CLI runs session ${actual}, not ${expected} as expected; Session.sessionId now reports ${actual}`
+        ).pipe(
+          Effect.annotateLogs({ expected, actual, originKind: origin.kind, requested: origin.requested ?? "" })
+        )
+      ),
+      Effect.forever,
+      Effect.forkScoped
     )
 
     const protocol = yield* ControlProtocol.make(connection, {
@@ -200,17 +269,24 @@ export const make = (
     const fatal = yield* Deferred.make<never, SessionError>()
     yield* extensions.failure.pipe(Effect.catchAll((error) => Deferred.fail(fatal, error)), Effect.forkScoped)
     const initialized = yield* Deferred.make<Message.InitializeResponse, SessionError>()
-    // written before anything else the session sends; answered later
+    // written before anything else the session sends; answered later, within what is left of the start-up bound.
+    // A CLI gone already (it exited at once) cannot be written to: the start-up failure below reports why.
     const initialize = yield* protocol.begin("initialize", launch.initialize, {
-      timeout: options.initializeTimeout ?? "60 seconds"
-    }).pipe(Effect.orDie)
+      timeout: Duration.isFinite(startupLimit)
+        ? Duration.millis(Math.max(0, startupMillis - (clock.unsafeCurrentTimeMillis() - startedAt)))
+        : Duration.infinity
+    }).pipe(
+      Effect.catchAll((error) =>
+        Effect.succeed<Effect.Effect<unknown, ControlProtocol.RequestError>>(Effect.fail(error))
+      )
+    )
     const startupFailed = (error: ControlProtocol.RequestError | ProtocolViolation) =>
       Effect.gen(function*() {
         const refined = refine(error)
         if (refined._tag === "SessionNotFound") return yield* Effect.fail(refined)
         const failure = new StartupFailed({
           phase: protocol.framesReceived() > 0 ? "initializeAck" : "firstLine",
-          reason: error._tag === "ControlTimeout" ? `no answer to initialize within ${error.timeoutMillis} ms` : error.message,
+          reason: error._tag === "ControlTimeout" ? `no answer to initialize within ${startupMillis} ms` : error.message,
           ...(error._tag === "ProcessExited" ? { exitCode: error.code } : {}),
           stderrTail: yield* connection.stderrTail,
           cause: error
@@ -240,12 +316,11 @@ export const make = (
       Effect.forkScoped
     )
     // the idle watchdog: silence in the middle of a turn, while the SDK owes the CLI nothing, is a hang
-    const idleLimit = Duration.decode(options.idleTimeout ?? DEFAULT_IDLE_TIMEOUT)
-    const firstLimit = Duration.decode(options.firstMessageTimeout ?? DEFAULT_FIRST_MESSAGE_TIMEOUT)
     if (Duration.isFinite(idleLimit) || Duration.isFinite(firstLimit)) {
       yield* Effect.gen(function*() {
         let seen = -1
         let lastActivity = yield* Clock.currentTimeMillis
+        let previousTick = lastActivity
         while (true) {
           yield* Effect.sleep(WATCHDOG_TICK)
           const now = yield* Clock.currentTimeMillis
@@ -254,9 +329,12 @@ export const make = (
           const owed = yield* protocol.inFlightCount
           if (activity !== seen || turnsRequested <= results || owed > 0) {
             seen = activity
-            lastActivity = now
+            // the exact time when a message or a prompt is what changed; else (control frames) this tick's
+            lastActivity = lastEventAt >= previousTick ? lastEventAt : now
+            previousTick = now
             continue
           }
+          previousTick = now
           const kind = sdkMessages === messagesAtSend ? "firstMessage" : "idle"
           const limit = kind === "firstMessage" ? firstLimit : idleLimit
           if (!Duration.isFinite(limit) || now - lastActivity < Duration.toMillis(limit)) continue
@@ -335,6 +413,7 @@ export const make = (
           promptsSent++
           if (typeof prompt === "string" || prompt.shouldQuery !== false) turnsRequested++
           messagesAtSend = sdkMessages
+          lastEventAt = clock.unsafeCurrentTimeMillis()
         })
       )
 
@@ -377,9 +456,9 @@ export const make = (
       supportedModels: Effect.map(initializationResult, (init) => init.models),
       supportedAgents: Effect.map(initializationResult, (init) => init.agents),
       accountInfo: Effect.map(initializationResult, (init) => init.account),
-      mcpServerStatus: Effect.map(
+      mcpServerStatus: Effect.flatMap(
         typed(Schema.Struct({ mcpServers: Schema.Array(Message.McpServerStatus) }), "mcp_status"),
-        (response) => response.mcpServers
+        (response) => extensions.mcpServers.status(response.mcpServers)
       ),
       getContextUsage: (opts) =>
         typed(Message.ContextUsage, "get_context_usage", opts?.detail !== undefined ? { detail: opts.detail } : {}),
@@ -388,9 +467,17 @@ export const make = (
           user_message_id: userMessageId,
           dry_run: opts?.dryRun ?? false
         }),
-      reconnectMcpServer: (serverName) => unit("mcp_reconnect", { serverName }),
+      reconnectMcpServer: (serverName) =>
+        unit("mcp_reconnect", { serverName }).pipe(
+          Effect.catchTag("ControlError", (error) =>
+            Effect.fail(extensions.mcpServers.reconnectFailed(serverName, error)))
+        ),
       toggleMcpServer: (serverName, enabled) => unit("mcp_toggle", { serverName, enabled }),
-      setMcpServers: (servers) => typed(Message.McpSetServersResult, "mcp_set_servers", { servers }),
+      setMcpServers: (servers) =>
+        extensions.mcpServers.set(servers, (wire) =>
+          typed(Message.McpSetServersResult, "mcp_set_servers", { servers: wire })).pipe(
+            Effect.withSpan("Session.setMcpServers")
+          ),
       stopTask: (taskId) => unit("stop_task", { task_id: taskId }),
       request: (subtype, payload, requestOptions) =>
         request(subtype, payload, requestOptions?.timeout !== undefined ? { timeout: requestOptions.timeout } : {})
@@ -440,8 +527,16 @@ export const drive = <E, R>(
     s.onResult(check)
 
     const inputFailed = yield* Deferred.make<never, E | SessionError>()
+    // the CLI was gone before the prompt could be sent (e.g. a resume of a session that does not exist): the
+    // stream reports why once it has read everything the CLI wrote, not the bare exit
+    let sendFailed: ProcessExited | undefined
     if (typeof prompt === "string") {
-      yield* s.session.send(prompt)
+      yield* s.session.send(prompt).pipe(
+        Effect.catchTag("ProcessExited", (error) =>
+          Effect.sync(() => {
+            sendFailed = error
+          }))
+      )
       expected = 1
       inputDone = true
     } else {
@@ -478,6 +573,9 @@ export const drive = <E, R>(
           return Stream.fail(refined)
         }))
       ),
+      Stream.concat(
+        Stream.suspend(() => (sendFailed === undefined ? Stream.empty : Stream.fail(s.refine(sendFailed))))
+      ),
       Stream.interruptWhen(Effect.raceFirst(s.fatal, Deferred.await(inputFailed))),
       Stream.interruptWhen(Deferred.await(finished).pipe(Effect.zipRight(Effect.sleep(DRAIN_AFTER_LAST_RESULT))))
     )
@@ -492,3 +590,15 @@ export const query = <E = never, R = never>(
     // the span covers the whole query, start-up to the last message
     Stream.withSpan("ClaudeAgent.query")
   )
+
+/** @internal */
+export const queryWithOrigin = <E = never, R = never>(
+  prompt: string | Stream.Stream<Prompt, E, R>,
+  options: Options = {}
+): Effect.Effect<StartedQuery<E, R>, SessionError, Transport | Scope.Scope> =>
+  Effect.map(make(options), (s): StartedQuery<E, R> => ({
+    origin: s.session.origin,
+    pid: s.session.pid,
+    sessionId: s.session.sessionId,
+    messages: Stream.unwrapScoped(drive(s, prompt)).pipe(Stream.withSpan("ClaudeAgent.query"))
+  })).pipe(Effect.withSpan("ClaudeAgent.queryWithOrigin"))

@@ -1,6 +1,6 @@
 /** @internal */
 import * as Effect from "effect/Effect"
-import { execFile } from "node:child_process"
+import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import { VersionIncompatible } from "../AgentError.js"
 import type { ResolvedCli } from "./cliPath.js"
@@ -35,8 +35,23 @@ export const satisfies = (version: string, range: string): boolean => {
 
 const cache = new Map<string, string>()
 
-/** Runs `<cli> --version` once per executable (cached by path and modification time). @internal */
-export const cliVersion = (cli: ResolvedCli): Effect.Effect<string | undefined> =>
+/** How long `--version` may take before its process (group) is killed and the version is unknown. @internal */
+export const PROBE_TIMEOUT_MILLIS = 10_000
+const PROBE_OUTPUT_LIMIT = 64 * 1024
+
+/** What `--version` told: the version, or why there is none. @internal */
+export type Probe = { readonly version: string } | { readonly reason: string }
+
+const clip = (text: string) => JSON.stringify(text.trim().slice(0, 200))
+
+/**
+ * Runs `<cli> --version` once per executable (successes are cached by path and modification time). Bounded: after
+ * `timeoutMillis` the probe's process group is killed (SIGKILL) and the answer is a reason, as it is when the probe
+ * cannot start, exits non-zero, or prints no `x.y.z`.
+ *
+ * @internal
+ */
+export const probeVersion = (cli: ResolvedCli, timeoutMillis = PROBE_TIMEOUT_MILLIS): Effect.Effect<Probe> =>
   Effect.suspend(() => {
     let key = cli.path
     try {
@@ -45,22 +60,78 @@ export const cliVersion = (cli: ResolvedCli): Effect.Effect<string | undefined> 
       // a path we cannot stat is probed every time
     }
     const known = cache.get(key)
-    if (known !== undefined) return Effect.succeed(known)
-    return Effect.async<string | undefined>((resume) => {
-      const child = execFile(cli.command, [...cli.prefixArgs, "--version"], { timeout: 10_000 }, (error, stdout) => {
-        const version = error === null ? /\d+\.\d+\.\d+/.exec(stdout)?.[0] : undefined
-        if (version !== undefined) cache.set(key, version)
-        resume(Effect.succeed(version))
+    if (known !== undefined) return Effect.succeed({ version: known })
+    return Effect.async<Probe>((resume) => {
+      let settled = false
+      let stdout = ""
+      const child = spawn(cli.command, [...cli.prefixArgs, "--version"], {
+        stdio: ["ignore", "pipe", "ignore"],
+        // its own process group: a wrapper script's children are killed with it
+        detached: process.platform !== "win32"
       })
-      return Effect.sync(() => child.kill("SIGKILL"))
+      const killGroup = () => {
+        try {
+          if (child.pid !== undefined && process.platform !== "win32") process.kill(-child.pid, "SIGKILL")
+          else child.kill("SIGKILL")
+        } catch {
+          // already gone
+        }
+      }
+      const settle = (probe: Probe) => {
+        if (settled) return
+        settled = true
+        clearTimeout(timer)
+        if ("version" in probe) cache.set(key, probe.version)
+        resume(Effect.succeed(probe))
+      }
+      const timer = setTimeout(() => {
+        killGroup()
+        settle({ reason: `\`--version\` did not answer within ${timeoutMillis} ms` })
+      }, timeoutMillis)
+      child.stdout.setEncoding("utf8")
+      child.stdout.on("data", (chunk: string) => {
+        if (stdout.length < PROBE_OUTPUT_LIMIT) stdout += chunk
+      })
+      child.on("error", (error) => settle({ reason: `\`--version\` could not run: ${error.message}` }))
+      child.on("close", (code, signal) => {
+        const version = /\d+\.\d+\.\d+/.exec(stdout)?.[0]
+        if (code !== 0) {
+          const how = signal !== null ? `was killed by ${signal}` : `exited with code ${code}`
+          settle({ reason: `\`--version\` ${how}` })
+        } else if (version === undefined) settle({ reason: `\`--version\` printed no version: ${clip(stdout)}` })
+        else settle({ version })
+      })
+      return Effect.sync(() => {
+        if (settled) return
+        settled = true
+        clearTimeout(timer)
+        killGroup()
+      })
     })
   })
 
-/** Fails with `VersionIncompatible` when the CLI's version is outside `range` (`*` skips the check). @internal */
-export const checkVersion = (cli: ResolvedCli, range: string): Effect.Effect<void, VersionIncompatible> =>
+/** Runs `<cli> --version` (see {@link probeVersion}); `undefined` when it reported no version. @internal */
+export const cliVersion = (cli: ResolvedCli): Effect.Effect<string | undefined> =>
+  Effect.map(probeVersion(cli), (probe) => ("version" in probe ? probe.version : undefined))
+
+/**
+ * Fails with `VersionIncompatible` when the CLI's version is outside `range` (`*` skips the check), or unknown
+ * (`found: "unknown"`, with the reason).
+ *
+ * @internal
+ */
+export const checkVersion = (
+  cli: ResolvedCli,
+  range: string,
+  timeoutMillis = PROBE_TIMEOUT_MILLIS
+): Effect.Effect<void, VersionIncompatible> =>
   range.trim() === "*"
     ? Effect.void
-    : Effect.flatMap(cliVersion(cli), (found) =>
-      found !== undefined && satisfies(found, range)
+    : Effect.flatMap(probeVersion(cli, timeoutMillis), (probe) => {
+      if (!("version" in probe)) {
+        return Effect.fail(new VersionIncompatible({ found: "unknown", supported: range, reason: probe.reason }))
+      }
+      return satisfies(probe.version, range)
         ? Effect.void
-        : Effect.fail(new VersionIncompatible({ found: found ?? "unknown", supported: range })))
+        : Effect.fail(new VersionIncompatible({ found: probe.version, supported: range }))
+    })

@@ -1,4 +1,6 @@
 import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import { FakeCli } from "effect-claude-agent/testing"
 import type { AgentOptions } from "effect-claude-agent"
 import { descendants, OWNER_ENV, ownedProcesses } from "../support/process.js"
@@ -29,8 +31,30 @@ export const gc = () => {
   for (let i = 0; i < 3; i++) collect()
 }
 
-/** Writes a figure to the console and to bench/stress-results.json-like output for the closing note. */
+/** Where `report` keeps the figures of the last stress run, one entry per guarantee (`.tmp/` is gitignored). */
+export const RESULTS_FILE = path.join(import.meta.dirname, "..", "..", ".tmp", "stress-results.json")
+
+const readResults = (): Record<string, unknown> => {
+  try {
+    const parsed: unknown = JSON.parse(fs.readFileSync(RESULTS_FILE, "utf8"))
+    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? { ...parsed } : {}
+  } catch {
+    return {}
+  }
+}
+
+/**
+ * Prints a guarantee's figures and records them in {@link RESULTS_FILE} (merged with the other guarantees' latest
+ * figures, each with the time it was measured), so the closing note can quote them.
+ */
 export const report = (name: string, figures: Record<string, number | string>) => {
   // eslint-disable-next-line no-console
   console.log(`[stress] ${name}: ${Object.entries(figures).map(([k, v]) => `${k}=${v}`).join(" ")}`)
+  const results = readResults()
+  results[name] = { ...figures, measuredAt: new Date().toISOString(), node: process.version, cpus: os.cpus().length }
+  fs.mkdirSync(path.dirname(RESULTS_FILE), { recursive: true })
+  // atomic: a reader never sees half a file
+  const temporary = `${RESULTS_FILE}.${process.pid}`
+  fs.writeFileSync(temporary, `${JSON.stringify(results, null, 2)}\n`)
+  fs.renameSync(temporary, RESULTS_FILE)
 }

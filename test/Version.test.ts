@@ -1,0 +1,109 @@
+// G20: the CLI version gate. Tiny executables stand in for `claude`: they answer `--version` and nothing else.
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { AgentError, ClaudeAgent, Transport } from "effect-claude-agent"
+import { checkVersion, probeVersion, satisfies } from "../src/internal/version.js"
+import { NodeClaudeAgent, noClaudeLeft, tempDir } from "./support/cli.js"
+import { OWNER_ENV } from "./support/process.js"
+
+/** An executable that prints `version` for `--version` (after `delay` seconds) and exits 3 for anything else. */
+const fakeClaude = (name: string, version: string, options: { readonly exitCode?: number; readonly delay?: number } = {}) =>
+  Effect.map(tempDir("eca-version-"), (dir) => {
+    const file = path.join(dir, name)
+    fs.writeFileSync(
+      file,
+      [
+        "#!/bin/sh",
+        // the owner marker makes a leftover probe visible to noClaudeLeft even once reparented
+        `export ${OWNER_ENV}=${process.pid}`,
+        `if [ "$1" = "--version" ]; then`,
+        options.delay !== undefined ? `  sleep ${options.delay}` : "",
+        `  printf '%s\\n' ${JSON.stringify(version)}`,
+        `  exit ${options.exitCode ?? 0}`,
+        "fi",
+        "exit 3",
+        ""
+      ].join("\n"),
+      { mode: 0o755 }
+    )
+    return file
+  })
+
+const live = <A, E>(name: string, body: () => Effect.Effect<A, E, Transport.Transport | Scope.Scope>) =>
+  it.live(name, () => noClaudeLeft(Effect.scoped(body())).pipe(Effect.provide(NodeClaudeAgent.layer)), 30_000)
+
+const queryWith = (executable: string, cliVersions?: string) =>
+  ClaudeAgent.query("hi", {
+    pathToClaudeCodeExecutable: executable,
+    ...(cliVersions !== undefined ? { cliVersions } : {})
+  }).pipe(Stream.runDrain, Effect.flip)
+
+describe("G20 the CLI version gate", () => {
+  it("ranges: bounds, exact versions, \"*\", and versions that do not parse", () => {
+    expect(satisfies("2.1.100", Transport.SUPPORTED_CLI_VERSIONS)).toBe(true)
+    expect(satisfies("2.1.99", Transport.SUPPORTED_CLI_VERSIONS)).toBe(false)
+    expect(satisfies("2.2.0", Transport.SUPPORTED_CLI_VERSIONS)).toBe(false)
+    expect(satisfies("2.0.5 (Claude Code)", ">=2.0.0 <2.1.0")).toBe(true)
+    expect(satisfies("1.2.3", "1.2.3")).toBe(true)
+    expect(satisfies("1.2.3", "*")).toBe(true)
+    expect(satisfies("dev", "*")).toBe(false)
+  })
+
+  live("G20 a CLI below the supported range: VersionIncompatible before anything is spawned for the session", () =>
+    Effect.gen(function*() {
+      const old = yield* fakeClaude("claude-old", "2.0.5 (Claude Code)")
+      expect(yield* queryWith(old)).toStrictEqual(
+        new AgentError.VersionIncompatible({ found: "2.0.5", supported: Transport.SUPPORTED_CLI_VERSIONS })
+      )
+      // the override lets it through (and then the session runs it: this one exits 3 at once)
+      expect(yield* queryWith(old, ">=2.0.0")).toMatchObject({ _tag: "StartupFailed", exitCode: 3 })
+    }))
+
+  live("G20 an unparsable --version: VersionIncompatible { found: \"unknown\" } with the output in the reason", () =>
+    Effect.gen(function*() {
+      const garbage = yield* fakeClaude("claude-garbage", "Claude Code (development build)")
+      expect(yield* queryWith(garbage)).toStrictEqual(
+        new AgentError.VersionIncompatible({
+          found: "unknown",
+          supported: Transport.SUPPORTED_CLI_VERSIONS,
+          reason: "`--version` printed no version: \"Claude Code (development build)\""
+        })
+      )
+      // "*" skips the check altogether
+      expect(yield* queryWith(garbage, "*")).toMatchObject({ _tag: "StartupFailed", exitCode: 3 })
+    }))
+
+  live("G20 a failing --version: VersionIncompatible { found: \"unknown\" } with its exit code", () =>
+    Effect.gen(function*() {
+      const failing = yield* fakeClaude("claude-failing", "2.1.332", { exitCode: 2 })
+      expect(yield* queryWith(failing)).toStrictEqual(
+        new AgentError.VersionIncompatible({
+          found: "unknown",
+          supported: Transport.SUPPORTED_CLI_VERSIONS,
+          reason: "`--version` exited with code 2"
+        })
+      )
+    }))
+
+  live("G7 a --version that hangs is bounded: its process group is killed, the version is unknown", () =>
+    Effect.gen(function*() {
+      const hanging = yield* fakeClaude("claude-hanging", "2.1.332", { delay: 60 })
+      const cli = { command: hanging, prefixArgs: [], path: hanging }
+      const started = Date.now()
+      expect(yield* probeVersion(cli, 500)).toEqual({ reason: "`--version` did not answer within 500 ms" })
+      expect(yield* Effect.flip(checkVersion(cli, Transport.SUPPORTED_CLI_VERSIONS, 500))).toStrictEqual(
+        new AgentError.VersionIncompatible({
+          found: "unknown",
+          supported: Transport.SUPPORTED_CLI_VERSIONS,
+          reason: "`--version` did not answer within 500 ms"
+        })
+      )
+      expect(Date.now() - started).toBeLessThan(3000)
+      // the shell and its `sleep` are gone (noClaudeLeft checks after the scope)
+      yield* Effect.sleep("100 millis")
+    }))
+})
