@@ -317,8 +317,8 @@ export interface Options {
   readonly verbatimPrompts?: boolean | undefined
 
   // --- this SDK ----------------------------------------------------------------------------------------------------
-  /** Timeout of control requests (`interrupt`, `set_model`, …). Defaults to 60 seconds. */
-  readonly controlRequestTimeout?: Duration.DurationInput | undefined
+  /** Timeout of control requests (`interrupt`, `set_model`, …). `"infinity"` disables it. Defaults to 60 seconds. */
+  readonly controlRequestTimeout?: Duration.DurationInput | "infinity" | undefined
   /**
    * Bound on start-up, from finding the executable (its `--version` check and the spawn included) to the answer to
    * `initialize`; beyond it, `StartupFailed` with the phase it stalled in. `"infinity"` disables it. Defaults to 60

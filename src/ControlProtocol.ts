@@ -73,7 +73,7 @@ export interface Options {
   /** Handlers by request subtype (`can_use_tool`, `hook_callback`, `mcp_message`, …). */
   readonly handlers?: ReadonlyMap<string, InboundHandler> | undefined
   /** Default timeout of outbound requests. Defaults to 60 seconds. */
-  readonly requestTimeout?: Duration.DurationInput | undefined
+  readonly requestTimeout?: Duration.DurationInput | "infinity" | undefined
   /**
    * How many SDK messages may wait for the consumer before the reader stops reading stdout (backpressure). While
    * it waits, control responses are not read either, so keep consuming `messages`. Defaults to 4096.
@@ -94,7 +94,7 @@ export interface Options {
  */
 export interface RequestOptions {
   /** Overrides the default timeout. `"infinity"` waits forever. */
-  readonly timeout?: Duration.DurationInput | undefined
+  readonly timeout?: Duration.DurationInput | "infinity" | undefined
 }
 
 /**

@@ -113,6 +113,45 @@ describe("ControlProtocol: outbound requests", () => {
       expect(yield* protocol.pendingCount).toBe(0)
     }))
 
+  it.scoped("interrupted at any point (before, during or after the write), a request never stays pending and every written request is cancelled", () =>
+    Effect.gen(function*() {
+      const { connection, peer } = yield* Transport.makeMemoryConnection()
+      // a writer that suspends before and after each write, like a real pipe: interruption can land anywhere
+      const protocol = yield* ControlProtocol.make({
+        ...connection,
+        send: (message) => Effect.yieldNow().pipe(Effect.zipRight(connection.send(message)), Effect.zipLeft(Effect.yieldNow()))
+      })
+      for (let yields = 0; yields < 8; yields++) {
+        const fiber = yield* Effect.fork(protocol.request("get_context_usage"))
+        for (let i = 0; i < yields; i++) yield* Effect.yieldNow()
+        yield* Fiber.interrupt(fiber)
+        expect(yield* protocol.pendingCount).toBe(0)
+      }
+      // let the cancels (bounded, best effort) reach the peer
+      for (let i = 0; i < 20; i++) yield* Effect.yieldNow()
+      const sent = yield* peer.sent
+      const written = sent.flatMap((f) => (f.type === "control_request" ? [f.request_id] : []))
+      const cancelled = new Set(sent.flatMap((f) => (f.type === "control_cancel_request" ? [f.request_id] : [])))
+      expect(written.length).toBeGreaterThan(0)
+      for (const id of written) expect(cancelled.has(id)).toBe(true)
+    }))
+
+  it.scoped("\"infinity\" as the default or per-request timeout waits past any duration (no throw)", () =>
+    Effect.gen(function*() {
+      const { protocol, peer } = yield* setup({ requestTimeout: "infinity" })
+      const a = yield* Effect.fork(protocol.request("get_context_usage"))
+      const b = yield* Effect.fork(protocol.request("get_context_usage", {}, { timeout: "infinity" }))
+      const ra = yield* takeRequest(peer)
+      const rb = yield* takeRequest(peer)
+      yield* TestClock.adjust("30 days")
+      expect(yield* protocol.pendingCount).toBe(2)
+      yield* peer.emit(success(ra.request_id, { a: 1 }))
+      yield* peer.emit(success(rb.request_id, { b: 2 }))
+      expect(yield* Fiber.join(a)).toEqual({ a: 1 })
+      expect(yield* Fiber.join(b)).toEqual({ b: 2 })
+      expect(yield* protocol.pendingCount).toBe(0)
+    }))
+
   it.scoped("transport death fails every pending request at once with the same ProcessExited", () =>
     Effect.gen(function*() {
       const { protocol, peer } = yield* setup()

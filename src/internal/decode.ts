@@ -1,6 +1,7 @@
 /** @internal */
 import * as ParseResult from "effect/ParseResult"
-import * as Schema from "effect/Schema"
+import type * as Schema from "effect/Schema"
+import * as AST from "effect/SchemaAST"
 import * as M from "../Message.js"
 
 type Raw = { readonly [key: string]: unknown }
@@ -14,6 +15,406 @@ interface Validators {
   readonly streamEventTypes: ReadonlySet<string>
   readonly resultErrorSubtypes: ReadonlySet<string>
 }
+
+// ---------------------------------------------------------------------------------------------------------------------
+// A fast `Schema.is`: compiles a schema's type-side AST into a plain predicate that allocates nothing.
+//
+// `Schema.is` runs the general parser, which builds an output copy of every struct and an `Either` per property; on
+// the stdout hot path that doubled the allocations of `JSON.parse` itself. The compiled predicate answers exactly what
+// `Schema.is(schema)` answers (`exact: true`, excess properties ignored) for the AST nodes the wire schemas use
+// (structs, records, arrays, tuples, unions, literals, keywords); any other node (refinements, declarations, template
+// literals, …) is delegated to the general parser for that node, so the semantics cannot drift.
+// ---------------------------------------------------------------------------------------------------------------------
+
+const hasOwn = Object.prototype.hasOwnProperty
+const always: Check = () => true
+const never: Check = () => false
+
+const cache = new WeakMap<AST.AST, Check>()
+
+/** Delegates one node to the general parser (the reference semantics). */
+const slow = (ast: AST.AST): Check => {
+  const is = ParseResult.is({ ast } as Parameters<typeof ParseResult.is>[0])
+  return (u) => is(u)
+}
+
+const isRecordLike = (u: unknown): u is { readonly [key: string]: unknown } =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
+
+/** The literal values a required property must have for `ast` to match, if it is a literal discriminator. */
+const literalsOf = (ast: AST.AST): ReadonlyArray<AST.LiteralValue> | undefined => {
+  if (ast._tag === "Literal") return [ast.literal]
+  if (ast._tag === "Union") {
+    const out: Array<AST.LiteralValue> = []
+    for (const member of ast.types) {
+      if (member._tag !== "Literal") return undefined
+      out.push(member.literal)
+    }
+    return out
+  }
+  return undefined
+}
+
+const compileTypeLiteral = (ast: AST.TypeLiteral): Check => {
+  if (ast.propertySignatures.length === 0 && ast.indexSignatures.length === 0) {
+    return (u) => u !== null && u !== undefined
+  }
+  const names = ast.propertySignatures.map((ps) => ps.name)
+  const optional = ast.propertySignatures.map((ps) => ps.isOptional)
+  const types = ast.propertySignatures.map((ps) => compile(ps.type))
+  const count = names.length
+  const indexes = ast.indexSignatures.map((is) => {
+    let parameter: AST.AST = is.parameter
+    while (parameter._tag === "Refinement") parameter = parameter.from
+    const symbols = parameter._tag === "SymbolKeyword"
+    const key = compile(is.parameter)
+    const value = compile(is.type)
+    const trivialValue = is.type._tag === "UnknownKeyword" || is.type._tag === "AnyKeyword"
+    return { symbols, key, value, trivialValue }
+  })
+  const checkIndexes = indexes.length === 0 ? undefined : (u: { readonly [key: string]: unknown }): boolean => {
+    for (const index of indexes) {
+      if (index.trivialValue) continue
+      const keys: ReadonlyArray<PropertyKey> = index.symbols ? Object.getOwnPropertySymbols(u) : Object.keys(u)
+      for (const key of keys) {
+        if (index.key(key) && !index.value((u as Record<PropertyKey, unknown>)[key])) return false
+      }
+    }
+    return true
+  }
+  return (u) => {
+    if (!isRecordLike(u)) return false
+    for (let i = 0; i < count; i++) {
+      const name = names[i]!
+      if (!hasOwn.call(u, name)) {
+        if (optional[i]) continue
+        return false
+      }
+      if (!types[i]!((u as Record<PropertyKey, unknown>)[name])) return false
+    }
+    return checkIndexes === undefined || checkIndexes(u)
+  }
+}
+
+interface UnionPlan {
+  /** The discriminating property. */
+  readonly key: PropertyKey
+  /** For each literal value of the key: the members that may match, in union order. */
+  readonly buckets: ReadonlyMap<AST.LiteralValue, ReadonlyArray<number>>
+  /** The members that do not require the key to hold a literal (they may match anything). */
+  readonly others: ReadonlyArray<number>
+}
+
+/**
+ * How to dispatch a union on a literal discriminator (`type`, `subtype`, …): a struct member that requires an own
+ * property with literal values can only match an input whose property holds one of them. `undefined` when no
+ * property narrows anything.
+ */
+const unionPlan = (ast: AST.Union): UnionPlan | undefined => {
+  const keys = new Set<PropertyKey>()
+  for (const member of ast.types) {
+    if (member._tag !== "TypeLiteral") continue
+    for (const ps of member.propertySignatures) {
+      if (!ps.isOptional && literalsOf(ps.type) !== undefined) keys.add(ps.name)
+    }
+  }
+  let best: UnionPlan | undefined
+  for (const key of keys) {
+    const buckets = new Map<AST.LiteralValue, Array<number>>()
+    const others: Array<number> = []
+    ast.types.forEach((member, i) => {
+      const ps = member._tag === "TypeLiteral" ? member.propertySignatures.find((p) => p.name === key) : undefined
+      const literals = ps !== undefined && !ps.isOptional ? literalsOf(ps.type) : undefined
+      if (literals === undefined) others.push(i)
+      else {
+        for (const literal of literals) {
+          const bucket = buckets.get(literal)
+          if (bucket === undefined) buckets.set(literal, [i])
+          else if (!bucket.includes(i)) bucket.push(i)
+        }
+      }
+    })
+    if (best === undefined || others.length < best.others.length) {
+      // keep the union's order: the answer does not depend on it, but the work done does
+      for (const [literal, indexes] of buckets) buckets.set(literal, [...indexes, ...others].sort((a, b) => a - b))
+      best = { key, buckets, others }
+    }
+  }
+  return best === undefined || best.others.length === ast.types.length ? undefined : best
+}
+
+const compileUnion = (ast: AST.Union): Check => {
+  const members = ast.types.map(compile)
+  if (members.length === 1) return members[0]!
+  const plan = unionPlan(ast)
+  if (plan === undefined) {
+    return (u) => {
+      for (const member of members) if (member(u)) return true
+      return false
+    }
+  }
+  const key = plan.key
+  const buckets = new Map<unknown, ReadonlyArray<Check>>()
+  for (const [literal, indexes] of plan.buckets) buckets.set(literal, indexes.map((i) => members[i]!))
+  const fallback = plan.others.map((i) => members[i]!)
+  return (u) => {
+    const list = typeof u === "object" && u !== null
+      ? buckets.get((u as Record<PropertyKey, unknown>)[key]) ?? fallback
+      : fallback
+    for (const member of list) if (member(u)) return true
+    return false
+  }
+}
+
+const compileTuple = (ast: AST.TupleType): Check => {
+  const elements = ast.elements.map((e) => compile(e.type))
+  const optional = ast.elements.map((e) => e.isOptional)
+  const rest = ast.rest.map((r) => compile(r.type))
+  let requiredLen = ast.elements.filter((e) => !e.isOptional).length
+  if (rest.length > 0) requiredLen += rest.length - 1
+  const head = rest[0]
+  const tail = rest.slice(1)
+  // the common case, `Schema.Array(item)`
+  if (elements.length === 0 && head !== undefined && tail.length === 0) {
+    return (u) => {
+      if (!Array.isArray(u)) return false
+      for (let i = 0; i < u.length; i++) if (!head(u[i])) return false
+      return true
+    }
+  }
+  return (u) => {
+    if (!Array.isArray(u)) return false
+    const len = u.length
+    if (len < requiredLen) return false
+    if (head === undefined && len > elements.length) return false
+    let i = 0
+    for (; i < elements.length; i++) {
+      if (len < i + 1) {
+        if (optional[i]) continue
+      } else if (!elements[i]!(u[i])) return false
+    }
+    if (head !== undefined) {
+      for (; i < len - tail.length; i++) if (!head(u[i])) return false
+      for (let j = 0; j < tail.length; j++) {
+        const index = i + j
+        if (len < index + 1) continue
+        if (!tail[j]!(u[index])) return false
+      }
+    }
+    return true
+  }
+}
+
+const buildClosure = (ast: AST.AST): Check => {
+  switch (ast._tag) {
+    case "Literal": {
+      const literal = ast.literal
+      return (u) => u === literal
+    }
+    case "UndefinedKeyword":
+      return (u) => u === undefined
+    case "UnknownKeyword":
+    case "AnyKeyword":
+    case "VoidKeyword":
+      return always
+    case "NeverKeyword":
+      return never
+    case "StringKeyword":
+      return (u) => typeof u === "string"
+    case "NumberKeyword":
+      return (u) => typeof u === "number"
+    case "BooleanKeyword":
+      return (u) => typeof u === "boolean"
+    case "BigIntKeyword":
+      return (u) => typeof u === "bigint"
+    case "SymbolKeyword":
+      return (u) => typeof u === "symbol"
+    case "ObjectKeyword":
+      return (u) => (typeof u === "object" && u !== null) || typeof u === "function"
+    case "TypeLiteral":
+      return compileTypeLiteral(ast)
+    case "Union":
+      return compileUnion(ast)
+    case "TupleType":
+      return compileTuple(ast)
+    case "Suspend": {
+      let inner: Check | undefined
+      return (u) => (inner ??= compile(ast.f()))(u)
+    }
+    default:
+      return slow(ast)
+  }
+}
+
+// Structs, unions and arrays are also compiled to JavaScript source when the platform allows it (`new Function`):
+// property names and literals become constants, nested keyword and literal checks are inlined, and every access site
+// is monomorphic, which makes the checks several times faster than the closures above (the closures stay the
+// fallback, and the reference for what the generated code must do).
+
+/** An inline JavaScript condition on `v` for simple nodes (literals, keywords and unions of them). */
+const inlineCondition = (ast: AST.AST, v: string): string | undefined => {
+  switch (ast._tag) {
+    case "Literal": {
+      const literal = ast.literal
+      if (literal === null) return `${v} === null`
+      if (typeof literal === "string") return `${v} === ${JSON.stringify(literal)}`
+      if (typeof literal === "number" && Number.isFinite(literal)) return `${v} === ${String(literal)}`
+      if (typeof literal === "boolean") return `${v} === ${String(literal)}`
+      return undefined
+    }
+    case "UndefinedKeyword":
+      return `${v} === undefined`
+    case "UnknownKeyword":
+    case "AnyKeyword":
+    case "VoidKeyword":
+      return "true"
+    case "NeverKeyword":
+      return "false"
+    case "StringKeyword":
+      return `typeof ${v} === "string"`
+    case "NumberKeyword":
+      return `typeof ${v} === "number"`
+    case "BooleanKeyword":
+      return `typeof ${v} === "boolean"`
+    case "BigIntKeyword":
+      return `typeof ${v} === "bigint"`
+    case "SymbolKeyword":
+      return `typeof ${v} === "symbol"`
+    case "Union": {
+      const parts: Array<string> = []
+      for (const member of ast.types) {
+        const part = inlineCondition(member, v)
+        if (part === undefined) return undefined
+        parts.push(`(${part})`)
+      }
+      return parts.length === 0 ? "false" : parts.join(" || ")
+    }
+    default:
+      return undefined
+  }
+}
+
+interface Generator {
+  readonly deps: Array<Check>
+  /** A condition on `v`: inline when simple, else a call to the compiled check of the node. */
+  readonly condition: (ast: AST.AST, v: string) => string
+}
+
+const makeGenerator = (): Generator => {
+  const deps: Array<Check> = []
+  return {
+    deps,
+    condition: (ast, v) => {
+      const inline = inlineCondition(ast, v)
+      if (inline !== undefined) return inline
+      deps.push(compile(ast))
+      return `d[${deps.length - 1}](${v})`
+    }
+  }
+}
+
+const finish = (g: Generator, body: string): Check | undefined => {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-implied-eval
+    return new Function("d", "h", `"use strict"; return function check(u) {\n${body}\n}`)(g.deps, hasOwn) as Check
+  } catch {
+    return undefined
+  }
+}
+
+const propertyKey = (name: PropertyKey): string | undefined => (typeof name === "string" ? JSON.stringify(name) : undefined)
+
+const generateTypeLiteral = (ast: AST.TypeLiteral): Check | undefined => {
+  if (ast.propertySignatures.length === 0 && ast.indexSignatures.length === 0) return undefined
+  // index signatures with a value to check are left to the closure version
+  for (const is of ast.indexSignatures) {
+    if (is.type._tag !== "UnknownKeyword" && is.type._tag !== "AnyKeyword") return undefined
+  }
+  const g = makeGenerator()
+  const lines = ["if (typeof u !== \"object\" || u === null || Array.isArray(u)) return false", "var v"]
+  for (const ps of ast.propertySignatures) {
+    const key = propertyKey(ps.name)
+    if (key === undefined) return undefined
+    const condition = g.condition(ps.type, "v")
+    if (ps.isOptional) {
+      if (condition !== "true") lines.push(`if (h.call(u, ${key})) { v = u[${key}]; if (!(${condition})) return false }`)
+    } else {
+      lines.push(`if (!h.call(u, ${key})) return false`)
+      if (condition !== "true") lines.push(`v = u[${key}]`, `if (!(${condition})) return false`)
+    }
+  }
+  lines.push("return true")
+  return finish(g, lines.join("\n"))
+}
+
+const generateUnion = (ast: AST.Union): Check | undefined => {
+  const inline = inlineCondition(ast, "u")
+  const g = makeGenerator()
+  if (inline !== undefined) return finish(g, `return ${inline}`)
+  const plan = unionPlan(ast)
+  if (plan === undefined) {
+    return finish(g, ast.types.map((member) => `if (${g.condition(member, "u")}) return true`).concat("return false").join("\n"))
+  }
+  const key = propertyKey(plan.key)
+  if (key === undefined) return undefined
+  const anyOf = (indexes: ReadonlyArray<number>) =>
+    indexes.length === 0 ? "return false" : `return ${indexes.map((i) => g.condition(ast.types[i]!, "u")).join(" || ")}`
+  const cases: Array<string> = []
+  for (const [literal, indexes] of plan.buckets) {
+    const label = inlineCondition(new AST.Literal(literal), "")
+    if (label === undefined) return undefined
+    cases.push(`case ${label.slice(" === ".length)}: ${anyOf(indexes)}`)
+  }
+  return finish(
+    g,
+    [
+      "if (typeof u === \"object\" && u !== null) switch (u[" + key + "]) {",
+      ...cases,
+      "}",
+      anyOf(plan.others)
+    ].join("\n")
+  )
+}
+
+const generateArray = (ast: AST.TupleType): Check | undefined => {
+  if (ast.elements.length !== 0 || ast.rest.length !== 1) return undefined
+  const g = makeGenerator()
+  const condition = g.condition(ast.rest[0]!.type, "v")
+  return finish(
+    g,
+    `if (!Array.isArray(u)) return false\nfor (var i = 0; i < u.length; i++) { var v = u[i]; if (!(${condition})) return false }\nreturn true`
+  )
+}
+
+const build = (ast: AST.AST): Check => {
+  switch (ast._tag) {
+    case "TypeLiteral":
+      return generateTypeLiteral(ast) ?? compileTypeLiteral(ast)
+    case "Union":
+      return generateUnion(ast) ?? compileUnion(ast)
+    case "TupleType":
+      return generateArray(ast) ?? compileTuple(ast)
+    default:
+      return buildClosure(ast)
+  }
+}
+
+/** Compiles (once per AST node) a predicate on the type side of `ast`. */
+const compile = (ast: AST.AST): Check => {
+  let check = cache.get(ast)
+  if (check === undefined) {
+    check = build(ast)
+    cache.set(ast, check)
+  }
+  return check
+}
+
+/** The compiled equivalent of `Schema.is(schema)`. @internal */
+export const compiledIs = (schema: { readonly ast: AST.AST }): Check => compile(AST.typeAST(schema.ast))
+
+// ---------------------------------------------------------------------------------------------------------------------
+// decoding
+// ---------------------------------------------------------------------------------------------------------------------
 
 let validators: Validators | undefined
 
@@ -47,7 +448,7 @@ const get = (): Validators => {
     ]),
     system,
     checks: new Map(),
-    block: Schema.is(M.ContentBlock),
+    block: compiledIs(M.ContentBlock),
     streamEventTypes: new Set([
       "message_start",
       "content_block_start",
@@ -64,7 +465,7 @@ const get = (): Validators => {
 const checkOf = (v: Validators, schema: Schema.Schema.Any): Check => {
   let check = v.checks.get(schema)
   if (check === undefined) {
-    check = Schema.is(schema)
+    check = compiledIs(schema)
     v.checks.set(schema, check)
   }
   return check

@@ -4,6 +4,7 @@ import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
@@ -12,7 +13,7 @@ import * as Stream from "effect/Stream"
 import { type CliNotFound, InputClosed, ProcessExited, SpawnFailed, type VersionIncompatible } from "../AgentError.js"
 import type * as Message from "../Message.js"
 import type { Connection, ExitStatus, LaunchSpec } from "../Transport.js"
-import { resolveCli } from "./cliPath.js"
+import { type ResolvedCli, resolveCli } from "./cliPath.js"
 import { buildEnv } from "./env.js"
 import { DEFAULT_MAX_LINE_BYTES, makeLineFramer } from "./framing.js"
 import { liveTimeout } from "./liveTimer.js"
@@ -47,6 +48,51 @@ const errorText = (error: unknown): string => {
   return String(error)
 }
 
+/**
+ * The next frames of a connection, parsed from one stdout read (never empty); fails with `None` when stdout ended
+ * and the process exited with code 0, with `Some(ProcessExited)` otherwise.
+ *
+ * @internal
+ */
+export type FramePull = Effect.Effect<ReadonlyArray<Message.Frame>, Option.Option<ProcessExited>>
+
+/** @internal */
+export interface FrameSource {
+  readonly pull: FramePull
+  /** Bytes of the stdout read the last frames came from (a full read means the CLI writes faster than we read). */
+  readonly lastReadBytes: () => number
+}
+
+const frameSources = new WeakMap<object, Effect.Effect<FrameSource, never, Scope.Scope>>()
+
+/**
+ * The frame source behind a process connection's `messages` stream (`undefined` for any other stream): consuming it
+ * is consuming that stream, without stream machinery per chunk. Keyed by the stream itself, so a wrapped connection
+ * with its own `messages` does not match.
+ *
+ * @internal
+ */
+export const frameSourceOf = (
+  messages: Stream.Stream<Message.Frame, ProcessExited>
+): Effect.Effect<FrameSource, never, Scope.Scope> | undefined => frameSources.get(messages)
+
+// Sessions started together share one `--version` probe per executable and range: 100 concurrent sessions spawned
+// 100 extra processes before the first answer was cached (by `version.ts`, which later sessions then hit).
+const probes = new Map<string, Promise<Exit.Exit<void, VersionIncompatible>>>()
+
+const checkVersionShared = (cli: ResolvedCli, range: string): Effect.Effect<void, VersionIncompatible> =>
+  Effect.suspend(() => {
+    const key = [cli.command, ...cli.prefixArgs, range].join("\0")
+    let probe = probes.get(key)
+    if (probe === undefined) {
+      const started = Effect.runPromiseExit(checkVersion(cli, range))
+      probe = started
+      probes.set(key, started)
+      void started.then(() => probes.delete(key))
+    }
+    return Effect.flatMap(Effect.promise(() => probe), (exit) => exit)
+  })
+
 /** Sends a signal to the process group (the CLI and everything it started), falling back to the process. */
 const signal = (pid: number, sig: NodeJS.Signals) =>
   Effect.sync(() => {
@@ -75,7 +121,7 @@ export const make = Effect.gen(function*() {
         env: { ...process.env, ...spec.env },
         executableArgs: spec.executableArgs
       })
-      yield* checkVersion(cli, spec.cliVersions ?? SUPPORTED_CLI_VERSIONS)
+      yield* checkVersionShared(cli, spec.cliVersions ?? SUPPORTED_CLI_VERSIONS)
       const args = [...cli.prefixArgs, ...BASE_ARGS, ...spec.args]
       let command = Command.make(cli.command, ...args).pipe(Command.env(env, { extendEnv: false }))
       if (spec.cwd !== undefined) command = Command.workingDirectory(command, spec.cwd)
@@ -158,23 +204,44 @@ export const make = Effect.gen(function*() {
         if (s.code !== 0) return yield* Effect.fail(processExited(s))
       })
 
-      const messages: Stream.Stream<Message.Frame, ProcessExited> = Stream.suspend(() => {
-        const framer = makeLineFramer(spec.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES)
-        return proc.stdout.pipe(
-          Stream.catchAll(() => Stream.empty),
-          Stream.mapChunks((chunks) => {
-            const out: Array<Message.Frame> = []
-            for (const chunk of chunks) framer.push(chunk, out)
-            return Chunk.unsafeFromArray(out)
-          }),
-          Stream.concat(Stream.suspend(() => {
+      // Frames are parsed by whoever pulls them, one stdout read at a time: parsed objects never wait inside stream
+      // machinery (which kept them alive through several young-generation GCs and tripled the GC cost).
+      const makeSource: Effect.Effect<FrameSource, never, Scope.Scope> = Effect.map(
+        Stream.toPull(proc.stdout.pipe(Stream.catchAll(() => Stream.empty))),
+        (raw): FrameSource => {
+          const framer = makeLineFramer(spec.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES)
+          const finish: FramePull = Effect.zipRight(
+            Effect.mapError(afterStdout, Option.some),
+            Effect.fail(Option.none())
+          )
+          let ended = false
+          let lastReadBytes = 0
+          const onEnd = (): FramePull => {
+            ended = true
+            lastReadBytes = 0
             const out: Array<Message.Frame> = []
             framer.end(out)
-            return Stream.fromIterable(out)
-          })),
-          Stream.concat(Stream.drain(Stream.fromEffect(afterStdout)))
-        )
-      })
+            return out.length > 0 ? Effect.succeed(out) : finish
+          }
+          const onChunk = (chunk: Chunk.Chunk<Uint8Array>): FramePull => {
+            const out: Array<Message.Frame> = []
+            let bytes = 0
+            for (const piece of chunk) {
+              bytes += piece.length
+              framer.push(piece, out)
+            }
+            lastReadBytes = bytes
+            return out.length > 0 ? Effect.succeed(out) : pull
+          }
+          const read: FramePull = Effect.matchEffect(raw, { onFailure: onEnd, onSuccess: onChunk })
+          const pull: FramePull = Effect.suspend(() => (ended ? finish : read))
+          return { pull, lastReadBytes: () => lastReadBytes }
+        }
+      )
+      const messages: Stream.Stream<Message.Frame, ProcessExited> = Stream.unwrapScoped(
+        Effect.map(makeSource, ({ pull }) => Stream.repeatEffectChunkOption(Effect.map(pull, Chunk.unsafeFromArray)))
+      )
+      frameSources.set(messages, makeSource)
 
       const connection: Connection = {
         pid: Option.some(pid),

@@ -93,6 +93,7 @@ export const make = (
   Effect.gen(function*() {
     const { options, origin } = resolveOrigin(requested)
     const startupLimit = yield* decodeTimeout("initializeTimeout", options.initializeTimeout, DEFAULT_STARTUP_TIMEOUT)
+    const controlLimit = yield* decodeTimeout("controlRequestTimeout", options.controlRequestTimeout, Duration.seconds(60))
     const idleLimit = yield* decodeTimeout("idleTimeout", options.idleTimeout, DEFAULT_IDLE_TIMEOUT)
     const firstLimit = yield* decodeTimeout(
       "firstMessageTimeout",
@@ -243,7 +244,7 @@ export const make = (
 
     const protocol = yield* ControlProtocol.make(connection, {
       handlers: extensions.handlers,
-      requestTimeout: options.controlRequestTimeout,
+      requestTimeout: controlLimit,
       bufferSize: options.messageBufferSize,
       onMessage
     })

@@ -1,0 +1,73 @@
+// The physical floor: a bare Node reader with the official `query()` shape. It spawns the CLI, writes `initialize`
+// and the prompt, splits stdout on "\n", `JSON.parse`s every line, answers `can_use_tool` (allow) and `initialize`
+// bookkeeping, and closes stdin after the first result. Reading is pull-based (the async iterator of the stdout
+// stream), so a slow consumer holds the CLI back instead of buffering.
+import { spawn } from "node:child_process"
+
+const NL = 0x0a
+
+export const query = ({ prompt, options = {} }) => {
+  const args = [
+    "--output-format",
+    "stream-json",
+    "--verbose",
+    "--input-format",
+    "stream-json",
+    ...(options.canUseTool ? ["--permission-prompt-tool=stdio"] : []),
+    ...(options.includePartialMessages ? ["--include-partial-messages"] : [])
+  ]
+  const exe = options.pathToClaudeCodeExecutable
+  const script = /\.(?:m|c)?js$/.test(exe)
+  const child = spawn(script ? process.execPath : exe, script ? [exe, ...args] : args, {
+    stdio: ["pipe", "pipe", "ignore"],
+    env: options.env ?? process.env
+  })
+  const send = (frame) => child.stdin.write(JSON.stringify(frame) + "\n")
+  send({ type: "control_request", request_id: "floor_1", request: { subtype: "initialize", hooks: null } })
+  send({ type: "user", session_id: "", message: { role: "user", content: prompt }, parent_tool_use_id: null })
+  const exited = new Promise((resolve) => child.once("exit", resolve))
+
+  async function* messages() {
+    let rest = null
+    try {
+      for await (const chunk of child.stdout) {
+        let buf = rest === null ? chunk : Buffer.concat([rest, chunk])
+        let start = 0
+        let nl = buf.indexOf(NL, start)
+        const batch = []
+        while (nl !== -1) {
+          if (nl > start) batch.push(JSON.parse(buf.toString("utf8", start, nl)))
+          start = nl + 1
+          nl = buf.indexOf(NL, start)
+        }
+        rest = start < buf.length ? buf.subarray(start) : null
+        for (const m of batch) {
+          if (m.type === "control_request") {
+            if (m.request.subtype === "can_use_tool") {
+              const r = await options.canUseTool(m.request.tool_name, m.request.input, {})
+              send({
+                type: "control_response",
+                response: {
+                  subtype: "success",
+                  request_id: m.request_id,
+                  response: { ...r, toolUseID: m.request.tool_use_id }
+                }
+              })
+            } else {
+              send({ type: "control_response", response: { subtype: "success", request_id: m.request_id, response: {} } })
+            }
+            continue
+          }
+          if (m.type === "control_response" || m.type === "keep_alive") continue
+          if (m.type === "system" && m.sdk_host_only === true) continue
+          if (m.type === "result") child.stdin.end()
+          yield m
+        }
+      }
+      await exited
+    } finally {
+      if (child.exitCode === null) child.kill("SIGTERM")
+    }
+  }
+  return messages()
+}

@@ -1,0 +1,195 @@
+// One measurement in a fresh process: `node bench/worker.mjs <case> <sdk> [json-params]`; prints one JSON line.
+// The SDK is imported before any clock starts (cold import is measured separately, by `imports`).
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as v8 from "node:v8"
+import { setTimeout as sleep } from "node:timers/promises"
+
+const here = path.dirname(new URL(import.meta.url).pathname)
+const FAKE = path.join(here, "fake-cli.mjs")
+const FAKE_SH = path.join(here, "fake-cli.sh")
+const [caseName, sdkName, rawParams] = process.argv.slice(2)
+const params = JSON.parse(rawParams ?? "{}")
+const now = () => performance.now()
+
+const loadSdk = async (name) => {
+  if (name === "ours") return (await import("effect-claude-agent/promise")).query
+  if (name === "official") return (await import("@anthropic-ai/claude-agent-sdk")).query
+  return (await import("./floor.mjs")).query
+}
+const query = await loadSdk(sdkName)
+
+const allow = async (_name, input) => ({ behavior: "allow", updatedInput: input })
+
+const run = (prompt, { exe = FAKE, permission = false, fake } = {}) => {
+  process.env.BENCH_FAKE = JSON.stringify(fake)
+  return query({
+    prompt,
+    options: {
+      pathToClaudeCodeExecutable: exe,
+      includePartialMessages: true,
+      ...(permission ? { canUseTool: allow } : {})
+    }
+  })
+}
+
+const tmpFile = (name) => path.join(os.tmpdir(), `bench-${process.pid}-${name}`)
+
+const readStats = (file) => fs.readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l))
+
+const cases = {
+  /** P1: N messages consumed to the end; wall first message -> result, CPU query() -> result. */
+  async throughput() {
+    const messages = params.messages ?? 100_000
+    const permission = params.permission === true
+    // a warm-up query first (same kind, fewer messages): the figure is steady-state throughput, not JIT warm-up
+    if ((params.warmup ?? 0) > 0) {
+      for await (const _ of run("go", { permission, fake: { mode: "stream", messages: params.warmup } })) {
+        // drain
+      }
+    }
+    const cpu0 = process.cpuUsage()
+    const start = now()
+    let first = 0
+    let resultAt = 0
+    let cpu
+    let count = 0
+    for await (const m of run("go", { permission, fake: { mode: "stream", messages } })) {
+      count++
+      if (first === 0) first = now()
+      if (m.type === "result") {
+        resultAt = now()
+        const c = process.cpuUsage(cpu0)
+        cpu = (c.user + c.system) / 1000
+      }
+    }
+    return { wallMs: resultAt - first, cpuMs: cpu, startToResultMs: resultAt - start, count }
+  },
+
+  /** P2: can_use_tool round trips, timed inside the fake CLI. */
+  async roundTrip() {
+    const statsFile = tmpFile("rtt")
+    for await (const _ of run("go", { permission: true, fake: { mode: "rtt", requests: params.requests ?? 10_000, statsFile } })) {
+      // drain
+    }
+    const [stats] = readStats(statsFile)
+    fs.rmSync(statsFile, { force: true })
+    return { p50Us: stats.p50, p99Us: stats.p99, meanUs: stats.mean, p50LateUs: stats.p50Late, p99LateUs: stats.p99Late }
+  },
+
+  /** P3: query() -> first byte on the CLI's stdin (after one warm-up query). */
+  async firstByte() {
+    const statsFile = tmpFile("first")
+    const times = []
+    const count = params.queries ?? 10
+    let firstQueryMs
+    for (let i = 0; i <= count; i++) {
+      fs.rmSync(statsFile, { force: true })
+      const called = performance.timeOrigin + performance.now()
+      for await (const _ of run("hi", { fake: { mode: "short", statsFile } })) {
+        // drain
+      }
+      const [stats] = readStats(statsFile)
+      if (i === 0) firstQueryMs = stats.firstByte - called
+      else times.push(stats.firstByte - called)
+      await sleep(20)
+    }
+    fs.rmSync(statsFile, { force: true })
+    times.sort((a, b) => a - b)
+    return { firstByteMs: times[Math.floor(times.length / 2)], firstQueryMs }
+  },
+
+  /** P4a: heap after N sequential queries (with --expose-gc). */
+  async sequential() {
+    const total = params.queries ?? 1000
+    const warm = Math.min(20, Math.floor(total / 10))
+    const gc = async () => {
+      await sleep(10)
+      globalThis.gc()
+      await sleep(10)
+      globalThis.gc()
+      return process.memoryUsage().heapUsed
+    }
+    // compiled code grows while the JIT warms up; it is not retained data
+    const code = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === "code_space")?.space_used_size ?? 0
+    const base = await gc()
+    let afterWarm = base
+    let codeAfterWarm = code()
+    const start = now()
+    for (let i = 0; i < total; i++) {
+      if (i === warm) {
+        afterWarm = await gc()
+        codeAfterWarm = code()
+      }
+      for await (const _ of run("hi", { exe: FAKE_SH })) {
+        // drain
+      }
+    }
+    const wall = now() - start
+    const end = await gc()
+    const codeGrowth = code() - codeAfterWarm
+    return {
+      heapMB: end / 1e6,
+      growthPerQueryB: (end - afterWarm) / (total - warm),
+      dataGrowthPerQueryB: (end - afterWarm - codeGrowth) / (total - warm),
+      baseHeapMB: base / 1e6,
+      msPerQuery: wall / total
+    }
+  },
+
+  /** P4b: peak RSS of a consumer slower than the producer over a large stream. */
+  async slowConsumer() {
+    const messages = params.messages ?? 228_000
+    const every = params.every ?? 48
+    let count = 0
+    const start = now()
+    for await (const _ of run("go", { fake: { mode: "stream", messages } })) {
+      if (++count % every === 0) await sleep(1)
+    }
+    return { peakRssMB: process.resourceUsage().maxRSS / 1024, wallMs: now() - start, count }
+  },
+
+  /** P5: N concurrent sessions: wall, peak RSS, process listeners. */
+  async concurrent() {
+    const sessions = params.sessions ?? 100
+    const messages = params.messages ?? 1000
+    const listeners = () => process.eventNames().reduce((n, e) => n + process.listenerCount(e), 0)
+    let warnings = 0
+    process.on("warning", () => warnings++)
+    const baseline = listeners()
+    let maxListeners = baseline
+    const sampler = setInterval(() => {
+      maxListeners = Math.max(maxListeners, listeners())
+    }, 5)
+    const start = now()
+    const counts = await Promise.all(
+      Array.from({ length: sessions }, async () => {
+        let count = 0
+        for await (const _ of run("go", { fake: { mode: "stream", messages } })) {
+          count++
+          maxListeners = Math.max(maxListeners, listeners())
+        }
+        return count
+      })
+    )
+    const wall = now() - start
+    clearInterval(sampler)
+    return {
+      wallMs: wall,
+      peakRssMB: process.resourceUsage().maxRSS / 1024,
+      listeners: maxListeners - baseline,
+      warnings,
+      count: counts.reduce((a, b) => a + b, 0)
+    }
+  }
+}
+
+try {
+  const result = await cases[caseName]()
+  process.stdout.write(`${JSON.stringify(result)}\n`)
+  process.exit(0)
+} catch (error) {
+  process.stderr.write(`${error?.stack ?? error}\n`)
+  process.exit(1)
+}
