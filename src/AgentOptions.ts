@@ -350,7 +350,8 @@ export interface Options {
   readonly cliVersions?: string | undefined
   /**
    * Sessions only: when the CLI dies unexpectedly (a crash, an OOM kill, a `kill` by an operator — not your own
-   * close), start a new one that resumes the same session, re-registering hooks, permissions and MCP servers; the
+   * close), start a new one that resumes the same session, re-registering hooks, permissions and MCP servers and
+   * applying again what `setModel`, `setPermissionMode`, `setMaxThinkingTokens` and `setMcpServers` changed; the
    * session's `messages` and `send` keep working and a `session_restarted` message marks each restart. Prompts sent
    * while the process is replaced are queued and delivered once. Give the retry policy as an Effect `Schedule` over
    * the `ProcessExited` that caused it, or as `{ maxRestarts, initialDelayMillis?, maxDelayMillis? }` (exponential

@@ -71,6 +71,56 @@ describe("auto-resume", () => {
       expect(argv[1]?.some((a) => a.startsWith("--session-id"))).toBe(false)
     }))
 
+  it.scopedLive("model, permission mode, thinking budget and MCP servers changed at runtime are applied to the new process too", () =>
+    Effect.gen(function*() {
+      const controls: Array<Array<Message.ControlRequestBody>> = []
+      const layer = ScriptedCli.layer((cli) =>
+        Effect.gen(function*() {
+          const mine: Array<Message.ControlRequestBody> = []
+          controls.push(mine)
+          const n = controls.length
+          while (true) {
+            const next = yield* cli.nextUser
+            if (next._tag === "None") return
+            yield* cli.turn(`process ${n}: ${ScriptedCli.textOf(next.value)}`)
+            if (n === 1 && ScriptedCli.textOf(next.value) === "die") return yield* cli.kill("SIGKILL")
+          }
+        }), {
+        stepTimeout: "1 hour",
+        responders: {
+          set_model: (body) => Effect.sync(() => (controls.at(-1)?.push(body), { model: body["model"] })),
+          set_permission_mode: (body) => Effect.sync(() => (controls.at(-1)?.push(body), { mode: body["mode"] })),
+          set_max_thinking_tokens: (body) => Effect.sync(() => (controls.at(-1)?.push(body), {})),
+          mcp_set_servers: (body) =>
+            Effect.sync(() => (controls.at(-1)?.push(body), { added: ["ext"], removed: [], errors: {} }))
+        }
+      })
+      const session = yield* ClaudeAgent.session({ autoResume: { maxRestarts: 2, initialDelayMillis: 1 } }).pipe(
+        Effect.provide(layer)
+      )
+      yield* session.setModel("claude-first")
+      yield* session.setModel("claude-second")
+      yield* session.setPermissionMode("acceptEdits")
+      yield* session.setMaxThinkingTokens(2048)
+      yield* session.setMcpServers({ ext: { type: "stdio", command: "ext-server" } })
+      yield* Stream.runDrain(session.turn("die"))
+      const after = yield* Stream.runCollect(session.turn("again"))
+      expect(restartsIn(after)).toHaveLength(1)
+      expect(last(after)).toMatchObject({ result: "process 2: again" })
+      expect(controls).toHaveLength(2)
+      // the last value of each change, in the order the changes were first made
+      expect(controls[1]!.map((c) => c.subtype)).toEqual([
+        "set_model",
+        "set_permission_mode",
+        "set_max_thinking_tokens",
+        "mcp_set_servers"
+      ])
+      expect(controls[1]![0]).toMatchObject({ model: "claude-second" })
+      expect(controls[1]![1]).toMatchObject({ mode: "acceptEdits" })
+      expect(controls[1]![2]).toMatchObject({ max_thinking_tokens: 2048 })
+      expect(controls[1]![3]).toMatchObject({ servers: { ext: { type: "stdio", command: "ext-server" } } })
+    }))
+
   it.scopedLive("a prompt sent while the process is being replaced is delivered once to the new process", () =>
     Effect.gen(function*() {
       const received = yield* Ref.make<Array<string>>([])

@@ -92,6 +92,16 @@ export const make = (options: Options): Effect.Effect<Session, SessionError, Tra
         )
       })
 
+    // runtime changes made through the session, applied again (in the order first made) to every new process
+    const changes = new Map<string, (s: Session) => Effect.Effect<unknown, unknown>>()
+    const reapply = (s: Session) =>
+      Effect.forEach(changes, ([key, change]) =>
+        change(s).pipe(
+          Effect.catchAllCause((cause) =>
+            Effect.logWarning(`auto-resume: could not apply ${key} to the restarted CLI`, cause)
+          )
+        ), { discard: true })
+
     let current = yield* start({ ...options, autoResume: undefined })
     const store = current.internal.permissionStore
     let resumeId = current.internal.session.origin.sessionId
@@ -190,6 +200,7 @@ export const make = (options: Options): Effect.Effect<Session, SessionError, Tra
           )
           if (restarted._tag === "Right") {
             current = restarted.right
+            yield* reapply(current.internal.session)
             yield* out.offer({
               type: "session_restarted",
               attempt,
@@ -268,6 +279,10 @@ export const make = (options: Options): Effect.Effect<Session, SessionError, Tra
     const on = <A, E>(f: (s: Session) => Effect.Effect<A, E>): Effect.Effect<A, E> =>
       Effect.suspend(() => f(current.internal.session))
 
+    /** A runtime change (model, permission mode, …) that the next process must get too, remembered once it worked. */
+    const remembered = <A, E>(key: string, f: (s: Session) => Effect.Effect<A, E>): Effect.Effect<A, E> =>
+      Effect.tap(on(f), () => Effect.sync(() => changes.set(key, f)))
+
     const resilient: Session = {
       origin: current.internal.session.origin,
       get pid() {
@@ -282,9 +297,9 @@ export const make = (options: Options): Effect.Effect<Session, SessionError, Tra
           Stream.takeUntil((m) => m.type === "result" || (m.type === "session_restarted" && m.interruptedTurn))
         ),
       interrupt: on((s) => s.interrupt),
-      setPermissionMode: (mode) => on((s) => s.setPermissionMode(mode)),
-      setModel: (model) => on((s) => s.setModel(model)),
-      setMaxThinkingTokens: (n, display) => on((s) => s.setMaxThinkingTokens(n, display)),
+      setPermissionMode: (mode) => remembered("permissionMode", (s) => s.setPermissionMode(mode)),
+      setModel: (model) => remembered("model", (s) => s.setModel(model)),
+      setMaxThinkingTokens: (n, display) => remembered("maxThinkingTokens", (s) => s.setMaxThinkingTokens(n, display)),
       initializationResult: on((s) => s.initializationResult),
       supportedCommands: on((s) => s.supportedCommands),
       supportedModels: on((s) => s.supportedModels),
@@ -295,7 +310,7 @@ export const make = (options: Options): Effect.Effect<Session, SessionError, Tra
       rewindFiles: (id, o) => on((s) => s.rewindFiles(id, o)),
       reconnectMcpServer: (name) => on((s) => s.reconnectMcpServer(name)),
       toggleMcpServer: (name, enabled) => on((s) => s.toggleMcpServer(name, enabled)),
-      setMcpServers: (servers) => on((s) => s.setMcpServers(servers)),
+      setMcpServers: (servers) => remembered("mcpServers", (s) => s.setMcpServers(servers)),
       stopTask: (taskId) => on((s) => s.stopTask(taskId)),
       request: (subtype, payload, o) => on((s) => s.request(subtype, payload, o)),
       permissions: store,
