@@ -62,3 +62,28 @@ it.live("spans: a tool's spans sit under its call, the call under the query, and
       expect(query.status.endTime >= work.status.endTime).toBe(true)
     }
   }))
+
+it.live("spans: a session's start, initialize, control methods and turns are spans under the caller's span", () =>
+  Effect.gen(function*() {
+    const { spans, tracer } = yield* recordingTracer
+    const cli = ScriptedCli.layer((cli) =>
+      Effect.gen(function*() {
+        yield* cli.turn(ScriptedCli.textOf(yield* cli.expectUser))
+      })
+    )
+    yield* Effect.gen(function*() {
+      const session = yield* ClaudeAgent.session()
+      yield* session.setModel("claude-other")
+      yield* session.setPermissionMode("plan")
+      yield* session.turn("hello").pipe(Stream.runDrain)
+      yield* session.interrupt
+    }).pipe(Effect.scoped, Effect.withSpan("app.workflow"), Effect.provide(Layer.mergeAll(cli, Layer.setTracer(tracer))))
+
+    const names = spans.map((s) => s.name)
+    for (const name of ["ClaudeAgent.session", "Session.initialize", "Session.set_model", "Session.set_permission_mode", "Session.turn", "Session.interrupt"]) {
+      expect(names).toContain(name)
+      const span = spans.find((s) => s.name === name)!
+      expect(ancestry(span)).toContain("app.workflow")
+      expect(span.status._tag).toBe("Ended")
+    }
+  }))
