@@ -217,6 +217,12 @@ export interface HookCallbackMatcher {
 /**
  * The official `Options`, plus this SDK's knobs (see `AgentOptions.Options`).
  *
+ * Official options this SDK does not implement are left out of this type: `sessionStore`, `sessionStoreFlush`,
+ * `loadTimeoutMs`, `onElicitation`, `onUserDialog`, `supportedDialogKinds`, `perTaskStopAffordance`,
+ * `spawnClaudeCodeProcess`, and `executable` / `mcpServersDelivery` / `pluginDelivery` other than their default
+ * (`"node"`, `"argv"`). Passed anyway (plain JavaScript, a cast), one fails the query with `InvalidOptions` naming it
+ * (the iterator and every method reject with it; no CLI is started) rather than being silently ignored.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -307,7 +313,10 @@ export const query: (params: {
 }) => Query = internal.query
 
 /**
- * A zod 4 raw shape (`{ a: z.string(), b: z.number().optional() }`), as the official `tool()` takes.
+ * A zod 4 raw shape (`{ a: z.string(), b: z.number().optional() }`), as the official `tool()` takes. zod (`^4`) is an
+ * optional peer dependency, needed only for zod shapes; `zod/mini` schemas work too. zod 3 schemas (zod@3, or
+ * `zod/v3`) are not supported, as in the official SDK: they do not fit this type, and `tool()` throws
+ * `InvalidOptions` for them at run time.
  *
  * @since 0.1.0
  * @category mcp
@@ -325,9 +334,13 @@ export type InferShape<S extends ZodRawShape> = {
 }
 
 /**
- * An in-process MCP tool (official signature): `inputSchema` is a zod 4 raw shape (zod is an optional peer
- * dependency) or an Effect Schema; the handler gets the validated arguments. Invalid arguments, a handler that
- * throws, or one that runs past the tool's timeout give an `isError` result, never a hang.
+ * An in-process MCP tool (official signature): `inputSchema` is a zod 4 raw shape (see {@link ZodRawShape}; zod is an
+ * optional peer dependency) or an Effect Schema (e.g. `Schema.Struct({ a: Schema.Number })`, decoded before the
+ * handler runs, its JSON Schema sent to the model); the handler gets the validated arguments. Invalid arguments, a
+ * handler that throws, or one that runs past the tool's timeout give an `isError` result, never a hang.
+ *
+ * Throws `InvalidOptions` (`option: "inputSchema"`) for anything else: zod 3 schemas, Effect Schema fields not wrapped
+ * in `Schema.Struct`, or a zod shape when zod 4 cannot be loaded.
  *
  * @since 0.1.0
  * @category mcp

@@ -2,6 +2,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -186,6 +187,50 @@ describe("promise API against the real CLI", () => {
     })) bad.push(m)
     expect(resultOf(bad)).toContain("Invalid input for tool add")
     expect(seen).toHaveLength(1)
+  })
+
+  it("an in-process MCP tool with an Effect Schema", async () => {
+    const seen: Array<unknown> = []
+    const calc = createSdkMcpServer({
+      name: "calc",
+      version: "1.0.0",
+      tools: [
+        tool("add", "Add two numbers", Schema.Struct({ a: Schema.Number, b: Schema.NumberFromString }), async (args) => {
+          seen.push(args)
+          return { content: [{ type: "text", text: String(args.a + args.b) }] }
+        })
+      ]
+    })
+    const run = async (args: object) => {
+      const messages: Array<SDKMessage> = []
+      for await (const m of query({
+        prompt: `TOOL mcp__calc__add ${JSON.stringify(args)}`,
+        options: { ...base(), mcpServers: { calc }, allowedTools: ["mcp__calc__add"] }
+      })) messages.push(m)
+      return messages
+    }
+    const messages = await run({ a: 2, b: "3" })
+    // decoded: b arrives as a number
+    expect(seen).toEqual([{ a: 2, b: 3 }])
+    expect(resultOf(messages)).toBe("tool said: 5")
+    const init = messages.find((m) => m.type === "system" && m.subtype === "init")
+    expect(init?.type === "system" && init.subtype === "init" && init.mcp_servers).toContainEqual(
+      expect.objectContaining({ name: "calc", status: "connected" })
+    )
+    expect(resultOf(await run({ a: 2, b: 3 }))).toContain("Invalid input for tool add")
+    expect(seen).toHaveLength(1)
+  })
+
+  it("pid is the running CLI's process id; sessionId matches the messages", async () => {
+    await Effect.runPromise(server.addReplies(ScriptedModelServer.stall(30_000)))
+    const q = query({ prompt: "hangs", options: base() })
+    const pid = await q.pid()
+    expect(pid).toEqual(expect.any(Number))
+    expect(alive()).toContain(pid)
+    const first = await q.next()
+    expect(first.value).toMatchObject({ type: "system", subtype: "init", session_id: await q.sessionId() })
+    await q.close()
+    expect(alive()).not.toContain(pid)
   })
 
   it("abort: the iterator throws AbortError and the CLI is gone", async () => {

@@ -1,6 +1,23 @@
 import { describe, expect, expectTypeOf, it } from "vitest"
 import * as Effect from "effect/Effect"
-import { type Options, ProcessExited, query, type SDKMessage, AbortError, CliNotFound } from "effect-claude-agent/promise"
+import * as Schema from "effect/Schema"
+import { getEventListeners } from "node:events"
+import * as z from "zod"
+import * as zm from "zod/mini"
+import * as z3 from "zod/v3"
+import {
+  AbortError,
+  CliNotFound,
+  ControlError,
+  createSdkMcpServer,
+  InputClosed,
+  InvalidOptions,
+  type Options,
+  ProcessExited,
+  query,
+  type SDKMessage,
+  tool
+} from "effect-claude-agent/promise"
 import { ScriptedCli } from "effect-claude-agent/testing"
 
 const echo: Options = { transport: ScriptedCli.echo }
@@ -9,6 +26,43 @@ const collect = async (q: AsyncIterable<SDKMessage>) => {
   const out: Array<SDKMessage> = []
   for await (const m of q) out.push(m)
   return out
+}
+
+/**
+ * A scripted CLI that hands itself to the test (to read what the SDK wrote) and records when its script ended; by
+ * default it reads the prompt, writes `system/init` and then stays silent (a running turn) until the SDK closes its
+ * stdin, and exits then, as the real CLI does.
+ */
+const captured = (
+  script: (cli: ScriptedCli.ScriptedCli) => Effect.Effect<void, ScriptedCli.ScriptError> = (cli) =>
+    Effect.gen(function*() {
+      yield* cli.expectUser
+      yield* cli.init()
+      yield* cli.peer.inputEnded
+    }),
+  options?: ScriptedCli.Options
+) => {
+  let resolve: (cli: ScriptedCli.ScriptedCli) => void = () => {}
+  const cli = new Promise<ScriptedCli.ScriptedCli>((r) => (resolve = r))
+  const state = { opened: false, ended: false }
+  const transport = ScriptedCli.layer(
+    (c) =>
+      Effect.sync(() => {
+        state.opened = true
+        resolve(c)
+      }).pipe(
+        Effect.zipRight(script(c)),
+        Effect.ensuring(Effect.sync(() => (state.ended = true)))
+      ),
+    options
+  )
+  return { transport, cli, state }
+}
+
+/** The bodies of the control requests the SDK wrote to the CLI, `initialize` left out. */
+const controlRequests = async (cli: Promise<ScriptedCli.ScriptedCli>) => {
+  const received = await Effect.runPromise((await cli).received)
+  return received.flatMap((f) => (f.type === "control_request" && f.request.subtype !== "initialize" ? [f.request] : []))
 }
 
 describe("promise API (scripted CLI)", () => {
@@ -129,5 +183,432 @@ describe("promise API (scripted CLI)", () => {
       behavior: "deny",
       message: expect.stringContaining("db down")
     })
+  })
+})
+
+describe("promise API: Query methods (scripted CLI)", () => {
+  it("initialization data comes from the initialize answer: no request is sent for it", async () => {
+    const initializeResponse = {
+      commands: [{ name: "deploy", description: "Ship it", argumentHint: "<env>" }],
+      agents: [{ name: "reviewer", description: "Reviews diffs", model: "haiku" }],
+      models: [{ value: "opus", displayName: "Opus", description: "Most capable" }],
+      account: { email: "dev@example.com", organization: "Acme", apiProvider: "firstParty" as const }
+    }
+    const { transport, cli } = captured(undefined, { initializeResponse })
+    const q = query({ prompt: "hi", options: { transport } })
+    expect(await q.supportedCommands()).toEqual(initializeResponse.commands)
+    expect(await q.supportedAgents()).toEqual(initializeResponse.agents)
+    expect(await q.supportedModels()).toEqual(initializeResponse.models)
+    expect(await q.accountInfo()).toEqual(initializeResponse.account)
+    const init = await q.initializationResult()
+    expect(init).toMatchObject({ ...initializeResponse, output_style: "default", claude_code_version: "2.1.332" })
+    expect(await controlRequests(cli)).toEqual([])
+    await q.close()
+  })
+
+  it("supportedCommands follows system/commands_changed", async () => {
+    const commands = [{ name: "fresh", description: "Added later", argumentHint: "" }]
+    const { transport } = captured((cli) =>
+      Effect.gen(function*() {
+        yield* cli.expectUser
+        yield* cli.init()
+        // only once the test has read the first list (the SDK reads ahead of the consumer)
+        yield* cli.expectControl("set_model")
+        yield* cli.emit({ type: "system", subtype: "commands_changed", commands, session_id: cli.sessionId, uuid: "u-1" })
+        yield* cli.peer.inputEnded
+      })
+    )
+    const q = query({ prompt: "hi", options: { transport } })
+    expect((await q.supportedCommands()).map((c) => c.name)).toEqual(["compact"])
+    await q.setModel("haiku")
+    expect((await q.next()).value).toMatchObject({ type: "system", subtype: "init" })
+    expect((await q.next()).value).toMatchObject({ type: "system", subtype: "commands_changed" })
+    expect(await q.supportedCommands()).toEqual(commands)
+    await q.close()
+  })
+
+  it("sessionId and pid: known before the first message; the scripted CLI has no pid", async () => {
+    const { transport, cli } = captured()
+    const q = query({ prompt: "hi", options: { transport } })
+    const id = await q.sessionId()
+    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
+    expect(id).toBe((await cli).sessionId)
+    expect((await cli).spec.args).toContain(`--session-id=${id}`)
+    expect(await q.pid()).toBeUndefined()
+    const first = await q.next()
+    expect(first.value).toMatchObject({ type: "system", subtype: "init", session_id: id })
+    await q.close()
+  })
+
+  it("each control method writes its control_request and resolves to the CLI's answer", async () => {
+    const responders: Record<string, ScriptedCli.Responder> = {
+      mcp_status: () =>
+        Effect.succeed({
+          mcpServers: [
+            { name: "docs", status: "connected", serverInfo: { name: "docs", version: "1.0.0" } },
+            { name: "broken", status: "failed", error: "spawn ENOENT" }
+          ]
+        }),
+      get_context_usage: (body) =>
+        Effect.succeed({
+          totalTokens: 1234,
+          maxTokens: 200_000,
+          percentage: 0.6,
+          model: "claude-scripted",
+          categories: body["detail"] === "full" ? [{ name: "System prompt", tokens: 1000 }] : []
+        }),
+      rewind_files: (body) =>
+        Effect.succeed({
+          canRewind: true,
+          filesChanged: ["a.txt"],
+          insertions: body["dry_run"] === true ? 0 : 3,
+          deletions: 1
+        }),
+      mcp_set_servers: () => Effect.succeed({ added: ["docs"], removed: ["old"], errors: { bad: "no such command" } }),
+      interrupt: () => Effect.succeed({ still_queued: ["q-1"] })
+    }
+    const { transport, cli } = captured(undefined, { responders })
+    const q = query({ prompt: "hi", options: { transport } })
+
+    expect(await q.setPermissionMode("plan")).toEqual({ mode: "plan" })
+    expect(await q.setModel("haiku")).toBeUndefined()
+    expect(await q.setModel()).toBeUndefined()
+    expect(await q.setMaxThinkingTokens(1024, "omitted")).toBeUndefined()
+    expect(await q.setMaxThinkingTokens(null)).toBeUndefined()
+    expect(await q.mcpServerStatus()).toEqual([
+      { name: "docs", status: "connected", serverInfo: { name: "docs", version: "1.0.0" } },
+      { name: "broken", status: "failed", error: "spawn ENOENT" }
+    ])
+    expect(await q.getContextUsage()).toEqual({
+      totalTokens: 1234,
+      maxTokens: 200_000,
+      percentage: 0.6,
+      model: "claude-scripted",
+      categories: []
+    })
+    expect((await q.getContextUsage({ detail: "full" })).categories).toEqual([{ name: "System prompt", tokens: 1000 }])
+    expect(await q.rewindFiles("user-msg-1", { dryRun: true })).toEqual({
+      canRewind: true,
+      filesChanged: ["a.txt"],
+      insertions: 0,
+      deletions: 1
+    })
+    expect((await q.rewindFiles("user-msg-2")).insertions).toBe(3)
+    expect(await q.reconnectMcpServer("docs")).toBeUndefined()
+    expect(await q.toggleMcpServer("docs", false)).toBeUndefined()
+    expect(await q.setMcpServers({ docs: { command: "docs-mcp", args: ["--stdio"] }, web: { type: "http", url: "http://x" } }))
+      .toEqual({ added: ["docs"], removed: ["old"], errors: { bad: "no such command" } })
+    expect(await q.stopTask("task-7")).toBeUndefined()
+    expect(await q.interrupt()).toEqual({ still_queued: ["q-1"] })
+
+    expect(await controlRequests(cli)).toEqual([
+      { subtype: "set_permission_mode", mode: "plan" },
+      { subtype: "set_model", model: "haiku" },
+      { subtype: "set_model", model: "default" },
+      { subtype: "set_max_thinking_tokens", max_thinking_tokens: 1024, thinking_display: "omitted" },
+      { subtype: "set_max_thinking_tokens", max_thinking_tokens: null },
+      { subtype: "mcp_status" },
+      { subtype: "get_context_usage" },
+      { subtype: "get_context_usage", detail: "full" },
+      { subtype: "rewind_files", user_message_id: "user-msg-1", dry_run: true },
+      { subtype: "rewind_files", user_message_id: "user-msg-2", dry_run: false },
+      { subtype: "mcp_reconnect", serverName: "docs" },
+      { subtype: "mcp_toggle", serverName: "docs", enabled: false },
+      {
+        subtype: "mcp_set_servers",
+        servers: { docs: { type: "stdio", command: "docs-mcp", args: ["--stdio"] }, web: { type: "http", url: "http://x" } }
+      },
+      { subtype: "stop_task", task_id: "task-7" },
+      { subtype: "interrupt" }
+    ])
+    await q.close()
+  })
+
+  it("an error answer rejects with ControlError; an answer without a mode gives { mode: undefined }", async () => {
+    const { transport } = captured(undefined, {
+      responders: {
+        mcp_reconnect: (body) => Effect.fail(`Server not found: ${String(body["serverName"])}`),
+        set_permission_mode: () => Effect.succeed({})
+      }
+    })
+    const q = query({ prompt: "hi", options: { transport } })
+    const error = await q.reconnectMcpServer("nope").catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(ControlError)
+    expect(error).toMatchObject({ _tag: "ControlError", subtype: "mcp_reconnect", error: "Server not found: nope" })
+    expect(await q.setPermissionMode("default")).toEqual({ mode: undefined })
+    await q.close()
+  })
+
+  it("close() resolves once the session ended; then next() is done and methods reject with InputClosed", async () => {
+    const { transport, state } = captured()
+    const q = query({ prompt: "hi", options: { transport } })
+    expect((await q.next()).value).toMatchObject({ type: "system", subtype: "init" })
+    expect(state.ended).toBe(false)
+    await q.close()
+    expect(state.ended).toBe(true)
+    expect(await q.next()).toEqual({ done: true, value: undefined })
+    expect(await q.next()).toEqual({ done: true, value: undefined })
+    const error = await q.setModel("haiku").catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(InputClosed)
+    expect(error).toMatchObject({ _tag: "InputClosed", reason: "closed" })
+    await expect(q.supportedModels()).rejects.toBeInstanceOf(InputClosed)
+    await expect(q.sessionId()).rejects.toBeInstanceOf(InputClosed)
+    // idempotent
+    await q.close()
+  })
+
+  it("await using closes the query when the block ends, also when it throws", async () => {
+    const first = captured()
+    {
+      await using q = query({ prompt: "hi", options: { transport: first.transport } })
+      expect((await q.next()).value).toMatchObject({ type: "system", subtype: "init" })
+      expect(first.state.ended).toBe(false)
+    }
+    expect(first.state.ended).toBe(true)
+
+    const second = captured()
+    const thrown = await (async () => {
+      await using q = query({ prompt: "hi", options: { transport: second.transport } })
+      await q.next()
+      throw new Error("app failure")
+    })().catch((e: unknown) => e)
+    expect(thrown).toMatchObject({ message: "app failure" })
+    expect(second.state.ended).toBe(true)
+  })
+
+  it("options.stderr receives what the CLI writes to stderr", async () => {
+    const chunks: Array<string> = []
+    const transport = ScriptedCli.layer((cli) =>
+      Effect.gen(function*() {
+        yield* cli.expectUser
+        yield* cli.stderr("warming up\n")
+        yield* cli.stderr("€ still fine\n")
+        yield* cli.turn("ok")
+      })
+    )
+    const messages = await collect(query({ prompt: "hi", options: { transport, stderr: (data) => chunks.push(data) } }))
+    expect(messages.at(-1)).toMatchObject({ type: "result", result: "ok" })
+    expect(chunks.join("")).toBe("warming up\n€ still fine\n")
+  })
+
+  it("many sequential queries sharing one AbortController leave no abort listener behind", async () => {
+    const controller = new AbortController()
+    const warnings: Array<Error> = []
+    const onWarning = (warning: Error) => warnings.push(warning)
+    process.on("warning", onWarning)
+    try {
+      for (let i = 0; i < 12; i++) {
+        const q = query({ prompt: `n${i}`, options: { transport: ScriptedCli.echo, abortController: controller } })
+        // while a query runs, it listens
+        expect(getEventListeners(controller.signal, "abort")).toHaveLength(1)
+        const messages = await collect(q)
+        expect(messages.at(-1)).toMatchObject({ type: "result", result: `echo: n${i}` })
+        expect(getEventListeners(controller.signal, "abort")).toHaveLength(0)
+      }
+      // also when a query is left early
+      for (let i = 0; i < 3; i++) {
+        for await (const _ of query({ prompt: "x", options: { transport: ScriptedCli.echo, abortController: controller } })) break
+      }
+      expect(getEventListeners(controller.signal, "abort")).toHaveLength(0)
+      await new Promise((resolve) => setImmediate(resolve))
+    } finally {
+      process.off("warning", onWarning)
+    }
+    expect(warnings.map((w) => w.name)).not.toContain("MaxListenersExceededWarning")
+    // and the shared controller still aborts the next query
+    const last = query({
+      prompt: "hangs",
+      options: { abortController: controller, transport: ScriptedCli.layer((cli) => Effect.zipRight(cli.expectUser, cli.stall)) }
+    })
+    const pending = last.next()
+    controller.abort()
+    await expect(pending).rejects.toBeInstanceOf(AbortError)
+  })
+})
+
+describe("promise API: official options this SDK does not implement", () => {
+  const rejected: ReadonlyArray<readonly [string, unknown]> = [
+    ["sessionStore", { append: async () => {}, load: async () => null }],
+    ["sessionStoreFlush", "eager"],
+    ["loadTimeoutMs", 1000],
+    ["onElicitation", async () => ({ action: "accept" })],
+    ["onUserDialog", async () => ({})],
+    ["supportedDialogKinds", ["confirm"]],
+    ["perTaskStopAffordance", true],
+    ["spawnClaudeCodeProcess", () => ({})],
+    ["executable", "bun"],
+    ["mcpServersDelivery", "initialize"],
+    ["pluginDelivery", "initialize"]
+  ]
+
+  it.each(rejected)("%s fails the query with InvalidOptions naming it, before anything is spawned", async (option, value) => {
+    const { transport, state } = captured()
+    // a plain-JavaScript caller: the option is not in the Options type
+    const options: Options = Object.assign({ transport }, { [option]: value })
+    const q = query({ prompt: "hi", options })
+    const error = await q.next().catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(InvalidOptions)
+    expect(error).toMatchObject({ _tag: "InvalidOptions", option, reason: expect.stringMatching(/not supported/) })
+    await expect(q.sessionId()).rejects.toBeInstanceOf(InvalidOptions)
+    expect(state.opened).toBe(false)
+  })
+
+  it("values that are this SDK's behaviour anyway are accepted; undefined counts as not passed", async () => {
+    const options: Options = Object.assign(
+      { transport: ScriptedCli.echo },
+      { executable: "node", mcpServersDelivery: "argv", pluginDelivery: "argv", sessionStore: undefined, onElicitation: undefined }
+    )
+    const messages = await collect(query({ prompt: "hi", options }))
+    expect(messages.at(-1)).toMatchObject({ type: "result", result: "echo: hi" })
+  })
+})
+
+describe("promise API: tool() schemas", () => {
+  const text = (s: string) => ({ content: [{ type: "text" as const, text: s }] })
+  const toolsCall = (name: string, args: unknown, id: number) => ({
+    jsonrpc: "2.0",
+    id,
+    method: "tools/call",
+    params: { name, arguments: args, _meta: { "claudecode/toolUseId": `toolu_${id}` } }
+  })
+  /** A turn whose `system/init` lists the in-process server `calc` as connected, as the real CLI's does. */
+  const turnWithCalc = (cli: ScriptedCli.ScriptedCli, answer: string) =>
+    Effect.gen(function*() {
+      yield* cli.init({ mcp_servers: [{ name: "calc", status: "connected" }] })
+      yield* cli.assistant(answer)
+      yield* cli.result(answer)
+    })
+
+  it("an Effect Schema: JSON Schema in tools/list, decoded arguments in the handler, invalid ones an isError result", async () => {
+    const seen: Array<unknown> = []
+    const calc = createSdkMcpServer({
+      name: "calc",
+      version: "1.0.0",
+      tools: [
+        tool(
+          "scale",
+          "Multiply n by factor",
+          Schema.Struct({
+            n: Schema.NumberFromString.annotations({ description: "a number, as a string" }),
+            factor: Schema.optional(Schema.Number)
+          }),
+          async (args) => {
+            expectTypeOf(args).toEqualTypeOf<{ readonly n: number; readonly factor?: number }>()
+            seen.push(args)
+            return text(String(args.n * (args.factor ?? 2)))
+          }
+        )
+      ]
+    })
+    const transport = ScriptedCli.layer((cli) =>
+      Effect.gen(function*() {
+        const init = yield* cli.initialize
+        yield* cli.expectUser
+        const mcp = (message: object) => cli.request("mcp_message", { server_name: "calc", message })
+        const listed = yield* mcp({ jsonrpc: "2.0", id: 1, method: "tools/list" })
+        const ok = yield* mcp(toolsCall("scale", { n: "21" }, 2))
+        const bad = yield* mcp(toolsCall("scale", { n: 21 }, 3))
+        yield* turnWithCalc(cli, JSON.stringify({ init, listed, ok, bad }))
+      })
+    )
+    const messages = await collect(query({ prompt: "go", options: { transport, mcpServers: { calc } } }))
+    const last = messages.at(-1)
+    const answer = JSON.parse(last?.type === "result" && last.subtype === "success" ? last.result : "{}")
+    expect(answer.init.sdkMcpServers).toEqual(["calc"])
+    expect(answer.listed.mcp_response.result.tools).toEqual([
+      expect.objectContaining({
+        name: "scale",
+        description: "Multiply n by factor",
+        inputSchema: expect.objectContaining({
+          type: "object",
+          required: ["n"],
+          properties: { n: expect.objectContaining({ type: "string", description: "a number, as a string" }), factor: { type: "number" } }
+        })
+      })
+    ])
+    expect(answer.ok.mcp_response.result).toEqual(text("42"))
+    expect(answer.bad.mcp_response.result).toMatchObject({ isError: true, content: [{ type: "text", text: expect.stringContaining("Invalid input for tool scale") }] })
+    expect(seen).toEqual([{ n: 21 }])
+  })
+
+  it("zod 4 shapes, classic and mini, are accepted and validated", async () => {
+    const seen: Array<unknown> = []
+    const calc = createSdkMcpServer({
+      name: "calc",
+      tools: [
+        tool("add", "Add", { a: z.number(), b: z.number().optional() }, async (args) => {
+          expectTypeOf(args).toEqualTypeOf<{ readonly a: number; readonly b: number | undefined }>()
+          seen.push(args)
+          return text(String(args.a + (args.b ?? 0)))
+        }),
+        tool("shout", "Upper-case", { s: zm.string() }, async ({ s }) => text(s.toUpperCase()))
+      ]
+    })
+    const transport = ScriptedCli.layer((cli) =>
+      Effect.gen(function*() {
+        yield* cli.expectUser
+        const mcp = (message: object) => cli.request("mcp_message", { server_name: "calc", message })
+        const listed = yield* mcp({ jsonrpc: "2.0", id: 1, method: "tools/list" })
+        const add = yield* mcp(toolsCall("add", { a: 2, b: 3 }, 2))
+        const shout = yield* mcp(toolsCall("shout", { s: "hi" }, 3))
+        const bad = yield* mcp(toolsCall("shout", { s: 1 }, 4))
+        yield* turnWithCalc(cli, JSON.stringify({ listed, add, shout, bad }))
+      })
+    )
+    const messages = await collect(query({ prompt: "go", options: { transport, mcpServers: { calc } } }))
+    const last = messages.at(-1)
+    const answer = JSON.parse(last?.type === "result" && last.subtype === "success" ? last.result : "{}")
+    expect(answer.listed.mcp_response.result.tools.map((t: { inputSchema: unknown }) => t.inputSchema)).toEqual([
+      expect.objectContaining({ type: "object", required: ["a"], properties: { a: { type: "number" }, b: { type: "number" } } }),
+      expect.objectContaining({ type: "object", required: ["s"], properties: { s: { type: "string" } } })
+    ])
+    expect(answer.add.mcp_response.result).toEqual(text("5"))
+    expect(answer.shout.mcp_response.result).toEqual(text("HI"))
+    expect(answer.bad.mcp_response.result).toMatchObject({ isError: true })
+    expect(seen).toEqual([{ a: 2, b: 3 }])
+  })
+
+  it("zod 3 schemas are rejected: by the types, and at run time with InvalidOptions", () => {
+    const handler = async () => text("never")
+    const zod3 = (): unknown =>
+      // @ts-expect-error zod 3 schemas are not zod 4 raw shapes
+      tool("old", "zod 3", { a: z3.string() }, handler)
+    const error = (() => {
+      try {
+        return zod3()
+      } catch (e) {
+        return e
+      }
+    })()
+    expect(error).toBeInstanceOf(InvalidOptions)
+    expect(error).toMatchObject({
+      _tag: "InvalidOptions",
+      option: "inputSchema",
+      reason: expect.stringContaining('field "a" is a zod 3 schema; only zod 4 schemas are supported')
+    })
+  })
+
+  it("anything else is an InvalidOptions too: Effect Schema fields, mixed shapes, non-objects", () => {
+    const handler = async () => text("never")
+    const attempt = (inputSchema: unknown) => {
+      try {
+        // @ts-expect-error not a valid inputSchema
+        tool("bad", "bad", inputSchema, handler)
+        return undefined
+      } catch (e) {
+        return e
+      }
+    }
+    expect(attempt({ a: Schema.Number })).toMatchObject({
+      _tag: "InvalidOptions",
+      option: "inputSchema",
+      reason: expect.stringContaining("Schema.Struct")
+    })
+    expect(attempt({ a: z.string(), b: "string" })).toMatchObject({
+      _tag: "InvalidOptions",
+      reason: expect.stringContaining("\"b\" is not a zod 4 schema")
+    })
+    expect(attempt("a string")).toBeInstanceOf(InvalidOptions)
+    expect(attempt(null)).toBeInstanceOf(InvalidOptions)
   })
 })

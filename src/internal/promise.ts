@@ -8,7 +8,7 @@ import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { InputClosed } from "../AgentError.js"
+import { InputClosed, InvalidOptions } from "../AgentError.js"
 import type * as AgentOptions from "../AgentOptions.js"
 import * as Hooks from "../Hooks.js"
 import type * as Message from "../Message.js"
@@ -31,35 +31,55 @@ const squash = (cause: Cause.Cause<unknown>, aborted: boolean): unknown => {
   return Cause.squash(cause)
 }
 
-const signalFrom = (signal: AbortSignal, request: AbortSignal): AbortSignal => AbortSignal.any([signal, request])
+const noDecision: Permissions.PermissionResult = { behavior: "deny", message: "canUseTool returned no decision" }
 
+/**
+ * Runs the official-style callback like `Effect.tryPromise` would (a throw or a rejection fails, interruption aborts
+ * the callback's signal), but builds the signal only if the callback reads it: `AbortSignal.any` and an
+ * `AbortController` per request were a third of the cost of a permission round trip.
+ */
 const permissionsLayer = (canUseTool: CanUseTool, timeout: number | undefined): Layer.Layer<Permissions.Permissions> =>
   Permissions.layer(
     (request) =>
-      Effect.tryPromise({
-        try: (signal) =>
-          canUseTool(request.toolName, request.input as Record<string, unknown>, {
-            signal: signalFrom(signal, request.signal),
-            suggestions: request.suggestions,
-            toolUseID: request.toolUseId,
-            requestId: request.requestId,
-            ...(request.blockedPath !== undefined ? { blockedPath: request.blockedPath } : {}),
-            ...(request.decisionReason !== undefined ? { decisionReason: request.decisionReason } : {}),
-            ...(request.title !== undefined ? { title: request.title } : {}),
-            ...(request.displayName !== undefined ? { displayName: request.displayName } : {}),
-            ...(request.description !== undefined ? { description: request.description } : {}),
-            ...(request.agentId !== undefined ? { agentID: request.agentId } : {}),
-            ...(request.mcpServer !== undefined ? { mcpServer: request.mcpServer } : {})
-          }),
-        catch: (error) => error
-      }).pipe(
-        Effect.map((result): Permissions.PermissionResult =>
-          // the official SDK lets `null` mean "answered out of band"; there is no such channel here: fail closed
-          result === null || result === undefined
-            ? { behavior: "deny", message: "canUseTool returned no decision" }
-            : result
-        )
-      ),
+      Effect.async<Permissions.PermissionResult, unknown>((resume) => {
+        let controller: AbortController | undefined
+        let signal: AbortSignal | undefined
+        let interrupted = false
+        const options = {
+          get signal(): AbortSignal {
+            if (signal === undefined) {
+              controller = new AbortController()
+              if (interrupted) controller.abort()
+              signal = AbortSignal.any([controller.signal, request.signal])
+            }
+            return signal
+          },
+          suggestions: request.suggestions,
+          toolUseID: request.toolUseId,
+          requestId: request.requestId,
+          ...(request.blockedPath !== undefined ? { blockedPath: request.blockedPath } : {}),
+          ...(request.decisionReason !== undefined ? { decisionReason: request.decisionReason } : {}),
+          ...(request.title !== undefined ? { title: request.title } : {}),
+          ...(request.displayName !== undefined ? { displayName: request.displayName } : {}),
+          ...(request.description !== undefined ? { description: request.description } : {}),
+          ...(request.agentId !== undefined ? { agentID: request.agentId } : {}),
+          ...(request.mcpServer !== undefined ? { mcpServer: request.mcpServer } : {})
+        }
+        try {
+          canUseTool(request.toolName, request.input as Record<string, unknown>, options).then(
+            (result) =>
+              // the official SDK lets `null` mean "answered out of band"; there is no such channel here: fail closed
+              resume(Effect.succeed(result === null || result === undefined ? noDecision : result)),
+            (error) => resume(Effect.fail(error))
+          )
+        } catch (error) {
+          resume(Effect.fail(error))
+        }
+        return Effect.sync(() => {
+          interrupted = true
+          controller?.abort()
+        })
+      }),
     timeout !== undefined ? { timeout: `${timeout} millis` } : undefined
   )
 
@@ -82,6 +102,54 @@ const hooksLayer = (
     }))
   }
   return Hooks.layer(registrations as Hooks.HookRegistrations)
+}
+
+/**
+ * The official SDK's options this SDK does not implement, each with why (`undefined`: this value is fine). Passing
+ * one (from plain JavaScript, or through a cast) fails the query with `InvalidOptions` naming it, rather than being
+ * silently ignored. An option set to `undefined` counts as not passed.
+ */
+const unsupportedOptions: Readonly<Record<string, (value: unknown) => string | undefined>> = {
+  executable: (value) =>
+    value === "node"
+      ? undefined
+      : `${JSON.stringify(value)} is not supported: a JavaScript CLI (.js/.mjs/.cjs) is always run with the current ` +
+        `Node executable (executable: "node"); for another runtime, set pathToClaudeCodeExecutable to a native ` +
+        `binary or a wrapper script`,
+  spawnClaudeCodeProcess: () =>
+    "a custom spawn function is not supported; pass options.transport (a Transport layer) to run the CLI elsewhere",
+  sessionStore: () =>
+    "mirroring transcripts to an external store is not supported; the CLI writes transcripts to disk (read them " +
+    "with the SessionStore module of effect-claude-agent)",
+  sessionStoreFlush: () => "only applies to sessionStore, which is not supported",
+  loadTimeoutMs: () => "only applies to sessionStore, which is not supported",
+  onElicitation: () =>
+    "answering MCP elicitations is not supported; they are declined, as the official SDK does without onElicitation",
+  onUserDialog: () => "rendering the CLI's dialogs (request_user_dialog) is not supported",
+  supportedDialogKinds: () => "only applies to onUserDialog, which is not supported",
+  perTaskStopAffordance: () =>
+    "not supported: the initialize request never carries it, so interrupt() behaves as without it",
+  mcpServersDelivery: (value) =>
+    value === "argv"
+      ? undefined
+      : `${JSON.stringify(value)} is not supported: MCP server configs are passed in argv (--mcp-config), ` +
+        `in-process ones in the initialize request`,
+  pluginDelivery: (value) =>
+    value === "argv"
+      ? undefined
+      : `${JSON.stringify(value)} is not supported: plugins are passed in argv (--plugin-dir)`
+}
+
+/** The first official option passed that this SDK does not implement, as an `InvalidOptions`. @internal */
+export const unsupportedOption = (options: Options): InvalidOptions | undefined => {
+  const given: { readonly [option: string]: unknown } = { ...options }
+  for (const [option, check] of Object.entries(unsupportedOptions)) {
+    const value = given[option]
+    if (value === undefined) continue
+    const reason = check(value)
+    if (reason !== undefined) return new InvalidOptions({ option, reason })
+  }
+  return undefined
 }
 
 const toEffectOptions = (options: Options): AgentOptions.Options => {
@@ -114,6 +182,8 @@ export const query = (params: {
   // one scope for the whole query: the session (process) and its message pull live in it
   const started = runtime.runPromiseExit(
     Effect.gen(function*() {
+      const unsupported = unsupportedOption(options)
+      if (unsupported !== undefined) return yield* Effect.fail(unsupported)
       const scope = yield* Scope.make()
       return yield* Effect.gen(function*() {
         const internal = yield* session.make(toEffectOptions(options))
@@ -132,6 +202,7 @@ export const query = (params: {
   const close = (): Promise<void> => {
     if (closing !== undefined) return closing
     done = true
+    abort?.signal.removeEventListener("abort", onAbort)
     closing = started.then(async (exit) => {
       if (Exit.isSuccess(exit)) await runtime.runPromise(Scope.close(exit.value.scope, Exit.void))
       await runtime.dispose()
@@ -145,6 +216,11 @@ export const query = (params: {
   }
   abort?.signal.addEventListener("abort", onAbort, { once: true })
   if (aborted) void close()
+
+  const release = () => {
+    buffer = []
+    position = 0
+  }
 
   const handles = () =>
     started.then((exit) => {
@@ -161,9 +237,15 @@ export const query = (params: {
     return exit.value
   }
 
-  let buffer: Array<Message.SdkMessage> = []
+  // the messages of the chunk pulled last, handed out one by one
+  let buffer: ReadonlyArray<Message.SdkMessage> = []
+  let position = 0
   const next = async (): Promise<IteratorResult<Message.SdkMessage, void>> => {
-    if (buffer.length > 0) return { done: false, value: buffer.shift()! }
+    if (position < buffer.length) {
+      const value = buffer[position++]!
+      if (position === buffer.length) release()
+      return { done: false, value }
+    }
     if (done) {
       await closing
       if (aborted) throw new AbortError()
@@ -173,7 +255,8 @@ export const query = (params: {
       const { pull } = await handles()
       const exit = await runtime.runPromiseExit(pull)
       if (Exit.isSuccess(exit)) {
-        buffer = Chunk.toArray(exit.value)
+        buffer = Chunk.toReadonlyArray(exit.value)
+        position = 0
         return next()
       }
       const failure = Cause.failureOption(exit.cause)
