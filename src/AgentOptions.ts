@@ -19,6 +19,7 @@ import type * as JSONSchema from "effect/JSONSchema"
 import type * as Schedule from "effect/Schedule"
 import type * as Schema from "effect/Schema"
 import type { InvalidOptions, ProcessExited } from "./AgentError.js"
+import type * as Elicitation from "./Elicitation.js"
 import * as internal from "./internal/options.js"
 import type * as Message from "./Message.js"
 
@@ -286,6 +287,13 @@ export interface Options {
   readonly mcpServers?: Readonly<Record<string, McpServerConfig>> | undefined
   /** Use only the MCP servers given here. */
   readonly strictMcpConfig?: boolean | undefined
+  /**
+   * Answers MCP elicitations (a server asking the user for input — a form or a URL to open — during a tool call)
+   * that no `Elicitation` hook answered. Leave `undefined` to decline them all, as the official SDK does. A handler
+   * that fails, dies or returns an invalid answer answers `cancel` (fail closed, with a warning in the log); when the
+   * CLI withdraws the request or the session closes, the handler is interrupted. See `Elicitation`.
+   */
+  readonly onElicitation?: Elicitation.OnElicitation | undefined
 
   // --- sessions ----------------------------------------------------------------------------------------------------
   /** Resume this session id. */

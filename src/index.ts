@@ -33,6 +33,13 @@ export * as ClaudeAgent from "./ClaudeAgent.js"
 export * as ControlProtocol from "./ControlProtocol.js"
 
 /**
+ * MCP elicitations (a server asking the user for input) answered by the `onElicitation` option.
+ *
+ * @since 0.1.0
+ */
+export * as Elicitation from "./Elicitation.js"
+
+/**
  * Lifecycle hooks as Effect callbacks (all 34 events, typed inputs and outputs).
  *
  * @since 0.1.0

@@ -12,12 +12,14 @@
  *
  * What is better than the official SDK: errors are the SDK's tagged error classes (`instanceof` works, `_tag` is
  * set; e.g. `ProcessExited` carries the exit code and stderr tail), permission callbacks fail closed (a callback
- * that throws, hangs past `permissionTimeoutMs` or returns nothing is a deny), breaking out of `for await`,
+ * that throws, hangs past `permissionTimeoutMs` or returns nothing is a deny; an `onElicitation` that throws or
+ * returns nothing cancels), breaking out of `for await`,
  * `return()`, `close()` or aborting always reaps the CLI, and nothing produces an unhandled rejection.
  *
  * @since 0.1.0
  */
 import type * as AgentOptions from "./AgentOptions.js"
+import type * as Elicitation from "./Elicitation.js"
 import type * as Hooks from "./Hooks.js"
 import * as internal from "./internal/promise.js"
 import * as mcp from "./internal/promiseMcp.js"
@@ -191,6 +193,36 @@ export type CanUseTool = (
 ) => Promise<PermissionResult | null>
 
 /**
+ * An MCP server's request for user input (official `ElicitationRequest`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ElicitationRequest = Omit<Elicitation.ElicitationRequest, "requestId">
+
+/**
+ * The answer to an elicitation (official `ElicitationResult`, MCP's `ElicitResult`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ElicitationResult = Elicitation.ElicitResult
+
+/**
+ * The elicitation callback (official signature): answers MCP elicitations no `Elicitation` hook answered. Without
+ * it they are declined. Throwing, rejecting, or returning `null` or an invalid answer cancels the elicitation (fail
+ * closed; the official SDK's `null`, "answered out of band", has no channel here). `signal` aborts when the CLI
+ * withdraws the request or the query closes.
+ *
+ * @since 0.1.0
+ * @category callbacks
+ */
+export type OnElicitation = (
+  request: ElicitationRequest,
+  options: { readonly signal: AbortSignal; readonly requestId: string }
+) => Promise<ElicitationResult | null>
+
+/**
  * A hook callback (official signature).
  *
  * @since 0.1.0
@@ -218,18 +250,19 @@ export interface HookCallbackMatcher {
  * The official `Options`, plus this SDK's knobs (see `AgentOptions.Options`).
  *
  * Official options this SDK does not implement are left out of this type: `sessionStore`, `sessionStoreFlush`,
- * `loadTimeoutMs`, `onElicitation`, `onUserDialog`, `supportedDialogKinds`, `perTaskStopAffordance`,
- * `spawnClaudeCodeProcess`, and `executable` / `mcpServersDelivery` / `pluginDelivery` other than their default
- * (`"node"`, `"argv"`). Passed anyway (plain JavaScript, a cast), one fails the query with `InvalidOptions` naming it
- * (the iterator and every method reject with it; no CLI is started) rather than being silently ignored.
+ * `loadTimeoutMs`, `onUserDialog`, `supportedDialogKinds`, `perTaskStopAffordance`, `spawnClaudeCodeProcess`, and
+ * `executable` / `mcpServersDelivery` / `pluginDelivery` other than their default (`"node"`, `"argv"`). Passed
+ * anyway (plain JavaScript, a cast), one fails the query with `InvalidOptions` naming it (the iterator and every
+ * method reject with it; no CLI is started) rather than being silently ignored.
  *
  * @since 0.1.0
  * @category models
  */
-export interface Options extends AgentOptions.Options {
+export interface Options extends Omit<AgentOptions.Options, "onElicitation"> {
   /** Aborting closes the query and reaps the CLI; the iterator then throws `AbortError`. */
   readonly abortController?: AbortController | undefined
   readonly canUseTool?: CanUseTool | undefined
+  readonly onElicitation?: OnElicitation | undefined
   /** How long `canUseTool` may take before the call is denied. Defaults to 5 minutes. */
   readonly permissionTimeoutMs?: number | undefined
   readonly hooks?: Partial<Record<HookEvent, ReadonlyArray<HookCallbackMatcher>>> | undefined

@@ -431,7 +431,6 @@ describe("promise API: official options this SDK does not implement", () => {
     ["sessionStore", { append: async () => {}, load: async () => null }],
     ["sessionStoreFlush", "eager"],
     ["loadTimeoutMs", 1000],
-    ["onElicitation", async () => ({ action: "accept" })],
     ["onUserDialog", async () => ({})],
     ["supportedDialogKinds", ["confirm"]],
     ["perTaskStopAffordance", true],
@@ -456,7 +455,7 @@ describe("promise API: official options this SDK does not implement", () => {
   it("values that are this SDK's behaviour anyway are accepted; undefined counts as not passed", async () => {
     const options: Options = Object.assign(
       { transport: ScriptedCli.echo },
-      { executable: "node", mcpServersDelivery: "argv", pluginDelivery: "argv", sessionStore: undefined, onElicitation: undefined }
+      { executable: "node", mcpServersDelivery: "argv", pluginDelivery: "argv", sessionStore: undefined, onUserDialog: undefined }
     )
     const messages = await collect(query({ prompt: "hi", options }))
     expect(messages.at(-1)).toMatchObject({ type: "result", result: "echo: hi" })

@@ -9,6 +9,7 @@ import type { ControlProtocol, InboundHandler } from "../ControlProtocol.js"
 import { Hooks } from "../Hooks.js"
 import type * as Message from "../Message.js"
 import { Permissions } from "../Permissions.js"
+import { contribution as elicitationContribution, declined } from "./elicitation.js"
 import { contribution as hooksContributionOf } from "./hooks.js"
 import { type InternalStore, contribution as permissionsContribution, makeStore } from "./permissions.js"
 import { contribution as sdkMcpContribution } from "./sdkMcp.js"
@@ -123,7 +124,7 @@ export const combine = (contributions: ReadonlyArray<Contribution>): SessionExte
 }
 
 /** Without an `onElicitation` handler the official SDK declines MCP elicitations. */
-const declineElicitation: InboundHandler = () => Effect.succeed({ action: "decline" })
+const declineElicitation: InboundHandler = () => Effect.succeed(declined)
 
 /** The contributions every session has. @internal */
 export const defaults: Contribution = { handlers: new Map([["elicitation", declineElicitation]]) }
@@ -147,5 +148,6 @@ export const collectExtensions = (
     const hooksContribution = hooksContributionOf(Option.isSome(hooks) ? hooks.value.registrations : [])
     if (hooksContribution !== undefined) contributions.push(hooksContribution)
     contributions.push(yield* sdkMcpContribution(options))
+    if (options.onElicitation !== undefined) contributions.push(elicitationContribution(options.onElicitation))
     return { ...combine(contributions), permissionStore }
   })

@@ -10,11 +10,12 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { InputClosed, InvalidOptions } from "../AgentError.js"
 import type * as AgentOptions from "../AgentOptions.js"
+import type * as Elicitation from "../Elicitation.js"
 import * as Hooks from "../Hooks.js"
 import type * as Message from "../Message.js"
 import * as NodeClaudeAgent from "../NodeClaudeAgent.js"
 import * as Permissions from "../Permissions.js"
-import type { CanUseTool, HookCallbackMatcher, Options, Query } from "../promise.js"
+import type { CanUseTool, HookCallbackMatcher, OnElicitation, Options, Query } from "../promise.js"
 import * as session from "./session.js"
 
 /** @internal */
@@ -123,8 +124,6 @@ const unsupportedOptions: Readonly<Record<string, (value: unknown) => string | u
     "with the SessionStore module of effect-claude-agent)",
   sessionStoreFlush: () => "only applies to sessionStore, which is not supported",
   loadTimeoutMs: () => "only applies to sessionStore, which is not supported",
-  onElicitation: () =>
-    "answering MCP elicitations is not supported; they are declined, as the official SDK does without onElicitation",
   onUserDialog: () => "rendering the CLI's dialogs (request_user_dialog) is not supported",
   supportedDialogKinds: () => "only applies to onUserDialog, which is not supported",
   perTaskStopAffordance: () =>
@@ -152,9 +151,30 @@ export const unsupportedOption = (options: Options): InvalidOptions | undefined 
   return undefined
 }
 
+/**
+ * The official callback as an `onElicitation` Effect: a throw or a rejection fails (the session then answers
+ * `cancel`), interruption aborts the signal; `null` (the official "answered out of band") has no channel here: fail.
+ */
+const elicitationHandler = (onElicitation: OnElicitation): Elicitation.OnElicitation => ({ requestId, ...request }) =>
+  Effect.flatMap(
+    Effect.tryPromise({ try: (signal) => onElicitation(request, { signal, requestId }), catch: (error) => error }),
+    (result) =>
+      result === null || result === undefined
+        ? Effect.fail(new Error("onElicitation returned no answer"))
+        : Effect.succeed(result)
+  )
+
 const toEffectOptions = (options: Options): AgentOptions.Options => {
-  const { abortController: _a, canUseTool: _c, hooks: _h, permissionTimeoutMs: _p, transport: _t, ...rest } = options
-  return rest
+  const {
+    abortController: _a,
+    canUseTool: _c,
+    hooks: _h,
+    onElicitation,
+    permissionTimeoutMs: _p,
+    transport: _t,
+    ...rest
+  } = options
+  return onElicitation === undefined ? rest : { ...rest, onElicitation: elicitationHandler(onElicitation) }
 }
 
 /** @internal */
