@@ -12,14 +12,14 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { Message, Transport } from "effect-claude-agent"
 import * as ScriptedModelServer from "../src/ScriptedModelServer.js"
-import { isAlive, NodeExecutor, pidsNamed } from "./support/process.js"
+import { noClaudeLeft } from "./support/cli.js"
+import { isAlive, NodeExecutor } from "./support/process.js"
 
 const TransportLive = Transport.layerProcess.pipe(Layer.provide(NodeExecutor))
 
 describe("Transport (real CLI)", () => {
   it.live("the pinned claude binary answers one user message: system/init, assistant text, success result", () =>
-    Effect.gen(function*() {
-      const before = new Set(pidsNamed("claude"))
+    noClaudeLeft(Effect.gen(function*() {
       const scope = yield* Scope.make()
       const server = yield* ScriptedModelServer.make().pipe(Scope.extend(scope))
       const cwd = fs.mkdtempSync(path.join(os.tmpdir(), "eca-cli-"))
@@ -47,7 +47,6 @@ describe("Transport (real CLI)", () => {
       expect(yield* connection.exitStatus).toEqual(Option.some({ code: 0, signal: null }))
       yield* Scope.close(scope, Exit.void)
       expect(isAlive(pid)).toBe(false)
-      expect(pidsNamed("claude").filter((p) => !before.has(p))).toEqual([])
       fs.rmSync(cwd, { recursive: true, force: true })
-    }).pipe(Effect.provide(TransportLive)))
+    })).pipe(Effect.provide(TransportLive)))
 })

@@ -577,8 +577,15 @@ export const drive = <E, R>(
       Stream.concat(
         Stream.suspend(() => (sendFailed === undefined ? Stream.empty : Stream.fail(s.refine(sendFailed))))
       ),
-      Stream.interruptWhen(Effect.raceFirst(s.fatal, Deferred.await(inputFailed))),
-      Stream.interruptWhen(Deferred.await(finished).pipe(Effect.zipRight(Effect.sleep(DRAIN_AFTER_LAST_RESULT))))
+      // one stage for every reason to stop: each `interruptWhen` costs every chunk a forked pull and a race (about
+      // 60 KB of allocation), and a stream of small chunks (the CLI pausing at every can_use_tool) pays it thousands
+      // of times; failing (fatal, input) and ending (the drain after the last result) keep their meaning in a race
+      Stream.interruptWhen(
+        Effect.raceFirst(
+          Effect.raceFirst(s.fatal, Deferred.await(inputFailed)),
+          Deferred.await(finished).pipe(Effect.zipRight(Effect.sleep(DRAIN_AFTER_LAST_RESULT)))
+        )
+      )
     )
   })
 
