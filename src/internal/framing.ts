@@ -23,7 +23,8 @@ export interface LineFramer {
   readonly end: (out: Array<Message.Frame>) => void
 }
 
-const toBuffer = (chunk: Uint8Array): Buffer =>
+/** @internal */
+export const toBuffer = (chunk: Uint8Array): Buffer =>
   Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
 
 /** @internal */
@@ -51,8 +52,19 @@ export const parseLine = (line: string): Message.Frame | undefined => {
   return decode(value)
 }
 
-/** @internal */
-export const makeLineFramer = (maxLineBytes: number = DEFAULT_MAX_LINE_BYTES): LineFramer => {
+/**
+ * Splits bytes into lines on `\n` (0x0A) only, with any trailing `\r` dropped. Memory is bounded by `maxLineBytes`: the
+ * bytes of a longer line are counted and dropped, keeping only its first KiB for `onTooLong`. `onLine` gets the line's
+ * bytes as a range of a buffer (decode them there: UTF-8 is decoded per complete line, so characters split across
+ * chunks survive).
+ *
+ * @internal
+ */
+export const makeSplitter = <A>(
+  maxLineBytes: number,
+  onLine: (buf: Buffer, start: number, end: number, out: Array<A>) => void,
+  onTooLong: (bytes: number, head: string, out: Array<A>) => void
+): { readonly push: (chunk: Uint8Array, out: Array<A>) => void; readonly end: (out: Array<A>) => void } => {
   let pending: Array<Buffer> = []
   let pendingBytes = 0
   // while skipping an oversized line: its first bytes and its size so far
@@ -60,21 +72,11 @@ export const makeLineFramer = (maxLineBytes: number = DEFAULT_MAX_LINE_BYTES): L
   let skipHead: Buffer = Buffer.alloc(0)
   let skippedBytes = 0
 
-  const emitLine = (buf: Buffer, start: number, end: number, out: Array<Message.Frame>) => {
-    if (end > start && buf[end - 1] === CR) end--
-    const frame = parseLine(buf.toString("utf8", start, end))
-    if (frame !== undefined) out.push(frame)
-  }
+  const emitLine = (buf: Buffer, start: number, end: number, out: Array<A>) =>
+    onLine(buf, start, end > start && buf[end - 1] === CR ? end - 1 : end, out)
 
-  const emitTooLong = (out: Array<Message.Frame>) => {
-    out.push({
-      type: "transport_error",
-      error: new LineTooLong({
-        bytes: skippedBytes,
-        limit: maxLineBytes,
-        head: skipHead.toString("utf8").replace(/\uFFFD+$/, "")
-      })
-    })
+  const emitTooLong = (out: Array<A>) => {
+    onTooLong(skippedBytes, skipHead.toString("utf8").replace(/\uFFFD+$/, ""), out)
     skipping = false
     skipHead = Buffer.alloc(0)
     skippedBytes = 0
@@ -89,7 +91,7 @@ export const makeLineFramer = (maxLineBytes: number = DEFAULT_MAX_LINE_BYTES): L
     pendingBytes = 0
   }
 
-  const push = (chunk: Uint8Array, out: Array<Message.Frame>) => {
+  const push = (chunk: Uint8Array, out: Array<A>) => {
     const buf = toBuffer(chunk)
     let start = 0
     while (start < buf.length) {
@@ -124,7 +126,7 @@ export const makeLineFramer = (maxLineBytes: number = DEFAULT_MAX_LINE_BYTES): L
     }
   }
 
-  const end = (out: Array<Message.Frame>) => {
+  const end = (out: Array<A>) => {
     if (skipping) emitTooLong(out)
     else if (pendingBytes > 0) {
       const line = Buffer.concat(pending, pendingBytes)
@@ -136,3 +138,16 @@ export const makeLineFramer = (maxLineBytes: number = DEFAULT_MAX_LINE_BYTES): L
 
   return { push, end }
 }
+
+/** @internal */
+export const makeLineFramer = (maxLineBytes: number = DEFAULT_MAX_LINE_BYTES): LineFramer =>
+  makeSplitter<Message.Frame>(
+    maxLineBytes,
+    (buf, start, end, out) => {
+      const frame = parseLine(buf.toString("utf8", start, end))
+      if (frame !== undefined) out.push(frame)
+    },
+    (bytes, head, out) => {
+      out.push({ type: "transport_error", error: new LineTooLong({ bytes, limit: maxLineBytes, head }) })
+    }
+  )

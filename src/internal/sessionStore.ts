@@ -12,6 +12,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Message from "../Message.js"
 import * as Api from "../SessionStore.js"
+import * as framing from "./framing.js"
 
 // Note: this module and SessionStore.ts import each other. Values of SessionStore.ts are only used inside
 // functions (never at the top level), so either module may be loaded first.
@@ -46,11 +47,11 @@ export const isSessionId = (s: string): boolean => UUID.test(s)
 // ---------------------------------------------------------------------------------------------------------------------
 
 const NEWLINE = 0x0a
-const CR = 0x0d
 const HEAD_CHARS = 1024
+const toBuffer = framing.toBuffer
 
 /** @internal */
-export const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+export const DEFAULT_MAX_LINE_BYTES = framing.DEFAULT_MAX_LINE_BYTES
 
 /** One line of a file (without its line break), or a line that exceeded the limit. @internal */
 export type SplitLine =
@@ -63,98 +64,24 @@ export interface LineSplitter {
   readonly end: (out: Array<SplitLine>) => void
 }
 
-const toBuffer = (chunk: Uint8Array): Buffer =>
-  Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
-
 /**
  * Splits bytes into lines on `\n`, decoding UTF-8 per complete line (so characters split across chunks survive).
  * A trailing `\r` is dropped. Memory is bounded by `maxLineBytes`: the bytes of a longer line are counted and
- * dropped, keeping only its first KiB. Unlike `framing.ts`, this yields raw lines with their line numbers.
+ * dropped, keeping only its first KiB. Unlike the CLI's framing, this yields raw lines with their line numbers.
  *
  * @internal
  */
 export const makeLineSplitter = (maxLineBytes: number = DEFAULT_MAX_LINE_BYTES): LineSplitter => {
-  let pending: Array<Buffer> = []
-  let pendingBytes = 0
   let lineNumber = 0
-  let skipping = false
-  let skipHead: Buffer = Buffer.alloc(0)
-  let skippedBytes = 0
-
-  const emit = (buf: Buffer, start: number, end: number, out: Array<SplitLine>) => {
-    lineNumber++
-    if (end > start && buf[end - 1] === CR) end--
-    out.push({ _tag: "Line", lineNumber, text: buf.toString("utf8", start, end) })
-  }
-
-  const emitTooLong = (out: Array<SplitLine>) => {
-    lineNumber++
-    out.push({
-      _tag: "TooLong",
-      lineNumber,
-      bytes: skippedBytes,
-      head: skipHead.toString("utf8").replace(/\uFFFD+$/, "")
-    })
-    skipping = false
-    skipHead = Buffer.alloc(0)
-    skippedBytes = 0
-  }
-
-  const startSkipping = (extra: Buffer) => {
-    const all = pending.length === 0 ? extra : Buffer.concat([...pending, extra])
-    skipping = true
-    skipHead = Buffer.from(all.subarray(0, HEAD_CHARS))
-    skippedBytes = all.length
-    pending = []
-    pendingBytes = 0
-  }
-
-  const push = (chunk: Uint8Array, out: Array<SplitLine>) => {
-    const buf = toBuffer(chunk)
-    let start = 0
-    while (start < buf.length) {
-      const nl = buf.indexOf(NEWLINE, start)
-      if (nl === -1) {
-        const rest = buf.subarray(start)
-        if (skipping) skippedBytes += rest.length
-        else if (pendingBytes + rest.length > maxLineBytes) startSkipping(rest)
-        else {
-          // copy: the producer may reuse its buffer
-          pending.push(Buffer.from(rest))
-          pendingBytes += rest.length
-        }
-        return
-      }
-      if (skipping) {
-        skippedBytes += nl - start
-        emitTooLong(out)
-      } else if (pendingBytes + (nl - start) > maxLineBytes) {
-        startSkipping(buf.subarray(start, nl))
-        emitTooLong(out)
-      } else if (pendingBytes === 0) {
-        emit(buf, start, nl, out)
-      } else {
-        pending.push(buf.subarray(start, nl))
-        const line = Buffer.concat(pending, pendingBytes + (nl - start))
-        pending = []
-        pendingBytes = 0
-        emit(line, 0, line.length, out)
-      }
-      start = nl + 1
+  return framing.makeSplitter<SplitLine>(
+    maxLineBytes,
+    (buf, start, end, out) => {
+      out.push({ _tag: "Line", lineNumber: ++lineNumber, text: buf.toString("utf8", start, end) })
+    },
+    (bytes, head, out) => {
+      out.push({ _tag: "TooLong", lineNumber: ++lineNumber, bytes, head })
     }
-  }
-
-  const end = (out: Array<SplitLine>) => {
-    if (skipping) emitTooLong(out)
-    else if (pendingBytes > 0) {
-      const line = Buffer.concat(pending, pendingBytes)
-      pending = []
-      pendingBytes = 0
-      emit(line, 0, line.length, out)
-    }
-  }
-
-  return { push, end }
+  )
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
