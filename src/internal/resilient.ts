@@ -1,6 +1,5 @@
 /** @internal */
 import * as Cause from "effect/Cause"
-import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -18,6 +17,7 @@ import type { Prompt, Session, SessionError, SessionState } from "../ClaudeAgent
 import * as Message from "../Message.js"
 import type { Transport } from "../Transport.js"
 import { liveTimeout } from "./liveTimer.js"
+import { oneByOne } from "./handout.js"
 import * as Opts from "./options.js"
 import * as session from "./session.js"
 
@@ -246,24 +246,8 @@ export const make = (options: Options): Effect.Effect<Session, SessionError, Tra
       })
     )
 
-    // the outer stream hands messages out one by one so a reader that stops leaves the rest (like a session's)
-    let buffered: Array<Message.SdkMessage> = []
-    let position = 0
-    let done = false
-    const next: Effect.Effect<Message.SdkMessage, Option.Option<SessionError>> = Effect.suspend(() => {
-      if (position < buffered.length) return Effect.succeed(buffered[position++]!)
-      if (done) return Effect.fail(Option.none())
-      return out.takeAll.pipe(
-        Effect.mapError(Option.some),
-        Effect.flatMap(([chunk, isDone]) => {
-          buffered = Chunk.toArray(chunk)
-          position = 0
-          done = isDone
-          return next
-        })
-      )
-    })
-    const messages = Stream.repeatEffectOption(next)
+    // handed out one by one, so a reader that stops leaves the rest (like a session's)
+    const messages = Stream.repeatEffectOption(oneByOne(out.takeAll))
 
     const send = (prompt: Prompt): Effect.Effect<void, ProcessExited | InputClosed> =>
       Effect.suspend(() => {

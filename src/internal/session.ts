@@ -1,5 +1,4 @@
 /** @internal */
-import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -31,6 +30,7 @@ import * as ControlProtocol from "../ControlProtocol.js"
 import * as Message from "../Message.js"
 import { Transport } from "../Transport.js"
 import { collectExtensions } from "./extensions.js"
+import { oneByOne } from "./handout.js"
 import * as Opts from "./options.js"
 import { protectArgs } from "./argv.js"
 import { liveTimeout } from "./liveTimer.js"
@@ -385,27 +385,9 @@ export const make = (
     const unit = (subtype: string, payload?: Readonly<Record<string, unknown>>) =>
       Effect.asVoid(request(subtype, payload)).pipe(Effect.withSpan(`Session.${subtype}`))
 
-    // messages are taken in chunks but handed out one by one, so a reader that stops after any message (e.g. a
-    // turn's result) leaves the rest for the next reader
-    let buffered: Array<Message.SdkMessage> = []
-    let position = 0
-    let done = false
-    const next: Effect.Effect<Message.SdkMessage, Option.Option<SessionError>> = Effect.suspend(() => {
-      if (position < buffered.length) return Effect.succeed(buffered[position++]!)
-      if (done) return Effect.fail(Option.none())
-      return protocol.takeMessages.pipe(
-        Effect.mapError(Option.some),
-        Effect.flatMap(([chunk, isDone]) => {
-          buffered = Chunk.toArray(chunk)
-          position = 0
-          done = isDone
-          return next
-        })
-      )
-    })
     const guarded = <A>(stream: Stream.Stream<A, SessionError>) =>
       stream.pipe(Stream.mapError(refine), Stream.interruptWhen(Deferred.await(fatal)))
-    const messages: Stream.Stream<Message.SdkMessage, SessionError> = guarded(Stream.repeatEffectOption(next))
+    const messages: Stream.Stream<Message.SdkMessage, SessionError> = guarded(Stream.repeatEffectOption(oneByOne(protocol.takeMessages)))
 
     const send = (prompt: Prompt) =>
       Effect.zipRight(
