@@ -17,7 +17,7 @@ import { leftovers, median, report } from "./support.js"
 const bash = (command: string) => `TOOL Bash ${JSON.stringify({ command, description: "scripted" })}`
 
 describe("G2 with the real CLI", () => {
-  it.live("G2 sessions closed while a Bash tool's child runs: nothing left 3 s later, close under 0.5 s (median)", () =>
+  it.live("G2 sessions closed while a Bash tool's child runs: nothing left 3 s later, each close under 2 s", () =>
     Effect.gen(function*() {
       const before = new Set(leftovers())
       const { options, cwd } = yield* realCli()
@@ -40,7 +40,10 @@ describe("G2 with the real CLI", () => {
       const left = leftovers().filter((p) => !before.has(p))
       report("G2 real CLI", { sessions: 10, leftover: left.length, closeMedianMs: median(closeTimes), closeMaxMs: Math.max(...closeTimes) })
       expect(left).toEqual([])
-      expect(median(closeTimes)).toBeLessThan(500)
+      // The CLI exits ~120 ms after stdin closes, except within ~1.5 s of an interrupted tool call, when it holds its
+      // exit until that time is up (SIGTERM does not shorten it; docs/PROTOCOL-NOTES.md). Closing stdin mid-turn
+      // without interrupting first costs ≥ 2.2 s (grace + SIGTERM), so every close stays under 2 s.
+      expect(Math.max(...closeTimes)).toBeLessThan(2000)
     }).pipe(Effect.scoped, Effect.provide(NodeClaudeAgent.layer)))
 })
 
