@@ -17,6 +17,7 @@ import {
   type HookRegistrations,
   Hooks
 } from "../Hooks.js"
+import * as Deadlines from "./deadlines.js"
 import type { Contribution } from "./extensions.js"
 
 /** @internal */
@@ -95,6 +96,8 @@ interface Registered {
   readonly event: HookEvent
   readonly callback: HookCallback
   readonly timeoutSeconds: number
+  /** Bounds the callback by `timeoutSeconds` (shared by every callback with that timeout); none if infinite. */
+  readonly deadlines: Deadlines.Deadlines | undefined
   readonly onFailure: "continue" | "block"
   readonly validate: (u: unknown) => boolean
 }
@@ -127,6 +130,13 @@ const describe = (cause: Cause.Cause<unknown>): string => {
 export const contribution = (registrations: ReadonlyArray<HookRegistrations>): Contribution | undefined => {
   const callbacks = new Map<string, Registered>()
   const wire: Record<string, Array<Record<string, unknown>>> = {}
+  const bySeconds = new Map<number, Deadlines.Deadlines>()
+  const deadlinesFor = (seconds: number): Deadlines.Deadlines | undefined => {
+    if (!Number.isFinite(seconds)) return undefined
+    let deadlines = bySeconds.get(seconds)
+    if (deadlines === undefined) bySeconds.set(seconds, deadlines = Deadlines.make(seconds * 1000))
+    return deadlines
+  }
   let counter = 0
   for (const registration of registrations) {
     for (const event of Object.keys(registration) as Array<HookEvent>) {
@@ -136,10 +146,12 @@ export const contribution = (registrations: ReadonlyArray<HookRegistrations>): C
         for (const callback of matcher.hooks) {
           const id = `hook_${counter++}`
           ids.push(id)
+          const timeoutSeconds = matcher.timeout ?? DEFAULT_TIMEOUT_SECONDS
           callbacks.set(id, {
             event,
             callback,
-            timeoutSeconds: matcher.timeout ?? DEFAULT_TIMEOUT_SECONDS,
+            timeoutSeconds,
+            deadlines: deadlinesFor(timeoutSeconds),
             onFailure: matcher.onFailure ?? (GATING.has(event) ? "block" : "continue"),
             validate: Schema.is(HookInputs[event] as Schema.Schema<unknown>)
           })
@@ -175,14 +187,16 @@ export const contribution = (registrations: ReadonlyArray<HookRegistrations>): C
       if (!registered.validate(input)) return onFailure("its input did not match the event's schema")
       // validated above against the event's input schema
       const typedInput = input as HookInput
-      return registered.callback(typedInput, toolUseId).pipe(
-        Effect.timeoutFail({
-          duration: `${registered.timeoutSeconds} seconds`,
-          onTimeout: () => new Error(`no answer within ${registered.timeoutSeconds} s`)
-        }),
-        Effect.catchAllCause((cause) => onFailure(describe(cause)))
-      )
+      const callback = registered.callback(typedInput, toolUseId)
+      const bounded = registered.deadlines === undefined
+        ? callback
+        : registered.deadlines.bound(callback, () => new Error(`no answer within ${registered.timeoutSeconds} s`))
+      return Effect.catchAllCause(bounded, (cause) => onFailure(describe(cause)))
     })
 
-  return { initialize: { hooks: wire }, handlers: new Map([["hook_callback", handler]]) }
+  return {
+    initialize: { hooks: wire },
+    handlers: new Map([["hook_callback", handler]]),
+    onProtocol: () => Effect.forEach(bySeconds.values(), (deadlines) => Effect.forkScoped(deadlines.run), { discard: true })
+  }
 }

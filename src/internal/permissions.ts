@@ -17,6 +17,7 @@ import type {
   Question,
   Service
 } from "../Permissions.js"
+import * as Deadlines from "./deadlines.js"
 import type { Contribution } from "./extensions.js"
 
 const DEFAULT_TIMEOUT: Duration.DurationInput = "5 minutes"
@@ -343,6 +344,7 @@ const describeCause = (cause: Cause.Cause<unknown>): string => {
 /** @internal */
 export const contribution = (service: Service, options: Options, store: InternalStore): Contribution => {
   const timeout = Duration.decode(service.timeout)
+  const deadlines = Duration.isFinite(timeout) ? Deadlines.make(Duration.toMillis(timeout)) : undefined
   const cwd = options.cwd ?? process.cwd()
 
   const handler: InboundHandler = ({ request: body, requestId }) =>
@@ -423,9 +425,7 @@ export const contribution = (service: Service, options: Options, store: Internal
 
       // the signal aborts whenever the decision is abandoned: timeout, control_cancel_request, session close
       const decision = Effect.onInterrupt(service.decide(request), () => Effect.sync(() => controller.abort()))
-      const bounded = Duration.isFinite(timeout)
-        ? Effect.timeoutFail(decision, { duration: timeout, onTimeout: () => new PermissionTimeout() })
-        : decision
+      const bounded = deadlines === undefined ? decision : deadlines.bound(decision, () => new PermissionTimeout())
       return bounded.pipe(
         Effect.tap((result) =>
           Effect.sync(() => {
@@ -451,7 +451,10 @@ export const contribution = (service: Service, options: Options, store: Internal
   return {
     permissionPromptStdio: true,
     handlers: new Map([["can_use_tool", handler]]),
-    onProtocol: () => warnShadowing(options)
+    onProtocol: () =>
+      deadlines === undefined
+        ? warnShadowing(options)
+        : Effect.zipRight(Effect.forkScoped(deadlines.run), warnShadowing(options))
   }
 }
 
