@@ -139,6 +139,11 @@ export interface ControlProtocol {
    * consumer take messages without losing any when it stops between two of them.
    */
   readonly takeMessages: Effect.Effect<readonly [Chunk.Chunk<Message.SdkMessage>, boolean], ProcessExited>
+  /**
+   * Ends `messages` (and `takeMessages`) once everything buffered so far has been taken, without touching the CLI:
+   * for a consumer that has heard all it waits for, or has to stop. SDK messages the CLI writes later are dropped.
+   */
+  readonly endMessages: Effect.Effect<void>
   /** Outbound requests waiting for their response (for diagnostics and tests). */
   readonly pendingCount: Effect.Effect<number>
   /** Inbound requests whose handlers are running. */

@@ -388,6 +388,7 @@ export const make = (
       endInput: connection.endInput,
       messages,
       takeMessages: takeAll,
+      endMessages: Effect.asVoid(out.end),
       pendingCount: Effect.sync(() => pending.size),
       inFlightCount: FiberMap.size(inbound),
       framesReceived: () => frames,

@@ -540,12 +540,39 @@ export const drive = <E, R>(
         Effect.forkScoped
       )
     }
+    // Every reason to stop ends the protocol's message buffer once what it holds is handed out, and says how the
+    // stream ends. No per-chunk `Stream.interruptWhen`: it costs every chunk a forked pull and a race (about 60 KB
+    // of allocation), and a stream of small chunks (the CLI pausing at every can_use_tool) pays it thousands of times.
+    let stoppedBy: SessionError | E | undefined
+    const stop = (error?: SessionError | E) =>
+      Effect.suspend(() => {
+        if (error !== undefined) stoppedBy ??= error
+        return s.protocol.endMessages
+      })
+    // a CLI already gone ends the stream by itself once everything it wrote has been read, and the stream's end says
+    // why (frames are read as they are pulled: ending the buffer now would lose them, e.g. the result saying that a
+    // resumed session does not exist)
+    yield* s.fatal.pipe(
+      Effect.catchAll((error) =>
+        Effect.flatMap(s.protocol.connection.exitStatus, (exit) => Option.isSome(exit) ? Effect.void : stop(error))
+      ),
+      Effect.forkScoped
+    )
+    yield* Deferred.await(inputFailed).pipe(Effect.catchAll(stop), Effect.forkScoped)
+    // after the last result: stdin closes, and the stream ends when the CLI exits, or after a bounded drain
     yield* Deferred.await(finished).pipe(Effect.zipRight(s.session.endInput), Effect.forkScoped)
+    yield* Deferred.await(finished).pipe(
+      Effect.zipRight(Effect.sleep(DRAIN_AFTER_LAST_RESULT)),
+      Effect.zipRight(stop()),
+      Effect.forkScoped
+    )
 
     const ended = Deferred.isDone(finished)
     return s.protocol.messages.pipe(
       Stream.catchAll((error) =>
-        Stream.unwrap(Effect.map(ended, (isEnded): Stream.Stream<never, SessionError> => {
+        // the CLI is gone, so `initialize` has its outcome (answered, or failed with the exit) or gets it at once;
+        // what `refine` says depends on it, and the fiber that records it may not have run yet
+        Stream.unwrap(Effect.map(Effect.zipRight(Effect.exit(s.session.initializationResult), ended), (isEnded): Stream.Stream<never, SessionError | E> => {
           const refined = s.refine(error)
           if (refined._tag === "SessionNotFound") return Stream.fail(refined)
           // exit 1 after stdin closed following an error result is how the CLI reports that result
@@ -557,15 +584,12 @@ export const drive = <E, R>(
         }))
       ),
       Stream.concat(
-        Stream.suspend(() => (sendFailed === undefined ? Stream.empty : Stream.fail(s.refine(sendFailed))))
-      ),
-      // one stage for every reason to stop: each `interruptWhen` costs every chunk a forked pull and a race (about
-      // 60 KB of allocation), and a stream of small chunks (the CLI pausing at every can_use_tool) pays it thousands
-      // of times; failing (fatal, input) and ending (the drain after the last result) keep their meaning in a race
-      Stream.interruptWhen(
-        Effect.raceFirst(
-          Effect.raceFirst(s.fatal, Deferred.await(inputFailed)),
-          Deferred.await(finished).pipe(Effect.zipRight(Effect.sleep(DRAIN_AFTER_LAST_RESULT)))
+        Stream.suspend(() =>
+          stoppedBy !== undefined
+            ? Stream.fail(stoppedBy)
+            : sendFailed === undefined
+            ? Stream.empty
+            : Stream.fail(s.refine(sendFailed))
         )
       )
     )
