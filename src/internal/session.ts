@@ -72,6 +72,11 @@ export interface SessionInternal {
   readonly protocol: ControlProtocol.ControlProtocol
   /** Fails when the session cannot go on (e.g. `initialize` failed). */
   readonly fatal: Effect.Effect<never, SessionError>
+  /**
+   * Why the session could not go on, once `fatal` has failed and the watcher saw it. Its message buffer was ended if
+   * the CLI was still running: a reader whose messages end normally fails with this.
+   */
+  readonly stoppedBy: () => SessionError | undefined
   /** Waits (bounded) for the CLI to report idle when a turn has just ended. */
   readonly settleAfterResult: Effect.Effect<void>
   /** The session's permission store (shared by every process of an auto-resumed session). */
@@ -385,9 +390,25 @@ export const make = (
     const unit = (subtype: string, payload?: Readonly<Record<string, unknown>>) =>
       Effect.asVoid(request(subtype, payload)).pipe(Effect.withSpan(`Session.${subtype}`))
 
-    const guarded = <A>(stream: Stream.Stream<A, SessionError>) =>
-      stream.pipe(Stream.mapError(refine), Stream.interruptWhen(Deferred.await(fatal)))
-    const messages: Stream.Stream<Message.SdkMessage, SessionError> = guarded(Stream.repeatEffectOption(oneByOne(protocol.takeMessages)))
+    // When the session cannot go on, its readers get what is buffered and then the reason. No `Stream.interruptWhen`
+    // per reader: it forks and races on every pull, i.e. on every message here (about 60 KB of allocation each).
+    // A CLI still running has its message buffer ended; one already gone ends the stream by itself once everything
+    // it wrote has been read (frames are read as they are pulled: ending the buffer would lose them), and a failed
+    // stream reports its own refined reason.
+    let stoppedBy: SessionError | undefined
+    yield* Deferred.await(fatal).pipe(
+      Effect.catchAll((error) =>
+        Effect.flatMap(connection.exitStatus, (exit) => {
+          stoppedBy ??= error
+          return Option.isSome(exit) ? Effect.void : protocol.endMessages
+        })
+      ),
+      Effect.forkScoped
+    )
+    const whenStopped = Stream.suspend(() => (stoppedBy === undefined ? Stream.empty : Stream.fail(stoppedBy)))
+    const messages: Stream.Stream<Message.SdkMessage, SessionError> = Stream.repeatEffectOption(
+      oneByOne(protocol.takeMessages)
+    ).pipe(Stream.mapError(refine), Stream.concat(whenStopped))
 
     const send = (prompt: Prompt) =>
       Effect.zipRight(
@@ -473,6 +494,7 @@ export const make = (
       session,
       protocol,
       fatal: Deferred.await(fatal),
+      stoppedBy: () => stoppedBy,
       settleAfterResult,
       permissionStore: extensions.permissionStore,
       refine,
@@ -549,15 +571,7 @@ export const drive = <E, R>(
         if (error !== undefined) stoppedBy ??= error
         return s.protocol.endMessages
       })
-    // a CLI already gone ends the stream by itself once everything it wrote has been read, and the stream's end says
-    // why (frames are read as they are pulled: ending the buffer now would lose them, e.g. the result saying that a
-    // resumed session does not exist)
-    yield* s.fatal.pipe(
-      Effect.catchAll((error) =>
-        Effect.flatMap(s.protocol.connection.exitStatus, (exit) => Option.isSome(exit) ? Effect.void : stop(error))
-      ),
-      Effect.forkScoped
-    )
+    // (the session's own watcher handles `fatal`: see `stoppedBy`)
     yield* Deferred.await(inputFailed).pipe(Effect.catchAll(stop), Effect.forkScoped)
     // after the last result: stdin closes, and the stream ends when the CLI exits, or after a bounded drain
     yield* Deferred.await(finished).pipe(Effect.zipRight(s.session.endInput), Effect.forkScoped)
@@ -584,13 +598,14 @@ export const drive = <E, R>(
         }))
       ),
       Stream.concat(
-        Stream.suspend(() =>
-          stoppedBy !== undefined
-            ? Stream.fail(stoppedBy)
+        Stream.suspend(() => {
+          const reason = s.stoppedBy() ?? stoppedBy
+          return reason !== undefined
+            ? Stream.fail(reason)
             : sendFailed === undefined
             ? Stream.empty
             : Stream.fail(s.refine(sendFailed))
-        )
+        })
       )
     )
   })
