@@ -7,6 +7,7 @@ import * as Fiber from "effect/Fiber"
 import * as Logger from "effect/Logger"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { ClaudeAgent } from "effect-claude-agent"
 import type { AgentOptions } from "effect-claude-agent"
@@ -614,6 +615,43 @@ describe("SdkMcp in a session", () => {
         new SdkMcp.McpServerFailed({ name: "calc", status: "failed" }),
         new SdkMcp.McpServerFailed({ name: "other", status: "missing" })
       ])
+    }))
+
+  // the CLI goes on after reporting the failure (no exit, no result): the readers must not wait for it
+  const failedThenSilent = (cli: ScriptedCli.ScriptedCli) =>
+    Effect.gen(function*() {
+      yield* cli.expectUser
+      yield* cli.init({ mcp_servers: [{ name: "calc", status: "failed", source: "sdk" }] })
+      yield* cli.assistant("still here")
+      yield* Effect.never
+    })
+
+  it.live("a start-up failure while the CLI runs on: Session.turn hands out what arrived, then fails with it", () =>
+    Effect.gen(function*() {
+      const calc = yield* SdkMcp.createSdkMcpServer({ name: "calc", tools: [add] })
+      const exit = yield* Effect.gen(function*() {
+        const session = yield* ClaudeAgent.session({ mcpServers: { calc } })
+        const seen: Array<string> = []
+        const failure = yield* session.turn("hi").pipe(
+          Stream.runForEach((m) => Effect.sync(() => void seen.push(m.type))),
+          Effect.flip
+        )
+        return { seen, failure }
+      }).pipe(Effect.scoped, Effect.provide(ScriptedCli.layer(failedThenSilent)), Effect.timeout("5 seconds"))
+      expect(exit.failure).toStrictEqual(new SdkMcp.McpServerFailed({ name: "calc", status: "failed" }))
+      expect(exit.seen).toContain("system")
+    }))
+
+  it.live("a start-up failure while the CLI runs on: query fails with it", () =>
+    Effect.gen(function*() {
+      const calc = yield* SdkMcp.createSdkMcpServer({ name: "calc", tools: [add] })
+      const failure = yield* ClaudeAgent.query("hi", { mcpServers: { calc } }).pipe(
+        Stream.runDrain,
+        Effect.flip,
+        Effect.provide(ScriptedCli.layer(failedThenSilent)),
+        Effect.timeout("5 seconds")
+      )
+      expect(failure).toStrictEqual(new SdkMcp.McpServerFailed({ name: "calc", status: "failed" }))
     }))
 
   it.scoped("with onConnectFailure: fail (the default) the contribution's failure fails with McpServerFailed", () =>
