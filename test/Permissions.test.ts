@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -207,6 +208,20 @@ describe("Permissions in a session", () => {
       expect(first).toMatchObject({ behavior: "deny", message: "Permission denied (fail closed): no decision within 30s" })
       expect(second).toMatchObject({ behavior: "allow" })
       expect(calls).toBe(2)
+    }))
+
+  it.scoped("a timeout that is not a duration fails the session with InvalidOptions before anything is spawned", () =>
+    Effect.gen(function*() {
+      let spawned = false
+      const layer = ScriptedCli.layer(() => Effect.sync(() => void (spawned = true)))
+      // from plain JavaScript, or through a cast
+      const timeout: unknown = "soon"
+      const PermissionsLive = Permissions.layer(() => Effect.succeed(Permissions.allow()), {
+        timeout: timeout as Duration.DurationInput
+      })
+      const error = yield* ClaudeAgent.session().pipe(Effect.provide([layer, PermissionsLive]), Effect.flip)
+      expect(error).toMatchObject({ _tag: "InvalidOptions", option: "Permissions timeout" })
+      expect(spawned).toBe(false)
     }))
 
   it.scoped("a failing or dying policy is a deny, never an error response", () =>

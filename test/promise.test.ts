@@ -462,6 +462,40 @@ describe("promise API: official options this SDK does not implement", () => {
   })
 })
 
+describe("promise API: permissionTimeoutMs", () => {
+  it.each([[Number.NaN], [-1], ["5000"]])("%s fails the query with InvalidOptions, before anything is spawned", async (value) => {
+    const { transport, state } = captured()
+    const allow: Options["canUseTool"] = async (_tool, input) => ({ behavior: "allow", updatedInput: input })
+    const options: Options = Object.assign({ transport, canUseTool: allow }, { ["permissionTimeoutMs" as string]: value })
+    const error = await query({ prompt: "hi", options }).next().catch((e: unknown) => e)
+    expect(error).toMatchObject({ _tag: "InvalidOptions", option: "permissionTimeoutMs" })
+    expect(state.opened).toBe(false)
+  })
+
+  it("Infinity: no timeout (the decision is still asked for and answered)", async () => {
+    const seen: Array<string> = []
+    const messages = await collect(query({
+      prompt: "hi",
+      options: {
+        transport: ScriptedCli.layer((cli) =>
+          Effect.gen(function*() {
+            yield* cli.expectUser
+            const answer = yield* cli.canUseTool("Bash", { command: "ls" })
+            yield* cli.result(JSON.stringify(answer))
+          })
+        ),
+        permissionTimeoutMs: Infinity,
+        canUseTool: async (toolName, input) => {
+          seen.push(toolName)
+          return { behavior: "allow", updatedInput: input }
+        }
+      }
+    }))
+    expect(seen).toEqual(["Bash"])
+    expect(messages.at(-1)).toMatchObject({ type: "result", result: expect.stringContaining("allow") })
+  })
+})
+
 describe("promise API: tool() schemas", () => {
   const text = (s: string) => ({ content: [{ type: "text" as const, text: s }] })
   const toolsCall = (name: string, args: unknown, id: number) => ({

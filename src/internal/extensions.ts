@@ -1,8 +1,9 @@
 /** @internal */
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import type { ControlError } from "../AgentError.js"
+import { type ControlError, InvalidOptions } from "../AgentError.js"
 import type { Extensions, McpServerConfig, Options } from "../AgentOptions.js"
 import type { SessionError } from "../ClaudeAgent.js"
 import type { ControlProtocol, InboundHandler } from "../ControlProtocol.js"
@@ -10,7 +11,7 @@ import { Hooks } from "../Hooks.js"
 import type * as Message from "../Message.js"
 import { Permissions } from "../Permissions.js"
 import { contribution as elicitationContribution, declined } from "./elicitation.js"
-import { contribution as hooksContributionOf } from "./hooks.js"
+import { contribution as hooksContributionOf, invalidTimeout as invalidHookTimeout } from "./hooks.js"
 import { type InternalStore, contribution as permissionsContribution, makeStore } from "./permissions.js"
 import { contribution as sdkMcpContribution } from "./sdkMcp.js"
 
@@ -138,13 +139,35 @@ export const defaults: Contribution = { handlers: new Map([["elicitation", decli
 export const collectExtensions = (
   options: Options,
   store?: InternalStore
-): Effect.Effect<SessionExtensions & { readonly permissionStore: InternalStore }, never, Scope.Scope> =>
+): Effect.Effect<SessionExtensions & { readonly permissionStore: InternalStore }, InvalidOptions, Scope.Scope> =>
   Effect.gen(function*() {
     const contributions: Array<Contribution> = [defaults]
     const permissionStore = store ?? makeStore()
     const permissions = yield* Effect.serviceOption(Permissions)
-    if (Option.isSome(permissions)) contributions.push(permissionsContribution(permissions.value, options, permissionStore))
+    if (Option.isSome(permissions)) {
+      const timeout = Duration.decodeUnknown(permissions.value.timeout)
+      if (Option.isNone(timeout)) {
+        return yield* Effect.fail(
+          new InvalidOptions({
+            option: "Permissions timeout",
+            reason: `${String(permissions.value.timeout)} is not a duration`
+          })
+        )
+      }
+      contributions.push(
+        permissionsContribution({ ...permissions.value, timeout: timeout.value }, options, permissionStore)
+      )
+    }
     const hooks = yield* Effect.serviceOption(Hooks)
+    const badTimeout = invalidHookTimeout(Option.isSome(hooks) ? hooks.value.registrations : [])
+    if (badTimeout !== undefined) {
+      return yield* Effect.fail(
+        new InvalidOptions({
+          option: "hooks timeout",
+          reason: `${String(badTimeout)} is not a number of seconds ≥ 0 (Infinity: no timeout)`
+        })
+      )
+    }
     const hooksContribution = hooksContributionOf(Option.isSome(hooks) ? hooks.value.registrations : [])
     if (hooksContribution !== undefined) contributions.push(hooksContribution)
     contributions.push(yield* sdkMcpContribution(options))

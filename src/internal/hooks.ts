@@ -126,6 +126,19 @@ const describe = (cause: Cause.Cause<unknown>): string => {
   return String(squashed)
 }
 
+/** The first matcher timeout that is not a number of seconds ≥ 0 (`Infinity` is fine), if any. @internal */
+export const invalidTimeout = (registrations: ReadonlyArray<HookRegistrations>): unknown => {
+  for (const registration of registrations) {
+    for (const event of Object.keys(registration) as Array<HookEvent>) {
+      for (const matcher of (registration[event] ?? []) as ReadonlyArray<HookMatcher>) {
+        const timeout: unknown = matcher.timeout
+        if (timeout !== undefined && !(typeof timeout === "number" && timeout >= 0)) return timeout
+      }
+    }
+  }
+  return undefined
+}
+
 /** Builds the `initialize.hooks` field and the `hook_callback` handler for a session. @internal */
 export const contribution = (registrations: ReadonlyArray<HookRegistrations>): Contribution | undefined => {
   const callbacks = new Map<string, Registered>()

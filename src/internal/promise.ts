@@ -1,6 +1,7 @@
 /** @internal */
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -81,7 +82,7 @@ const permissionsLayer = (canUseTool: CanUseTool, timeout: number | undefined): 
           controller?.abort()
         })
       }),
-    timeout !== undefined ? { timeout: `${timeout} millis` } : undefined
+    timeout !== undefined ? { timeout: Duration.millis(timeout) } : undefined
   )
 
 const hooksLayer = (
@@ -106,9 +107,9 @@ const hooksLayer = (
 }
 
 /**
- * The official SDK's options this SDK does not implement, each with why (`undefined`: this value is fine). Passing
- * one (from plain JavaScript, or through a cast) fails the query with `InvalidOptions` naming it, rather than being
- * silently ignored. An option set to `undefined` counts as not passed.
+ * The official SDK's options this SDK does not implement, and values it cannot take, each with why (`undefined`: this
+ * value is fine). Passing one (from plain JavaScript, or through a cast) fails the query with `InvalidOptions` naming
+ * it, rather than being silently ignored. An option set to `undefined` counts as not passed.
  */
 const unsupportedOptions: Readonly<Record<string, (value: unknown) => string | undefined>> = {
   executable: (value) =>
@@ -123,6 +124,10 @@ const unsupportedOptions: Readonly<Record<string, (value: unknown) => string | u
     "mirroring transcripts to an external store is not supported; the CLI writes transcripts to disk (read them " +
     "with the SessionStore module of effect-claude-agent)",
   sessionStoreFlush: () => "only applies to sessionStore, which is not supported",
+  permissionTimeoutMs: (value) =>
+    typeof value === "number" && !Number.isNaN(value) && value >= 0
+      ? undefined
+      : `${String(value)} is not a number of milliseconds ≥ 0 (Infinity: no timeout)`,
   loadTimeoutMs: () => "only applies to sessionStore, which is not supported",
   onUserDialog: () => "rendering the CLI's dialogs (request_user_dialog) is not supported",
   supportedDialogKinds: () => "only applies to onUserDialog, which is not supported",
