@@ -263,7 +263,7 @@ export interface Options extends Omit<AgentOptions.Options, "onElicitation"> {
   readonly abortController?: AbortController | undefined
   readonly canUseTool?: CanUseTool | undefined
   readonly onElicitation?: OnElicitation | undefined
-  /** How long `canUseTool` may take before the call is denied. Defaults to 5 minutes. */
+  /** How long `canUseTool` may take before the call is denied. Defaults to 5 minutes; `Infinity`: no timeout. */
   readonly permissionTimeoutMs?: number | undefined
   readonly hooks?: Partial<Record<HookEvent, ReadonlyArray<HookCallbackMatcher>>> | undefined
   /**
