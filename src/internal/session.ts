@@ -562,16 +562,16 @@ export const drive = <E, R>(
         Effect.forkScoped
       )
     }
-    // Every reason to stop ends the protocol's message buffer once what it holds is handed out, and says how the
-    // stream ends. No per-chunk `Stream.interruptWhen`: it costs every chunk a forked pull and a race (about 60 KB
-    // of allocation), and a stream of small chunks (the CLI pausing at every can_use_tool) pays it thousands of times.
+    // The other reasons to stop (the session's own watcher handles `fatal`, see `stoppedBy`) end the protocol's
+    // message buffer once what it holds is handed out, and say how the stream ends. No per-chunk
+    // `Stream.interruptWhen`: it costs every chunk a forked pull and a race (about 60 KB of allocation), and a stream
+    // of small chunks (the CLI pausing at every can_use_tool) pays it thousands of times.
     let stoppedBy: SessionError | E | undefined
     const stop = (error?: SessionError | E) =>
       Effect.suspend(() => {
         if (error !== undefined) stoppedBy ??= error
         return s.protocol.endMessages
       })
-    // (the session's own watcher handles `fatal`: see `stoppedBy`)
     yield* Deferred.await(inputFailed).pipe(Effect.catchAll(stop), Effect.forkScoped)
     // after the last result: stdin closes, and the stream ends when the CLI exits, or after a bounded drain
     yield* Deferred.await(finished).pipe(Effect.zipRight(s.session.endInput), Effect.forkScoped)
@@ -586,16 +586,19 @@ export const drive = <E, R>(
       Stream.catchAll((error) =>
         // the CLI is gone, so `initialize` has its outcome (answered, or failed with the exit) or gets it at once;
         // what `refine` says depends on it, and the fiber that records it may not have run yet
-        Stream.unwrap(Effect.map(Effect.zipRight(Effect.exit(s.session.initializationResult), ended), (isEnded): Stream.Stream<never, SessionError | E> => {
-          const refined = s.refine(error)
-          if (refined._tag === "SessionNotFound") return Stream.fail(refined)
-          // exit 1 after stdin closed following an error result is how the CLI reports that result
-          const last = s.lastResult()
-          if (isEnded && error.code !== null && (error.code === 0 || (error.code === 1 && last?.is_error))) {
-            return Stream.empty
+        Stream.unwrap(Effect.map(
+          Effect.zipRight(Effect.exit(s.session.initializationResult), ended),
+          (isEnded): Stream.Stream<never, SessionError | E> => {
+            const refined = s.refine(error)
+            if (refined._tag === "SessionNotFound") return Stream.fail(refined)
+            // exit 1 after stdin closed following an error result is how the CLI reports that result
+            const last = s.lastResult()
+            if (isEnded && error.code !== null && (error.code === 0 || (error.code === 1 && last?.is_error))) {
+              return Stream.empty
+            }
+            return Stream.fail(refined)
           }
-          return Stream.fail(refined)
-        }))
+        ))
       ),
       Stream.concat(
         Stream.suspend(() => {
