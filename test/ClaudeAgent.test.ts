@@ -233,6 +233,17 @@ describe("ClaudeAgent.query", () => {
     }))
 })
 
+describe("ClaudeAgent.query: how a stream ends", () => {
+  it.scoped("a CLI that exits 0 without a result before answering initialize fails the query with StartupFailed", () =>
+    Effect.gen(function*() {
+      const layer = ScriptedCli.layer((cli) => Effect.zipRight(cli.expectUser, cli.exit(0)), {
+        responders: { initialize: () => Effect.never }
+      })
+      const error = yield* ClaudeAgent.query("hi").pipe(Stream.runDrain, Effect.flip, Effect.provide(layer))
+      expect(error).toMatchObject({ _tag: "StartupFailed" })
+    }))
+})
+
 describe("ClaudeAgent.session", () => {
   it.scoped("two turns in one process; turn() leaves later messages for the next reader", () =>
     Effect.gen(function*() {

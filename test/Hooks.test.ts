@@ -421,11 +421,11 @@ describe("Hooks: input schemas", () => {
 })
 
 describe("Hooks timeouts", () => {
-  it.scoped("a matcher timeout that is not a number of seconds ≥ 0 fails the session with InvalidOptions", () =>
+  it.scoped("a matcher timeout that is not a finite number of seconds ≥ 0 fails the session with InvalidOptions", () =>
     Effect.gen(function*() {
       let spawned = false
       const layer = ScriptedCli.layer(() => Effect.sync(() => void (spawned = true)))
-      for (const timeout of [Number.NaN, -1]) {
+      for (const timeout of [Number.NaN, -1, Infinity]) {
         const hooks = Hooks.layer({ PreToolUse: [{ timeout, hooks: [() => Effect.succeed({})] }] })
         const error = yield* ClaudeAgent.session().pipe(Effect.provide([layer, hooks]), Effect.flip)
         expect(error).toMatchObject({ _tag: "InvalidOptions", option: "hooks timeout" })

@@ -654,6 +654,32 @@ describe("SdkMcp in a session", () => {
       expect(failure).toStrictEqual(new SdkMcp.McpServerFailed({ name: "calc", status: "failed" }))
     }))
 
+  it.live("the first reason to stop wins: the prompt stream failed before the start-up failure arrived", () =>
+    Effect.gen(function*() {
+      const calc = yield* SdkMcp.createSdkMcpServer({ name: "calc", tools: [add] })
+      const script = (cli: ScriptedCli.ScriptedCli) =>
+        Effect.gen(function*() {
+          yield* cli.expectUser
+          for (let i = 0; i < 3; i++) yield* cli.assistant(`part ${i}`)
+          yield* Effect.sleep("50 millis")
+          yield* cli.init({ mcp_servers: [{ name: "calc", status: "failed", source: "sdk" }] })
+          yield* Effect.never
+        })
+      // fails while the answer is buffered, before the start-up failure arrives
+      const prompts = Stream.concat(
+        Stream.make("hi"),
+        Stream.fromEffect(Effect.zipRight(Effect.sleep("30 millis"), Effect.fail("boom" as const)))
+      )
+      // a slow consumer: the start-up failure arrives while it still works through what was buffered
+      const failure = yield* ClaudeAgent.query(prompts, { mcpServers: { calc } }).pipe(
+        Stream.runForEach(() => Effect.sleep("100 millis")),
+        Effect.flip,
+        Effect.provide(ScriptedCli.layer(script)),
+        Effect.timeout("5 seconds")
+      )
+      expect(failure).toBe("boom")
+    }))
+
   it.scoped("with onConnectFailure: fail (the default) the contribution's failure fails with McpServerFailed", () =>
     Effect.gen(function*() {
       const calc = yield* SdkMcp.createSdkMcpServer({ name: "calc", tools: [add] })

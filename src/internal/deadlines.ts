@@ -1,8 +1,12 @@
 /** @internal */
+import type * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
+
+/** Milliseconds on the session's clock, monotonic (a wall-clock step must not move deadlines). */
+const now = (clock: Clock.Clock): number => Number(clock.unsafeCurrentTimeNanos() / 1_000_000n)
 
 interface Entry {
   readonly at: number
@@ -52,7 +56,7 @@ export const make = (millis: number): Deadlines => {
       Effect.flatMap(Effect.fork(effect), (fiber) =>
         Effect.async<A, E | E2>((resume) => {
           let settled = false
-          const id = add(clock.unsafeCurrentTimeMillis() + millis, () => {
+          const id = add(now(clock) + millis, () => {
             if (settled) return
             settled = true
             fiber.unsafeInterruptAsFork(FiberId.none)
@@ -81,7 +85,7 @@ export const make = (millis: number): Deadlines => {
         return Deferred.await(waiter)
       }
       const [id, entry] = head.value
-      const wait = entry.at - clock.unsafeCurrentTimeMillis()
+      const wait = entry.at - now(clock)
       if (wait > 0) return Effect.sleep(wait)
       entries.delete(id)
       entry.fire()

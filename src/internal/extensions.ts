@@ -154,9 +154,7 @@ export const collectExtensions = (
           })
         )
       }
-      contributions.push(
-        permissionsContribution({ ...permissions.value, timeout: timeout.value }, options, permissionStore)
-      )
+      contributions.push(permissionsContribution(permissions.value, timeout.value, options, permissionStore))
     }
     const hooks = yield* Effect.serviceOption(Hooks)
     const badTimeout = invalidHookTimeout(Option.isSome(hooks) ? hooks.value.registrations : [])
@@ -164,7 +162,7 @@ export const collectExtensions = (
       return yield* Effect.fail(
         new InvalidOptions({
           option: "hooks timeout",
-          reason: `${String(badTimeout)} is not a number of seconds ≥ 0 (Infinity: no timeout)`
+          reason: `${String(badTimeout)} is not a finite number of seconds ≥ 0`
         })
       )
     }

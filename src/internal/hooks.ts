@@ -96,8 +96,8 @@ interface Registered {
   readonly event: HookEvent
   readonly callback: HookCallback
   readonly timeoutSeconds: number
-  /** Bounds the callback by `timeoutSeconds` (shared by every callback with that timeout); none if infinite. */
-  readonly deadlines: Deadlines.Deadlines | undefined
+  /** Bounds the callback by `timeoutSeconds` (shared by every callback with that timeout). */
+  readonly deadlines: Deadlines.Deadlines
   readonly onFailure: "continue" | "block"
   readonly validate: (u: unknown) => boolean
 }
@@ -126,13 +126,15 @@ const describe = (cause: Cause.Cause<unknown>): string => {
   return String(squashed)
 }
 
-/** The first matcher timeout that is not a number of seconds ≥ 0 (`Infinity` is fine), if any. @internal */
+/** The first matcher timeout that is not a finite number of seconds ≥ 0, if any. @internal */
 export const invalidTimeout = (registrations: ReadonlyArray<HookRegistrations>): unknown => {
   for (const registration of registrations) {
     for (const event of Object.keys(registration) as Array<HookEvent>) {
       for (const matcher of (registration[event] ?? []) as ReadonlyArray<HookMatcher>) {
         const timeout: unknown = matcher.timeout
-        if (timeout !== undefined && !(typeof timeout === "number" && timeout >= 0)) return timeout
+        if (timeout !== undefined && !(typeof timeout === "number" && Number.isFinite(timeout) && timeout >= 0)) {
+          return timeout
+        }
       }
     }
   }
@@ -144,8 +146,7 @@ export const contribution = (registrations: ReadonlyArray<HookRegistrations>): C
   const callbacks = new Map<string, Registered>()
   const wire: Record<string, Array<Record<string, unknown>>> = {}
   const bySeconds = new Map<number, Deadlines.Deadlines>()
-  const deadlinesFor = (seconds: number): Deadlines.Deadlines | undefined => {
-    if (!Number.isFinite(seconds)) return undefined
+  const deadlinesFor = (seconds: number): Deadlines.Deadlines => {
     let deadlines = bySeconds.get(seconds)
     if (deadlines === undefined) bySeconds.set(seconds, deadlines = Deadlines.make(seconds * 1000))
     return deadlines
@@ -200,16 +201,17 @@ export const contribution = (registrations: ReadonlyArray<HookRegistrations>): C
       if (!registered.validate(input)) return onFailure("its input did not match the event's schema")
       // validated above against the event's input schema
       const typedInput = input as HookInput
-      const callback = registered.callback(typedInput, toolUseId)
-      const bounded = registered.deadlines === undefined
-        ? callback
-        : registered.deadlines.bound(callback, () => new Error(`no answer within ${registered.timeoutSeconds} s`))
+      const bounded = registered.deadlines.bound(
+        registered.callback(typedInput, toolUseId),
+        () => new Error(`no answer within ${registered.timeoutSeconds} s`)
+      )
       return Effect.catchAllCause(bounded, (cause) => onFailure(describe(cause)))
     })
 
   return {
     initialize: { hooks: wire },
     handlers: new Map([["hook_callback", handler]]),
-    onProtocol: () => Effect.forEach(bySeconds.values(), (deadlines) => Effect.forkScoped(deadlines.run), { discard: true })
+    onProtocol: () =>
+      Effect.forEach(bySeconds.values(), (deadlines) => Effect.forkScoped(deadlines.run), { discard: true })
   }
 }

@@ -342,8 +342,12 @@ const describeCause = (cause: Cause.Cause<unknown>): string => {
 }
 
 /** @internal */
-export const contribution = (service: Service, options: Options, store: InternalStore): Contribution => {
-  const timeout = Duration.decode(service.timeout)
+export const contribution = (
+  service: Service,
+  timeout: Duration.Duration,
+  options: Options,
+  store: InternalStore
+): Contribution => {
   const deadlines = Duration.isFinite(timeout) ? Deadlines.make(Duration.toMillis(timeout)) : undefined
   const cwd = options.cwd ?? process.cwd()
 

@@ -3,6 +3,7 @@ import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
@@ -506,6 +507,17 @@ export const make = (
     }
   })
 
+/**
+ * A query whose messages ended without an error: fine, unless the CLI exited (with code 0) without a result before it
+ * answered `initialize` — then that failure, which is known at once once the CLI is gone.
+ */
+const endedCleanly = (s: SessionInternal): Stream.Stream<never, SessionError> =>
+  Stream.unwrap(Effect.flatMap(s.protocol.connection.exitStatus, (exit) =>
+    Option.isNone(exit) || s.resultCount() > 0
+      ? Effect.succeed(Stream.empty)
+      : Effect.map(Effect.exit(s.session.initializationResult), (init) =>
+        Exit.isFailure(init) ? Stream.failCause(init.cause) : Stream.empty)))
+
 /** @internal */
 export const session = (options: Options = {}): Effect.Effect<Session, SessionError, Transport | Scope.Scope> =>
   (options.autoResume !== undefined
@@ -569,7 +581,8 @@ export const drive = <E, R>(
     let stoppedBy: SessionError | E | undefined
     const stop = (error?: SessionError | E) =>
       Effect.suspend(() => {
-        if (error !== undefined) stoppedBy ??= error
+        // the first reason wins: a session that could not go on before the input failed reports that
+        if (error !== undefined) stoppedBy ??= s.stoppedBy() ?? error
         return s.protocol.endMessages
       })
     yield* Deferred.await(inputFailed).pipe(Effect.catchAll(stop), Effect.forkScoped)
@@ -602,12 +615,10 @@ export const drive = <E, R>(
       ),
       Stream.concat(
         Stream.suspend(() => {
-          const reason = s.stoppedBy() ?? stoppedBy
-          return reason !== undefined
-            ? Stream.fail(reason)
-            : sendFailed === undefined
-            ? Stream.empty
-            : Stream.fail(s.refine(sendFailed))
+          const reason = stoppedBy ?? s.stoppedBy()
+          if (reason !== undefined) return Stream.fail(reason)
+          if (sendFailed !== undefined) return Stream.fail(s.refine(sendFailed))
+          return endedCleanly(s)
         })
       )
     )
