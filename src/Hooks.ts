@@ -408,9 +408,9 @@ export interface HookMatcher<E extends HookEvent = HookEvent> {
   readonly matcher?: string | undefined
   readonly hooks: ReadonlyArray<HookCallback<E>>
   /**
-   * Seconds each callback may take. Sent to the CLI (which then cancels the callback at that time and blocks the
-   * tool) and enforced here too. Leave `undefined` to use the SDK's bound (`Hooks.DEFAULT_TIMEOUT_SECONDS`),
-   * which is not sent to the CLI.
+   * Seconds each callback may take (a finite number ≥ 0; anything else fails the session with `InvalidOptions`).
+   * Sent to the CLI (which then cancels the callback at that time and blocks the tool) and enforced here too. Leave
+   * `undefined` to use the SDK's bound (`Hooks.DEFAULT_TIMEOUT_SECONDS`), which is not sent to the CLI.
    */
   readonly timeout?: number | undefined
   /** What a failing, dying or timed-out callback answers. Defaults to `"block"` for PreToolUse and PermissionRequest. */
