@@ -250,6 +250,11 @@ describe("Recording.replay", () => {
         Exit.fail(new AgentError.ProcessExited({ code: 3, signal: null, stderrTail: "fatal: out of cheese\n" }))
       )
       expect(replayed).toStrictEqual(live)
+      // the same through a session's turn (its own reader): the crash is the CLI's, not a start-up failure
+      const turn = Effect.scoped(
+        Effect.flatMap(ClaudeAgent.session({ maxLineBytes: 1024 }), (s) => Stream.runDrain(s.turn("x")))
+      ).pipe(Effect.exit)
+      expect(yield* turn.pipe(Recording.replay(file))).toStrictEqual(live)
       // the frames before the crash
       const frames = yield* ClaudeAgent.query("x", { maxLineBytes: 1024 }).pipe(
         Stream.catchAll(() => Stream.empty),

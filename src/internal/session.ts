@@ -84,6 +84,12 @@ export interface SessionInternal {
   readonly permissionStore: InternalStore
   /** Turns a `ProcessExited` the SDK caused or can explain into the real reason (`SessionNotFound`, `IdleTimeout`…). */
   readonly refine: <E>(error: E) => E | SessionNotFound | IdleTimeout | StartupFailed
+  /**
+   * `refine` for a message stream that failed because the CLI is gone: it waits for `initialize` to have its outcome
+   * (answered, or failed with the exit), which it has or gets at once by then; `refine` depends on it, and the fiber
+   * that records it may not have run yet.
+   */
+  readonly refineExited: (error: ProcessExited) => Effect.Effect<SessionError>
   /** Number of `result` messages seen so far. */
   readonly resultCount: () => number
   readonly lastResult: () => Message.ResultMessage | undefined
@@ -407,9 +413,14 @@ export const make = (
       Effect.forkScoped
     )
     const whenStopped = Stream.suspend(() => (stoppedBy === undefined ? Stream.empty : Stream.fail(stoppedBy)))
+    const refineExited = (error: ProcessExited): Effect.Effect<SessionError> =>
+      Effect.zipRight(Effect.exit(Deferred.await(initialized)), Effect.sync(() => refine(error)))
     const messages: Stream.Stream<Message.SdkMessage, SessionError> = Stream.repeatEffectOption(
       oneByOne(protocol.takeMessages)
-    ).pipe(Stream.mapError(refine), Stream.concat(whenStopped))
+    ).pipe(
+      Stream.catchAll((error) => Stream.fromEffect(Effect.flip(refineExited(error)))),
+      Stream.concat(whenStopped)
+    )
 
     const send = (prompt: Prompt) =>
       Effect.zipRight(
@@ -499,6 +510,7 @@ export const make = (
       settleAfterResult,
       permissionStore: extensions.permissionStore,
       refine,
+      refineExited,
       resultCount: () => results,
       lastResult: () => lastResult,
       onResult: (f) => {
@@ -597,12 +609,10 @@ export const drive = <E, R>(
     const ended = Deferred.isDone(finished)
     return s.protocol.messages.pipe(
       Stream.catchAll((error) =>
-        // the CLI is gone, so `initialize` has its outcome (answered, or failed with the exit) or gets it at once;
-        // what `refine` says depends on it, and the fiber that records it may not have run yet
-        Stream.unwrap(Effect.map(
-          Effect.zipRight(Effect.exit(s.session.initializationResult), ended),
-          (isEnded): Stream.Stream<never, SessionError | E> => {
-            const refined = s.refine(error)
+        Stream.unwrap(Effect.zipWith(
+          s.refineExited(error),
+          ended,
+          (refined, isEnded): Stream.Stream<never, SessionError | E> => {
             if (refined._tag === "SessionNotFound") return Stream.fail(refined)
             // exit 1 after stdin closed following an error result is how the CLI reports that result
             const last = s.lastResult()
