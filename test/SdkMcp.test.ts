@@ -31,6 +31,18 @@ const Add = Schema.Struct({ a: Schema.Number, b: Schema.Number })
 
 const add = SdkMcp.tool("add", "Adds two numbers", Add, ({ a, b }) => Effect.succeed(`${a + b}`))
 
+/** A tool "slow" that never answers: `started` once it runs, `interrupted` once it is interrupted. */
+const slowTool = Effect.gen(function*() {
+  const started = yield* Deferred.make<void>()
+  const interrupted = yield* Deferred.make<void>()
+  const slow = SdkMcp.tool("slow", "", Schema.Struct({}), () =>
+    Deferred.succeed(started, undefined).pipe(
+      Effect.zipRight(Effect.never),
+      Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))
+    ))
+  return { slow, started, interrupted }
+})
+
 /** Runs `script` as the CLI of one session with these options; returns what the script returned. */
 const withSession = <A>(
   options: AgentOptions.Options,
@@ -466,13 +478,7 @@ describe("SdkMcp in a session", () => {
 
   it.live("notifications/cancelled from the CLI interrupts the call and settles its request", () =>
     Effect.gen(function*() {
-      const started = yield* Deferred.make<void>()
-      const interrupted = yield* Deferred.make<void>()
-      const slow = SdkMcp.tool("slow", "", Schema.Struct({}), () =>
-        Deferred.succeed(started, undefined).pipe(
-          Effect.zipRight(Effect.never),
-          Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))
-        ))
+      const { slow, started, interrupted } = yield* slowTool
       const wait = yield* SdkMcp.createSdkMcpServer({ name: "wait", tools: [slow] })
       const [answer, ack] = yield* withSession({ mcpServers: { wait } }, (cli) =>
         Effect.gen(function*() {
@@ -498,13 +504,7 @@ describe("SdkMcp in a session", () => {
 
   it.live("a control_cancel_request for the mcp_message interrupts the call", () =>
     Effect.gen(function*() {
-      const started = yield* Deferred.make<void>()
-      const interrupted = yield* Deferred.make<void>()
-      const slow = SdkMcp.tool("slow", "", Schema.Struct({}), () =>
-        Deferred.succeed(started, undefined).pipe(
-          Effect.zipRight(Effect.never),
-          Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))
-        ))
+      const { slow, started, interrupted } = yield* slowTool
       const wait = yield* SdkMcp.createSdkMcpServer({ name: "wait", tools: [slow] })
       yield* withSession({ mcpServers: { wait } }, (cli) =>
         Effect.gen(function*() {
@@ -517,13 +517,7 @@ describe("SdkMcp in a session", () => {
 
   it.live("closing the session interrupts the calls in flight and closes the connection", () =>
     Effect.gen(function*() {
-      const started = yield* Deferred.make<void>()
-      const interrupted = yield* Deferred.make<void>()
-      const slow = SdkMcp.tool("slow", "", Schema.Struct({}), () =>
-        Deferred.succeed(started, undefined).pipe(
-          Effect.zipRight(Effect.never),
-          Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))
-        ))
+      const { slow, started, interrupted } = yield* slowTool
       const wait = yield* SdkMcp.createSdkMcpServer({ name: "wait", tools: [slow] })
       const layer = ScriptedCli.layer((cli) =>
         Effect.asVoid(Effect.fork(mcp(cli, "wait", toolsCall("slow", {}, 2))))
@@ -780,13 +774,7 @@ describe("Session.setMcpServers", () => {
 
   it.scopedLive("servers left out are disconnected (start-up ones too); a server already connected is kept", () =>
     Effect.gen(function*() {
-      const started = yield* Deferred.make<void>()
-      const interrupted = yield* Deferred.make<void>()
-      const slow = SdkMcp.tool("slow", "", Schema.Struct({}), () =>
-        Deferred.succeed(started, undefined).pipe(
-          Effect.zipRight(Effect.never),
-          Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))
-        ))
+      const { slow, started, interrupted } = yield* slowTool
       const boot = yield* SdkMcp.createSdkMcpServer({ name: "boot", tools: [add] })
       const wait = yield* SdkMcp.createSdkMcpServer({ name: "wait", tools: [slow] })
       const raw = countingInstance()
