@@ -7,6 +7,7 @@ import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { AgentError, ControlProtocol, Message, Transport } from "effect-claude-agent"
+import * as FastPaths from "../src/internal/fastPaths.js"
 
 const setup = (options?: ControlProtocol.Options) =>
   Effect.gen(function*() {
@@ -320,5 +321,96 @@ describe("ControlProtocol: inbound requests", () => {
       const { protocol, peer } = yield* setup()
       yield* protocol.send(Message.userMessage("hi"))
       expect(yield* Effect.orDie(peer.take)).toEqual(Message.userMessage("hi"))
+    }))
+})
+
+describe("ControlProtocol: handlers in callback form (no fiber per request)", () => {
+  const request = (id: string) => ({ type: "control_request", request_id: id, request: { subtype: "can_use_tool" } })
+
+  /** A callback handler that hands each request's reply to the test and records abandonments. */
+  const recording = () => {
+    const replies = new Map<string, FastPaths.Reply>()
+    const abandoned: Array<string> = []
+    const handler = FastPaths.handlerFrom(({ requestId }, reply) => {
+      replies.set(requestId, reply)
+      return () => {
+        abandoned.push(requestId)
+      }
+    })
+    const reply = (id: string) => {
+      const r = replies.get(id)
+      if (r === undefined) throw new Error(`no request ${id} reached the handler`)
+      return r
+    }
+    return { handlers: new Map([["can_use_tool", handler]]), reply, abandoned }
+  }
+
+  it.scoped("answers with succeed, fail or an effect's outcome, once; a cancelled request is abandoned, unanswered", () =>
+    Effect.gen(function*() {
+      const { abandoned, handlers, reply } = recording()
+      const { protocol, peer } = yield* setup({ handlers })
+      yield* peer.emit(request("c1"))
+      yield* peer.emit(request("c2"))
+      yield* peer.emit(request("c3"))
+      yield* peer.emit(request("c4"))
+      yield* peer.emit(request("c5"))
+      yield* Effect.repeatN(Effect.yieldNow(), 10)
+      expect(yield* protocol.inFlightCount).toBe(5)
+
+      reply("c1").succeed({ behavior: "allow" })
+      reply("c1").fail("answered twice")
+      expect(yield* takeResponse(peer)).toEqual({ subtype: "success", request_id: "c1", response: { behavior: "allow" } })
+      reply("c2").fail("policy says no")
+      expect(yield* takeResponse(peer)).toEqual({ subtype: "error", request_id: "c2", error: "policy says no" })
+      reply("c3").run(Effect.succeed({ via: "effect" }))
+      expect(yield* takeResponse(peer)).toEqual({ subtype: "success", request_id: "c3", response: { via: "effect" } })
+      reply("c4").run(Effect.fail(ControlProtocol.handlerFailure("effect says no")))
+      expect(yield* takeResponse(peer)).toEqual({ subtype: "error", request_id: "c4", error: "effect says no" })
+
+      yield* peer.emit({ type: "control_cancel_request", request_id: "c5" })
+      yield* Effect.repeatN(Effect.yieldNow(), 10)
+      expect(abandoned).toEqual(["c5"])
+      expect(yield* protocol.inFlightCount).toBe(0)
+      reply("c5").succeed({ behavior: "allow" })
+      // the next thing written answers a later request, not c5
+      yield* peer.emit({ type: "control_request", request_id: "x1", request: { subtype: "nope" } })
+      expect((yield* takeResponse(peer)).request_id).toBe("x1")
+      // answered requests are not abandoned later
+      expect(abandoned).toEqual(["c5"])
+    }))
+
+  it.effect("closing the protocol abandons what is still waiting", () =>
+    Effect.gen(function*() {
+      const { abandoned, handlers } = recording()
+      yield* Effect.scoped(
+        Effect.gen(function*() {
+          const { protocol, peer } = yield* setup({ handlers })
+          yield* peer.emit(request("w1"))
+          yield* Effect.repeatN(Effect.yieldNow(), 10)
+          expect(yield* protocol.inFlightCount).toBe(1)
+          expect(abandoned).toEqual([])
+        })
+      )
+      expect(abandoned).toEqual(["w1"])
+    }))
+
+  it.scoped("a connection without a synchronous send gets the same answers through the handler's fiber", () =>
+    Effect.gen(function*() {
+      const { abandoned, handlers, reply } = recording()
+      const { connection, peer } = yield* Transport.makeMemoryConnection()
+      // a wrapped connection: its `send` is not the transport's, so the protocol cannot write synchronously
+      const wrapped: Transport.Connection = { ...connection, send: (m) => connection.send(m) }
+      expect(FastPaths.syncSendOf(connection)).toBeDefined()
+      expect(FastPaths.syncSendOf(wrapped)).toBeUndefined()
+      const protocol = yield* ControlProtocol.make(wrapped, { handlers })
+      yield* peer.emit(request("f1"))
+      yield* peer.emit(request("f2"))
+      yield* Effect.repeatN(Effect.yieldNow(), 10)
+      reply("f1").run(Effect.succeed({ via: "fiber" }))
+      expect(yield* takeResponse(peer)).toEqual({ subtype: "success", request_id: "f1", response: { via: "fiber" } })
+      yield* peer.emit({ type: "control_cancel_request", request_id: "f2" })
+      yield* Effect.repeatN(Effect.yieldNow(), 10)
+      expect(abandoned).toEqual(["f2"])
+      expect(yield* protocol.inFlightCount).toBe(0)
     }))
 })

@@ -496,6 +496,135 @@ describe("promise API: permissionTimeoutMs", () => {
   })
 })
 
+describe("promise API: canUseTool is called directly (no fiber per request)", () => {
+  /** Sends a raw can_use_tool request (so the test knows its id) and returns the SDK's answer. */
+  const ask = (cli: ScriptedCli.ScriptedCli, command = "ls") => cli.canUseTool("Bash", { command })
+  const answerOf = (messages: ReadonlyArray<SDKMessage>) => {
+    const last = messages.at(-1)
+    return JSON.parse(last?.type === "result" && last.subtype === "success" ? last.result : "null")
+  }
+
+  it("a decision not made within permissionTimeoutMs is a deny, and the callback's signal is aborted", async () => {
+    let signal: AbortSignal | undefined
+    const messages = await collect(query({
+      prompt: "go",
+      options: {
+        transport: ScriptedCli.layer((cli) =>
+          Effect.gen(function*() {
+            yield* cli.expectUser
+            yield* cli.result(JSON.stringify(yield* ask(cli)))
+          })
+        ),
+        permissionTimeoutMs: 50,
+        canUseTool: (_tool, _input, options) => {
+          signal = options.signal
+          return new Promise(() => {})
+        }
+      }
+    }))
+    expect(answerOf(messages)).toMatchObject({ behavior: "deny", message: expect.stringContaining("no decision within") })
+    expect(signal?.aborted).toBe(true)
+  })
+
+  it("a request the CLI withdraws aborts the callback's signal and gets no answer", async () => {
+    const aborted: Array<boolean> = []
+    const messages = await collect(query({
+      prompt: "go",
+      options: {
+        transport: ScriptedCli.layer((cli) =>
+          Effect.gen(function*() {
+            yield* cli.expectUser
+            yield* cli.emit({
+              type: "control_request",
+              request_id: "withdrawn",
+              request: { subtype: "can_use_tool", tool_name: "Bash", input: { command: "ls" }, tool_use_id: "t1" }
+            })
+            yield* Effect.sleep(20)
+            yield* cli.cancel("withdrawn")
+            // answered after this, so the withdrawn request was left unanswered in between
+            const next = yield* ask(cli, "pwd")
+            const answers = (yield* cli.received).filter((m) =>
+              m.type === "control_response" && m.response.request_id === "withdrawn"
+            )
+            yield* cli.result(JSON.stringify({ next, withdrawnAnswers: answers.length }))
+          })
+        ),
+        canUseTool: (_tool, input, { signal }) =>
+          input["command"] === "ls"
+            ? new Promise((resolve) => {
+              signal.addEventListener("abort", () => {
+                aborted.push(signal.aborted)
+                resolve({ behavior: "allow" })
+              })
+            })
+            : Promise.resolve({ behavior: "allow", updatedInput: input })
+      }
+    }))
+    expect(aborted).toEqual([true])
+    expect(answerOf(messages)).toMatchObject({ next: { behavior: "allow" }, withdrawnAnswers: 0 })
+  })
+
+  it("null, a plain (non-Promise) value and a synchronous throw are handled like the official SDK's await", async () => {
+    const decisions: Array<unknown> = [
+      null,
+      { behavior: "allow", updatedInput: { command: "sync" } },
+      new Error("thrown synchronously")
+    ]
+    const transport = ScriptedCli.layer((cli) =>
+      Effect.gen(function*() {
+        yield* cli.expectUser
+        const answers = [yield* ask(cli), yield* ask(cli), yield* ask(cli)]
+        yield* cli.result(JSON.stringify(answers))
+      })
+    )
+    let i = 0
+    // what plain JavaScript may pass: a callback that is not typed as returning a Promise
+    const canUseTool = () => {
+      const decision = decisions[i++]
+      if (decision instanceof Error) throw decision
+      return decision
+    }
+    const options: Options = Object.assign({ transport }, { ["canUseTool" as string]: canUseTool })
+    const messages = await collect(query({ prompt: "go", options }))
+    expect(answerOf(messages)).toMatchObject([
+      { behavior: "deny", message: expect.stringContaining("canUseTool returned no decision") },
+      { behavior: "allow", updatedInput: { command: "sync" } },
+      { behavior: "deny", message: expect.stringContaining("thrown synchronously") }
+    ])
+  })
+
+  it("updatedPermissions an allow returns are remembered: the same call is not asked about again", async () => {
+    const asked: Array<string> = []
+    const messages = await collect(query({
+      prompt: "go",
+      options: {
+        transport: ScriptedCli.layer((cli) =>
+          Effect.gen(function*() {
+            yield* cli.expectUser
+            const answers = [yield* ask(cli), yield* ask(cli)]
+            yield* cli.result(JSON.stringify(answers))
+          })
+        ),
+        canUseTool: async (toolName, input) => {
+          asked.push(toolName)
+          return {
+            behavior: "allow",
+            updatedInput: input,
+            updatedPermissions: [{
+              type: "addRules",
+              rules: [{ toolName: "Bash" }],
+              behavior: "allow",
+              destination: "session"
+            }]
+          }
+        }
+      }
+    }))
+    expect(asked).toEqual(["Bash"])
+    expect(answerOf(messages)).toMatchObject([{ behavior: "allow" }, { behavior: "allow" }])
+  })
+})
+
 describe("promise API: tool() schemas", () => {
   const text = (s: string) => ({ content: [{ type: "text" as const, text: s }] })
   const toolsCall = (name: string, args: unknown, id: number) => ({

@@ -6,6 +6,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberMap from "effect/FiberMap"
+import { constVoid } from "effect/Function"
 import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
@@ -13,6 +14,7 @@ import * as Stream from "effect/Stream"
 import { ControlError, ControlTimeout, InputClosed, ProcessExited } from "../AgentError.js"
 import type {
   ControlProtocol,
+  HandlerFailure,
   InboundHandler,
   Options,
   RequestError,
@@ -20,6 +22,7 @@ import type {
 } from "../ControlProtocol.js"
 import type * as Message from "../Message.js"
 import type * as Transport from "../Transport.js"
+import { type CallbackHandler, callbackOf, type SyncSend, syncSendOf } from "./fastPaths.js"
 import { frameSourceOf } from "./processTransport.js"
 
 const DEFAULT_TIMEOUT = Duration.seconds(60)
@@ -113,13 +116,9 @@ export const make = (
 
     const reply = (message: Message.ControlResponse) => Effect.ignore(connection.send(message))
 
-    const dispatch = (frame: Message.ControlRequest): Effect.Effect<void> => {
-      const requestId = frame.request_id
-      const handler = handlers.get(frame.request.subtype)
-      if (handler === undefined) {
-        return reply(errorResponse(requestId, `Unsupported control request subtype: ${frame.request.subtype}`))
-      }
-      const run = Effect.suspend(() => handler({ requestId, request: frame.request })).pipe(
+    /** Runs a handler's effect on a fiber of its own (cancellable by request id) and answers with its outcome. */
+    const replyWith = (requestId: string, handled: Effect.Effect<unknown, HandlerFailure>): Effect.Effect<void> =>
+      handled.pipe(
         Effect.exit,
         Effect.flatMap((exit) => {
           if (Exit.isSuccess(exit)) return reply(successResponse(requestId, exit.value))
@@ -131,7 +130,62 @@ export const make = (
           return reply(errorResponse(requestId, defectMessage(exit.cause)))
         })
       )
+    const runInbound = yield* FiberMap.runtime(inbound)<never>()
+
+    // Requests answered by a handler's callback form (see fastPaths.ts): no fiber each; an array, not a Map, so that
+    // V8 does not keep each request's objects alive after it is answered. Usually empty or nearly so.
+    const sendNow = syncSendOf(connection)
+    const callbacks: Array<{ readonly requestId: string; abandon: () => void }> = []
+    const forget = (entry: (typeof callbacks)[number]): boolean => {
+      const index = callbacks.indexOf(entry)
+      if (index === -1) return false
+      callbacks.splice(index, 1)
+      return true
+    }
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        for (const entry of callbacks.splice(0)) entry.abandon()
+      })
+    )
+
+    const dispatchCallback = (send: SyncSend, callback: CallbackHandler, frame: Message.ControlRequest): void => {
+      const requestId = frame.request_id
+      const entry = { requestId, abandon: constVoid }
+      callbacks.push(entry)
+      entry.abandon = callback({ requestId, request: frame.request }, {
+        succeed: (response) => {
+          if (forget(entry)) send(successResponse(requestId, response))
+        },
+        fail: (message) => {
+          if (forget(entry)) send(errorResponse(requestId, message))
+        },
+        run: (effect) => {
+          if (forget(entry)) runInbound(requestId, replyWith(requestId, effect))
+        }
+      })
+    }
+
+    const dispatch = (frame: Message.ControlRequest): Effect.Effect<void> | undefined => {
+      const requestId = frame.request_id
+      const handler = handlers.get(frame.request.subtype)
+      if (handler === undefined) {
+        return reply(errorResponse(requestId, `Unsupported control request subtype: ${frame.request.subtype}`))
+      }
+      const callback = sendNow === undefined ? undefined : callbackOf(handler)
+      if (sendNow !== undefined && callback !== undefined) {
+        dispatchCallback(sendNow, callback, frame)
+        return undefined
+      }
+      const run = replyWith(requestId, Effect.suspend(() => handler({ requestId, request: frame.request })))
       return Effect.asVoid(FiberMap.run(inbound, requestId, run))
+    }
+
+    const cancelInbound = (requestId: string): Effect.Effect<void> | undefined => {
+      const entry = callbacks.find((c) => c.requestId === requestId)
+      if (entry === undefined) return FiberMap.remove(inbound, requestId)
+      forget(entry)
+      entry.abandon()
+      return undefined
     }
 
     /** Settles the pending request a response answers: synchronous, unless the id is unknown (then it logs). */
@@ -177,7 +231,7 @@ export const make = (
             step = dispatch(frame)
             break
           case "control_cancel_request":
-            step = FiberMap.remove(inbound, frame.request_id)
+            step = cancelInbound(frame.request_id)
             break
           case "keep_alive":
             break
@@ -390,7 +444,7 @@ export const make = (
       takeMessages: takeAll,
       endMessages: Effect.asVoid(out.end),
       pendingCount: Effect.sync(() => pending.size),
-      inFlightCount: FiberMap.size(inbound),
+      inFlightCount: Effect.map(FiberMap.size(inbound), (n) => n + callbacks.length),
       framesReceived: () => frames,
       connection
     }

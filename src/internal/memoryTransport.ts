@@ -7,6 +7,7 @@ import type * as Scope from "effect/Scope"
 import { InputClosed, ProcessExited } from "../AgentError.js"
 import type * as Message from "../Message.js"
 import type { Connection, ExitStatus, LaunchSpec, MemoryPeer } from "../Transport.js"
+import { sendFrom } from "./fastPaths.js"
 import { DEFAULT_MAX_LINE_BYTES, makeLineFramer, parseLine } from "./framing.js"
 import { makeStderrTail } from "./stderrTail.js"
 import { BASE_ARGS, DEFAULT_STDERR_TAIL_BYTES } from "./processTransport.js"
@@ -54,16 +55,15 @@ export const makeConnection = (
       pid: Option.none(),
       command: ["memory", ...BASE_ARGS, ...spec.args],
       messages: Mailbox.toStream(stdout),
-      send: (message) =>
-        Effect.suspend((): Effect.Effect<void, ProcessExited | InputClosed> => {
-          if (status !== undefined) return Effect.fail(processExited(status))
-          if (ended) return Effect.fail(new InputClosed({ reason: "endInput" }))
-          // a copy through JSON, as a real pipe would make
-          const copy = JSON.parse(JSON.stringify(message)) as Message.StdinMessage
-          sent.push(copy)
-          stdin.unsafeOffer(copy)
-          return Effect.void
-        }),
+      send: sendFrom((message) => {
+        if (status !== undefined) return processExited(status)
+        if (ended) return new InputClosed({ reason: "endInput" })
+        // a copy through JSON, as a real pipe would make
+        const copy = JSON.parse(JSON.stringify(message)) as Message.StdinMessage
+        sent.push(copy)
+        stdin.unsafeOffer(copy)
+        return undefined
+      }),
       endInput,
       awaitExit: Deferred.await(exited),
       exitStatus: Effect.sync(() => Option.fromNullable(status)),

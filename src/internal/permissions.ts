@@ -3,10 +3,12 @@ import * as Cause from "effect/Cause"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import { constVoid } from "effect/Function"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { Options } from "../AgentOptions.js"
 import type { InboundHandler } from "../ControlProtocol.js"
+import type { ControlRequestBody } from "../Message.js"
 import type {
   PermissionBehavior,
   PermissionRequest,
@@ -19,6 +21,7 @@ import type {
 } from "../Permissions.js"
 import * as Deadlines from "./deadlines.js"
 import type { Contribution } from "./extensions.js"
+import { type CallbackHandler, handlerFrom } from "./fastPaths.js"
 
 const DEFAULT_TIMEOUT: Duration.DurationInput = "5 minutes"
 
@@ -40,6 +43,36 @@ export const make = <E, R>(
     decide: (request: PermissionRequest) => Effect.provide(policy(request), context),
     timeout: options?.timeout ?? DEFAULT_TIMEOUT
   }))
+
+/**
+ * A policy written as a Promise callback (the Promise API's `canUseTool`). Such a service's `decide` runs it like
+ * `Effect.tryPromise` would; the `can_use_tool` handler calls it directly (see `promiseCallback`).
+ *
+ * @internal
+ */
+export type PromisePolicy = (request: PermissionRequest) => PromiseLike<PermissionResult>
+
+const promisePolicies = new WeakMap<Service, PromisePolicy>()
+
+/** @internal */
+export const makePromise = (
+  policy: PromisePolicy,
+  options?: { readonly timeout?: Duration.DurationInput | undefined }
+): Service => {
+  const service: Service = {
+    decide: (request) =>
+      Effect.async<PermissionResult, unknown>((resume) => {
+        try {
+          policy(request).then((result) => resume(Effect.succeed(result)), (error) => resume(Effect.fail(error)))
+        } catch (error) {
+          resume(Effect.fail(error))
+        }
+      }),
+    timeout: options?.timeout ?? DEFAULT_TIMEOUT
+  }
+  promisePolicies.set(service, policy)
+  return service
+}
 
 // ---------------------------------------------------------------------------------------------------------------------
 // rules
@@ -341,6 +374,22 @@ const describeCause = (cause: Cause.Cause<unknown>): string => {
   return squashed instanceof Error ? squashed.message : String(squashed)
 }
 
+/** The `can_use_tool` response body. */
+type Answer = Readonly<Record<string, unknown>>
+
+/** A request that needs no decision (its answer), or one to decide. */
+type Prepared =
+  | { readonly answer: Answer }
+  | {
+    readonly request: PermissionRequest
+    /** Aborts `request.signal`: the decision was abandoned. */
+    readonly abandon: () => void
+    /** The answer to a decision (remembering what it allows for the rest of the session). */
+    readonly decided: (result: PermissionResult) => Answer
+    /** A deny that logs why (timeout, failure): the permission handler fails closed. */
+    readonly failClosed: (reason: string) => Effect.Effect<Answer>
+  }
+
 /** @internal */
 export const contribution = (
   service: Service,
@@ -350,107 +399,187 @@ export const contribution = (
 ): Contribution => {
   const deadlines = Duration.isFinite(timeout) ? Deadlines.make(Duration.toMillis(timeout)) : undefined
   const cwd = options.cwd ?? process.cwd()
+  const timedOut = () => `no decision within ${Duration.format(timeout)}`
 
-  const handler: InboundHandler = ({ request: body, requestId }) =>
-    Effect.suspend(() => {
-      const toolUseId = str(body["tool_use_id"]) ?? ""
-      const toolName = str(body["tool_name"])
-      const input = body["input"]
-      const answer = (result: PermissionResult) =>
-        result.behavior === "allow"
-          ? {
-            behavior: "allow",
-            updatedInput: result.updatedInput ?? (isRecord(input) ? input : {}),
-            ...(result.updatedPermissions !== undefined && result.updatedPermissions.length > 0
-              ? { updatedPermissions: result.updatedPermissions }
-              : {}),
-            ...(result.decisionClassification !== undefined
-              ? { decisionClassification: result.decisionClassification }
-              : {}),
-            toolUseID: toolUseId
-          }
-          : {
-            behavior: "deny",
-            message: result.message,
-            ...(result.interrupt === true ? { interrupt: true } : {}),
-            ...(result.decisionClassification !== undefined
-              ? { decisionClassification: result.decisionClassification }
-              : {}),
-            toolUseID: toolUseId
-          }
-      if (toolName === undefined || !isRecord(input)) {
-        return Effect.succeed(answer({ behavior: "deny", message: "Malformed can_use_tool request" }))
-      }
-      const controller = new AbortController()
-      const mcp = body["mcp_server"]
-      const request: PermissionRequest = {
-        toolName,
-        input,
-        toolUseId,
-        suggestions: Array.isArray(body["permission_suggestions"])
-          ? body["permission_suggestions"].filter(isPermissionUpdate)
-          : [],
-        blockedPath: str(body["blocked_path"]),
-        decisionReason: str(body["decision_reason"]),
-        decisionReasonType: str(body["decision_reason_type"]),
-        title: str(body["title"]),
-        displayName: str(body["display_name"]),
-        description: str(body["description"]),
-        agentId: str(body["agent_id"]),
-        mcpServer: isRecord(mcp) && typeof mcp["name"] === "string"
-          ? { name: mcp["name"], source: str(mcp["source"]) ?? "unknown" }
-          : undefined,
-        requiresUserInteraction: body["requires_user_interaction"] === true ? true : undefined,
-        requestId,
-        cwd,
-        store,
-        signal: controller.signal,
-        raw: body
-      }
+  /** What every path does first: the answers that need no decision, or the request to decide and its helpers. */
+  const prepare = (body: ControlRequestBody, requestId: string): Prepared => {
+    const toolUseId = str(body["tool_use_id"]) ?? ""
+    const toolName = str(body["tool_name"])
+    const input = body["input"]
+    const answer = (result: PermissionResult): Answer =>
+      result.behavior === "allow"
+        ? {
+          behavior: "allow",
+          updatedInput: result.updatedInput ?? (isRecord(input) ? input : {}),
+          ...(result.updatedPermissions !== undefined && result.updatedPermissions.length > 0
+            ? { updatedPermissions: result.updatedPermissions }
+            : {}),
+          ...(result.decisionClassification !== undefined
+            ? { decisionClassification: result.decisionClassification }
+            : {}),
+          toolUseID: toolUseId
+        }
+        : {
+          behavior: "deny",
+          message: result.message,
+          ...(result.interrupt === true ? { interrupt: true } : {}),
+          ...(result.decisionClassification !== undefined
+            ? { decisionClassification: result.decisionClassification }
+            : {}),
+          toolUseID: toolUseId
+        }
+    if (toolName === undefined || !isRecord(input)) {
+      return { answer: answer({ behavior: "deny", message: "Malformed can_use_tool request" }) }
+    }
+    // the signal is built only if someone reads it; it aborts whenever the decision is abandoned: timeout,
+    // control_cancel_request, session close
+    let controller: AbortController | undefined
+    let abandoned = false
+    const mcp = body["mcp_server"]
+    const request: PermissionRequest = {
+      toolName,
+      input,
+      toolUseId,
+      suggestions: Array.isArray(body["permission_suggestions"])
+        ? body["permission_suggestions"].filter(isPermissionUpdate)
+        : [],
+      blockedPath: str(body["blocked_path"]),
+      decisionReason: str(body["decision_reason"]),
+      decisionReasonType: str(body["decision_reason_type"]),
+      title: str(body["title"]),
+      displayName: str(body["display_name"]),
+      description: str(body["description"]),
+      agentId: str(body["agent_id"]),
+      mcpServer: isRecord(mcp) && typeof mcp["name"] === "string"
+        ? { name: mcp["name"], source: str(mcp["source"]) ?? "unknown" }
+        : undefined,
+      requiresUserInteraction: body["requires_user_interaction"] === true ? true : undefined,
+      requestId,
+      cwd,
+      store,
+      get signal(): AbortSignal {
+        if (controller === undefined) {
+          controller = new AbortController()
+          if (abandoned) controller.abort()
+        }
+        return controller.signal
+      },
+      raw: body
+    }
 
-      const mode = store.mode()
-      if (mode === "allow") return Effect.succeed(answer({ behavior: "allow" }))
-      if (mode === "deny") {
-        return Effect.succeed(answer({ behavior: "deny", message: "Denied: this session's permission mode is deny" }))
-      }
-      const rememberedRules = store.rules()
-      for (const behavior of ["deny", "allow"] as const) {
-        const hit = rememberedRules.find((r) => r.behavior === behavior && ruleMatches(r.rule, request, behavior))
-        if (hit !== undefined) {
-          return Effect.succeed(
-            answer(
-              behavior === "allow"
-                ? { behavior: "allow" }
-                : { behavior: "deny", message: `Denied by remembered rule ${hit.rule}` }
-            )
+    const mode = store.mode()
+    if (mode === "allow") return { answer: answer({ behavior: "allow" }) }
+    if (mode === "deny") {
+      return { answer: answer({ behavior: "deny", message: "Denied: this session's permission mode is deny" }) }
+    }
+    const rememberedRules = store.rules()
+    for (const behavior of ["deny", "allow"] as const) {
+      const hit = rememberedRules.find((r) => r.behavior === behavior && ruleMatches(r.rule, request, behavior))
+      if (hit !== undefined) {
+        return {
+          answer: answer(
+            behavior === "allow"
+              ? { behavior: "allow" }
+              : { behavior: "deny", message: `Denied by remembered rule ${hit.rule}` }
           )
         }
       }
+    }
+    return {
+      request,
+      abandon: () => {
+        abandoned = true
+        controller?.abort()
+      },
+      decided: (result) => {
+        if (result.behavior === "allow" && result.updatedPermissions) remember(store, result.updatedPermissions)
+        return answer(result)
+      },
+      failClosed: (reason) =>
+        Effect.as(
+          Effect.logWarning(`Permission for ${toolName} denied: ${reason}`),
+          answer({ behavior: "deny", message: `Permission denied (fail closed): ${reason}` })
+        )
+    }
+  }
 
-      // the signal aborts whenever the decision is abandoned: timeout, control_cancel_request, session close
-      const decision = Effect.onInterrupt(service.decide(request), () => Effect.sync(() => controller.abort()))
+  const effectHandler: InboundHandler = ({ request: body, requestId }) =>
+    Effect.suspend(() => {
+      const prepared = prepare(body, requestId)
+      if ("answer" in prepared) return Effect.succeed(prepared.answer)
+      const { abandon, decided, failClosed, request } = prepared
+      const decision = Effect.onInterrupt(service.decide(request), () => Effect.sync(abandon))
       const bounded = deadlines === undefined ? decision : deadlines.bound(decision, () => new PermissionTimeout())
       return bounded.pipe(
-        Effect.tap((result) =>
-          Effect.sync(() => {
-            if (result.behavior === "allow" && result.updatedPermissions) remember(store, result.updatedPermissions)
-          })
-        ),
+        Effect.map(decided),
         Effect.catchAllCause((cause) => {
           const failure = Cause.failureOption(cause)
-          const reason = Cause.isInterruptedOnly(cause)
-            ? "the permission handler was interrupted"
-            : failure._tag === "Some" && failure.value instanceof PermissionTimeout
-            ? `no decision within ${Duration.format(timeout)}`
-            : `the permission handler failed: ${describeCause(cause)}`
-          return Effect.as(
-            Effect.logWarning(`Permission for ${toolName} denied: ${reason}`),
-            { behavior: "deny" as const, message: `Permission denied (fail closed): ${reason}` }
+          return failClosed(
+            Cause.isInterruptedOnly(cause)
+              ? "the permission handler was interrupted"
+              : failure._tag === "Some" && failure.value instanceof PermissionTimeout
+              ? timedOut()
+              : `the permission handler failed: ${describeCause(cause)}`
           )
-        }),
-        Effect.map(answer)
+        })
       )
     })
+
+  /**
+   * A Promise policy needs no fiber: it is called at once, its settlement answers, and its deadline (if any) waits in
+   * {@link Deadlines} like the others. Where the transport can write synchronously, the control protocol calls this
+   * without a fiber for the request at all.
+   */
+  const promiseCallback = (policy: PromisePolicy): CallbackHandler => ({ request: body, requestId }, reply) => {
+    const prepared = prepare(body, requestId)
+    if ("answer" in prepared) {
+      reply.succeed(prepared.answer)
+      return constVoid
+    }
+    const { abandon, decided, failClosed, request } = prepared
+    let settled = false
+    let deadline: Deadlines.Entry | undefined
+    const settle = (): boolean => {
+      if (settled) return false
+      settled = true
+      if (deadline !== undefined) deadlines?.cancel(deadline)
+      return true
+    }
+    const failed = (error: unknown) => {
+      if (settle()) {
+        reply.run(failClosed(`the permission handler failed: ${error instanceof Error ? error.message : String(error)}`))
+      }
+    }
+    try {
+      policy(request).then((result) => {
+        if (!settled) {
+          let response: Answer
+          try {
+            response = decided(result)
+          } catch (error) {
+            return failed(error)
+          }
+          settle()
+          reply.succeed(response)
+        }
+      }, failed)
+    } catch (error) {
+      failed(error)
+    }
+    if (!settled && deadlines !== undefined) {
+      deadline = deadlines.start(() => {
+        if (!settle()) return
+        abandon()
+        reply.run(failClosed(timedOut()))
+      })
+    }
+    return () => {
+      if (settle()) abandon()
+    }
+  }
+
+  const promisePolicy = promisePolicies.get(service)
+  const handler = promisePolicy === undefined ? effectHandler : handlerFrom(promiseCallback(promisePolicy))
 
   return {
     permissionPromptStdio: true,

@@ -15,6 +15,7 @@ import type * as Message from "../Message.js"
 import type { Connection, ExitStatus, LaunchSpec } from "../Transport.js"
 import { type ResolvedCli, resolveCli } from "./cliPath.js"
 import { buildEnv } from "./env.js"
+import { sendFrom } from "./fastPaths.js"
 import { DEFAULT_MAX_LINE_BYTES, makeLineFramer } from "./framing.js"
 import { liveTimeout } from "./liveTimer.js"
 import { makeStderrTail } from "./stderrTail.js"
@@ -247,13 +248,12 @@ export const make = Effect.gen(function*() {
         pid: Option.some(pid),
         command: [cli.command, ...args],
         messages,
-        send: (message) =>
-          Effect.suspend((): Effect.Effect<void, ProcessExited | InputClosed> => {
-            if (status !== undefined) return Effect.fail(processExited(status))
-            if (inputEnded) return Effect.fail(new InputClosed({ reason: "endInput" }))
-            input.unsafeOffer(Buffer.from(JSON.stringify(message) + "\n", "utf8"))
-            return Effect.void
-          }),
+        send: sendFrom((message) => {
+          if (status !== undefined) return processExited(status)
+          if (inputEnded) return new InputClosed({ reason: "endInput" })
+          input.unsafeOffer(Buffer.from(JSON.stringify(message) + "\n", "utf8"))
+          return undefined
+        }),
         endInput: Effect.suspend(() => {
           inputEnded = true
           return Effect.asVoid(input.end)

@@ -17,6 +17,7 @@ import type * as Message from "../Message.js"
 import * as NodeClaudeAgent from "../NodeClaudeAgent.js"
 import * as Permissions from "../Permissions.js"
 import type { CanUseTool, HookCallbackMatcher, OnElicitation, Options, Query } from "../promise.js"
+import * as PermissionsInternal from "./permissions.js"
 import * as session from "./session.js"
 
 /** @internal */
@@ -36,25 +37,18 @@ const squash = (cause: Cause.Cause<unknown>, aborted: boolean): unknown => {
 const noDecision: Permissions.PermissionResult = { behavior: "deny", message: "canUseTool returned no decision" }
 
 /**
- * Runs the official-style callback like `Effect.tryPromise` would (a throw or a rejection fails, interruption aborts
- * the callback's signal), but builds the signal only if the callback reads it: `AbortSignal.any` and an
- * `AbortController` per request were a third of the cost of a permission round trip.
+ * The official-style callback as a Promise policy: the session calls it directly, without a fiber of its own. The
+ * signal it gets is the request's, built only if the callback reads it (an `AbortController` per request was a large
+ * share of a permission round trip); `null` (the official "answered out of band") has no channel here: fail closed.
  */
 const permissionsLayer = (canUseTool: CanUseTool, timeout: number | undefined): Layer.Layer<Permissions.Permissions> =>
-  Permissions.layer(
-    (request) =>
-      Effect.async<Permissions.PermissionResult, unknown>((resume) => {
-        let controller: AbortController | undefined
-        let signal: AbortSignal | undefined
-        let interrupted = false
+  Layer.succeed(
+    Permissions.Permissions,
+    PermissionsInternal.makePromise(
+      (request) => {
         const options = {
           get signal(): AbortSignal {
-            if (signal === undefined) {
-              controller = new AbortController()
-              if (interrupted) controller.abort()
-              signal = AbortSignal.any([controller.signal, request.signal])
-            }
-            return signal
+            return request.signal
           },
           suggestions: request.suggestions,
           toolUseID: request.toolUseId,
@@ -67,22 +61,13 @@ const permissionsLayer = (canUseTool: CanUseTool, timeout: number | undefined): 
           ...(request.agentId !== undefined ? { agentID: request.agentId } : {}),
           ...(request.mcpServer !== undefined ? { mcpServer: request.mcpServer } : {})
         }
-        try {
-          canUseTool(request.toolName, request.input as Record<string, unknown>, options).then(
-            (result) =>
-              // the official SDK lets `null` mean "answered out of band"; there is no such channel here: fail closed
-              resume(Effect.succeed(result === null || result === undefined ? noDecision : result)),
-            (error) => resume(Effect.fail(error))
-          )
-        } catch (error) {
-          resume(Effect.fail(error))
-        }
-        return Effect.sync(() => {
-          interrupted = true
-          controller?.abort()
-        })
-      }),
-    timeout !== undefined ? { timeout: Duration.millis(timeout) } : undefined
+        // `await`-like: a callback that returns its decision without a Promise is accepted too
+        return Promise.resolve(canUseTool(request.toolName, request.input as Record<string, unknown>, options)).then(
+          (result) => result === null || result === undefined ? noDecision : result
+        )
+      },
+      timeout !== undefined ? { timeout: Duration.millis(timeout) } : undefined
+    )
   )
 
 const hooksLayer = (
@@ -204,6 +189,57 @@ export const query = (params: {
     ? params.prompt
     : Stream.fromAsyncIterable(params.prompt, (error) => error)
 
+  // One fiber pulls for next() for the whole query: a fiber per pull (`runPromiseExit`) costs the runtime's global
+  // set of fiber roots an insertion and a deletion, and V8 then kept each pull's fiber and messages until the next full
+  // GC. The pump waits for a request; next() calls wait in `waiting`, in call order, for what it pulled.
+  type Pulled = Exit.Exit<Chunk.Chunk<Message.SdkMessage>, Option.Option<unknown>>
+  const ended: Pulled = Exit.fail(Option.none())
+  const waiting: Array<(pulled: Pulled) => void> = []
+  let pumpDone = false
+  let requested = false
+  let onRequest: (() => void) | undefined
+  const ask = () => {
+    requested = true
+    const wake = onRequest
+    onRequest = undefined
+    wake?.()
+  }
+  const request: Effect.Effect<void> = Effect.suspend(() => {
+    if (requested) {
+      requested = false
+      return Effect.void
+    }
+    return Effect.async<void>((resume) => {
+      onRequest = () => {
+        requested = false
+        resume(Effect.void)
+      }
+      return Effect.sync(() => {
+        onRequest = undefined
+      })
+    })
+  })
+  const hand = (pulled: Pulled) => {
+    waiting.shift()?.(pulled)
+    if (waiting.length > 0) ask()
+  }
+  const pump = (pull: Effect.Effect<Chunk.Chunk<Message.SdkMessage>, Option.Option<unknown>>): Effect.Effect<never> =>
+    Effect.forever(Effect.zipRight(request, Effect.flatMap(Effect.exit(pull), (p) => Effect.sync(() => hand(p))))).pipe(
+      // closed while next() waits: the stream has ended for it
+      Effect.onExit(() =>
+        Effect.sync(() => {
+          pumpDone = true
+          for (const receive of waiting.splice(0)) receive(ended)
+        })
+      )
+    )
+  const pullChunk = (): Promise<Pulled> =>
+    new Promise((resolve) => {
+      if (pumpDone) return resolve(ended)
+      waiting.push(resolve)
+      if (waiting.length === 1) ask()
+    })
+
   // one scope for the whole query: the session (process) and its message pull live in it
   const started = runtime.runPromiseExit(
     Effect.gen(function*() {
@@ -214,7 +250,8 @@ export const query = (params: {
         const internal = yield* session.make(toEffectOptions(options))
         const messages = yield* session.drive(internal, prompt)
         const pull = yield* Stream.toPull(messages)
-        return { scope, internal, pull }
+        yield* Effect.forkScoped(pump(pull))
+        return { scope, internal }
       }).pipe(
         Scope.extend(scope),
         Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause)))
@@ -282,8 +319,8 @@ export const query = (params: {
       return { done: true, value: undefined }
     }
     try {
-      const { pull } = await handles()
-      const exit = await runtime.runPromiseExit(pull)
+      await handles()
+      const exit = await pullChunk()
       if (Exit.isSuccess(exit)) {
         buffer = Chunk.toReadonlyArray(exit.value)
         position = 0
