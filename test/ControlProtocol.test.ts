@@ -379,6 +379,21 @@ describe("ControlProtocol: handlers in callback form (no fiber per request)", ()
       expect(abandoned).toEqual(["c5"])
     }))
 
+  it.scoped("a callback that throws instead of answering gets an error response; the reader goes on", () =>
+    Effect.gen(function*() {
+      const handler = FastPaths.handlerFrom(({ requestId }, reply) => {
+        if (requestId === "t1") throw new TypeError("callback exploded")
+        reply.succeed({ ok: requestId })
+        return () => {}
+      })
+      const { protocol, peer } = yield* setup({ handlers: new Map([["can_use_tool", handler]]) })
+      yield* peer.emit(request("t1"))
+      expect(yield* takeResponse(peer)).toEqual({ subtype: "error", request_id: "t1", error: "TypeError: callback exploded" })
+      yield* peer.emit(request("t2"))
+      expect(yield* takeResponse(peer)).toEqual({ subtype: "success", request_id: "t2", response: { ok: "t2" } })
+      expect(yield* protocol.inFlightCount).toBe(0)
+    }))
+
   it.effect("closing the protocol abandons what is still waiting", () =>
     Effect.gen(function*() {
       const { abandoned, handlers } = recording()

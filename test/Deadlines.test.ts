@@ -116,4 +116,28 @@ describe("Deadlines", () => {
       yield* Effect.forkScoped(deadlines.run)
       expect(yield* Fiber.await(fiber)).toStrictEqual(Exit.fail(new TimedOut()))
     }))
+
+  it.scoped("start/cancel: with thousands cancelled behind a pending one (compacted away), the live ones fire in order", () =>
+    Effect.gen(function*() {
+      const deadlines = Deadlines.make(1000)
+      const fired: Array<string> = []
+      // set before the loop runs: counted from when it starts
+      deadlines.start(() => fired.push("first"))
+      yield* Effect.forkScoped(deadlines.run)
+      yield* settle
+      yield* TestClock.adjust(500)
+      for (let i = 0; i < 5000; i++) deadlines.cancel(deadlines.start(() => fired.push(`cancelled ${i}`)))
+      const late = deadlines.start(() => fired.push("late"))
+      deadlines.start(() => fired.push("last"))
+      deadlines.cancel(late)
+      yield* TestClock.adjust(499)
+      yield* settle
+      expect(fired).toEqual([])
+      yield* TestClock.adjust(1)
+      yield* settle
+      expect(fired).toEqual(["first"])
+      yield* TestClock.adjust(500)
+      yield* settle
+      expect(fired).toEqual(["first", "last"])
+    }))
 })

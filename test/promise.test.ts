@@ -118,6 +118,15 @@ describe("promise API (scripted CLI)", () => {
     await expect(q.interrupt()).rejects.toMatchObject({ _tag: "InputClosed", reason: "closed" })
   })
 
+  it("next() called again before the last call settled: every message, in order, as an async generator would", async () => {
+    const q = query({ prompt: "hi", options: echo })
+    const results = await Promise.all(Array.from({ length: 8 }, () => q.next()))
+    const types = results.flatMap((r) => (r.done === true ? [] : [r.value.type]))
+    const sequential = await collect(query({ prompt: "hi", options: echo }))
+    expect(types).toEqual(sequential.map((m) => m.type))
+    expect(results.slice(types.length).every((r) => r.done === true)).toBe(true)
+  })
+
   it("aborting rejects the iterator with AbortError", async () => {
     const controller = new AbortController()
     const q = query({
@@ -591,6 +600,37 @@ describe("promise API: canUseTool is called directly (no fiber per request)", ()
       { behavior: "allow", updatedInput: { command: "sync" } },
       { behavior: "deny", message: expect.stringContaining("thrown synchronously") }
     ])
+  })
+
+  it("an answer that cannot be written or an unprintable rejection still answers the CLI, with no unhandled rejection", async () => {
+    let calls = 0
+    const messages = await collect(query({
+      prompt: "go",
+      options: {
+        transport: ScriptedCli.layer((cli) =>
+          Effect.gen(function*() {
+            yield* cli.expectUser
+            const body = { tool_name: "Bash", input: { command: "ls" }, tool_use_id: "t", permission_suggestions: [] }
+            const unwritable = yield* cli.requestRaw("can_use_tool", body)
+            const unprintable = yield* cli.requestRaw("can_use_tool", body)
+            yield* cli.result(JSON.stringify({ unwritable, unprintable }))
+          })
+        ),
+        canUseTool: async () => {
+          calls++
+          // a BigInt cannot be serialized; a null-prototype object cannot be turned into a string
+          if (calls === 1) return { behavior: "allow", updatedInput: { n: 1n } }
+          throw Object.create(null)
+        }
+      }
+    }))
+    expect(answerOf(messages)).toMatchObject({
+      unwritable: { subtype: "error", error: expect.stringContaining("could not be written") },
+      unprintable: {
+        subtype: "success",
+        response: { behavior: "deny", message: expect.stringContaining("an error that cannot be printed") }
+      }
+    })
   })
 
   it("updatedPermissions an allow returns are remembered: the same call is not asked about again", async () => {

@@ -76,11 +76,16 @@ const successResponse = (requestId: string, response: unknown): Message.ControlR
   response: { subtype: "success", request_id: requestId, response: response ?? {} }
 })
 
-const defectMessage = (cause: Cause.Cause<unknown>): string => {
-  const squashed = Cause.squash(cause)
-  if (squashed instanceof Error) return `${squashed.name}: ${squashed.message}`
-  return String(squashed)
+/** What an error says, for an error response; never throws (a null-prototype object has no `toString`). */
+const describeError = (error: unknown): string => {
+  try {
+    return error instanceof Error ? `${error.name}: ${error.message}` : String(error)
+  } catch {
+    return "an error that cannot be printed"
+  }
 }
+
+const defectMessage = (cause: Cause.Cause<unknown>): string => describeError(Cause.squash(cause))
 
 /** @internal */
 export const make = (
@@ -150,19 +155,32 @@ export const make = (
 
     const dispatchCallback = (send: SyncSend, callback: CallbackHandler, frame: Message.ControlRequest): void => {
       const requestId = frame.request_id
+      // the CLI always gets an answer: a response that cannot be written (a BigInt, a cycle) becomes an error one
+      const answer = (response: Message.ControlResponse) => {
+        try {
+          send(response)
+        } catch (error) {
+          send(errorResponse(requestId, `The response could not be written: ${describeError(error)}`))
+        }
+      }
       const entry = { requestId, abandon: constVoid }
       callbacks.push(entry)
-      entry.abandon = callback({ requestId, request: frame.request }, {
-        succeed: (response) => {
-          if (forget(entry)) send(successResponse(requestId, response))
-        },
-        fail: (message) => {
-          if (forget(entry)) send(errorResponse(requestId, message))
-        },
-        run: (effect) => {
-          if (forget(entry)) runInbound(requestId, replyWith(requestId, effect))
-        }
-      })
+      try {
+        entry.abandon = callback({ requestId, request: frame.request }, {
+          succeed: (response) => {
+            if (forget(entry)) answer(successResponse(requestId, response))
+          },
+          fail: (message) => {
+            if (forget(entry)) answer(errorResponse(requestId, message))
+          },
+          run: (effect) => {
+            if (forget(entry)) runInbound(requestId, replyWith(requestId, effect))
+          }
+        })
+      } catch (error) {
+        // a handler that throws instead of answering: the same answer as a defect on its fiber
+        if (forget(entry)) answer(errorResponse(requestId, describeError(error)))
+      }
     }
 
     const dispatch = (frame: Message.ControlRequest): Effect.Effect<void> | undefined => {

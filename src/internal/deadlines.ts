@@ -53,14 +53,20 @@ export const make = (millis: number): Deadlines => {
   let clock: Clock.Clock | undefined
   let parked: Deferred.Deferred<void> | undefined
 
-  /** Drops fired and cancelled entries from the front (and the array's dead prefix once it is large). */
+  // entries still to fire; the others wait in the queue until they reach its front or a compaction drops them
+  let live = 0
+
+  /**
+   * Drops fired and cancelled entries from the front, and all of them once they outnumber the live ones (one long
+   * decision at the front must not keep every later, already answered one).
+   */
   const trim = () => {
     while (head < queue.length && queue[head]!.fire === undefined) head++
     if (head === queue.length) {
       queue = []
       head = 0
-    } else if (head >= 1024 && head * 2 >= queue.length) {
-      queue = queue.slice(head)
+    } else if (queue.length - head > 2 * live + 64) {
+      queue = queue.slice(head).filter((entry) => entry.fire !== undefined)
       head = 0
     }
   }
@@ -68,6 +74,7 @@ export const make = (millis: number): Deadlines => {
   const add = (fire: () => void, from: Clock.Clock | undefined = clock): Entry => {
     const entry: Entry = { at: from === undefined ? Number.NaN : now(from) + millis, fire }
     queue.push(entry)
+    live++
     if (parked !== undefined) {
       const waiter = parked
       parked = undefined
@@ -77,7 +84,9 @@ export const make = (millis: number): Deadlines => {
   }
 
   const remove = (entry: Entry) => {
+    if (entry.fire === undefined) return
     entry.fire = undefined
+    live--
     trim()
   }
 
@@ -128,6 +137,7 @@ export const make = (millis: number): Deadlines => {
       if (wait > 0) return Effect.sleep(wait)
       const fire = entry.fire
       entry.fire = undefined
+      live--
       fire?.()
       return Effect.void
     })

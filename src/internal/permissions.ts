@@ -369,10 +369,16 @@ const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
 const isPermissionUpdate = (u: unknown): u is PermissionUpdate =>
   isRecord(u) && typeof u["type"] === "string" && typeof u["destination"] === "string"
 
-const describeCause = (cause: Cause.Cause<unknown>): string => {
-  const squashed = Cause.squash(cause)
-  return squashed instanceof Error ? squashed.message : String(squashed)
+/** What an error says; never throws (a null-prototype object has no `toString`). */
+const describeError = (error: unknown): string => {
+  try {
+    return error instanceof Error ? error.message : String(error)
+  } catch {
+    return "an error that cannot be printed"
+  }
 }
+
+const describeCause = (cause: Cause.Cause<unknown>): string => describeError(Cause.squash(cause))
 
 /** The `can_use_tool` response body. */
 type Answer = Readonly<Record<string, unknown>>
@@ -546,23 +552,22 @@ export const contribution = (
       return true
     }
     const failed = (error: unknown) => {
-      if (settle()) {
-        reply.run(failClosed(`the permission handler failed: ${error instanceof Error ? error.message : String(error)}`))
+      if (settle()) reply.run(failClosed(`the permission handler failed: ${describeError(error)}`))
+    }
+    const succeeded = (result: PermissionResult) => {
+      if (settled) return
+      let response: Answer
+      try {
+        response = decided(result)
+      } catch (error) {
+        return failed(error)
       }
+      settle()
+      reply.succeed(response)
     }
     try {
-      policy(request).then((result) => {
-        if (!settled) {
-          let response: Answer
-          try {
-            response = decided(result)
-          } catch (error) {
-            return failed(error)
-          }
-          settle()
-          reply.succeed(response)
-        }
-      }, failed)
+      // nothing in this chain may reject unobserved: `failed` is the last word
+      policy(request).then(succeeded, failed).then(undefined, failed)
     } catch (error) {
       failed(error)
     }

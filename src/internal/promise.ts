@@ -318,40 +318,62 @@ export const query = (params: {
   // the messages of the chunk pulled last, handed out one by one
   let buffer: ReadonlyArray<Message.SdkMessage> = []
   let position = 0
-  const next = async (): Promise<IteratorResult<Message.SdkMessage, void>> => {
-    if (position < buffer.length) {
-      const value = buffer[position++]!
-      if (position === buffer.length) release()
-      return { done: false, value }
-    }
-    if (done) {
-      await closing
-      if (aborted) throw new AbortError()
-      return { done: true, value: undefined }
-    }
+  /** The next message of the chunk pulled last, if any is left. */
+  const fromBuffer = (): IteratorResult<Message.SdkMessage, void> | undefined => {
+    if (position >= buffer.length) return undefined
+    const value = buffer[position++]!
+    if (position === buffer.length) release()
+    return { done: false, value }
+  }
+
+  /** Pulls chunks until one has a message, or the stream ends (then the query closes). */
+  const pullNext = async (): Promise<IteratorResult<Message.SdkMessage, void>> => {
     try {
-      await handles()
-      const exit = await pullChunk()
-      if (Exit.isSuccess(exit)) {
-        buffer = Chunk.toReadonlyArray(exit.value)
-        position = 0
-        return next()
+      while (true) {
+        const buffered = fromBuffer()
+        if (buffered !== undefined) return buffered
+        if (done) {
+          await closing
+          if (aborted) throw new AbortError()
+          return { done: true, value: undefined }
+        }
+        await handles()
+        const exit = await pullChunk()
+        if (Exit.isSuccess(exit)) {
+          buffer = Chunk.toReadonlyArray(exit.value)
+          position = 0
+          continue
+        }
+        const failure = Cause.failureOption(exit.cause)
+        if (Option.isSome(failure) && Option.isNone(failure.value)) {
+          await close()
+          if (aborted) throw new AbortError()
+          return { done: true, value: undefined }
+        }
+        throw Option.isSome(failure) && Option.isSome(failure.value)
+          ? failure.value.value
+          : squash(exit.cause, aborted)
       }
-      const failure = Cause.failureOption(exit.cause)
-      if (Option.isSome(failure) && Option.isNone(failure.value)) {
-        await close()
-        if (aborted) throw new AbortError()
-        return { done: true, value: undefined }
-      }
-      const error = Option.isSome(failure) && Option.isSome(failure.value)
-        ? failure.value.value
-        : squash(exit.cause, aborted)
-      await close()
-      throw aborted ? new AbortError() : error
     } catch (error) {
       await close()
       throw aborted ? new AbortError() : error
     }
+  }
+
+  // A call that has to pull runs alone: calls made meanwhile (without awaiting the last one) wait for it and then go
+  // on in call order, as an async generator's would; handing out a pulled chunk needs no waiting.
+  let pulling: Promise<unknown> | undefined
+  const next = (): Promise<IteratorResult<Message.SdkMessage, void>> => {
+    if (pulling !== undefined) return pulling.then(next, next)
+    const buffered = fromBuffer()
+    if (buffered !== undefined) return Promise.resolve(buffered)
+    const current = pullNext()
+    pulling = current
+    const settled = () => {
+      if (pulling === current) pulling = undefined
+    }
+    current.then(settled, settled)
+    return current
   }
 
   const iterator: Query = {
