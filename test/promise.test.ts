@@ -665,6 +665,100 @@ describe("promise API: canUseTool is called directly (no fiber per request)", ()
   })
 })
 
+describe("promise API: hooks are called directly (no fiber per request)", () => {
+  const preToolUse = {
+    session_id: "s",
+    transcript_path: "/t",
+    cwd: "/",
+    hook_event_name: "PreToolUse",
+    tool_name: "Bash",
+    tool_input: { command: "ls" },
+    tool_use_id: "t"
+  }
+  const answerOf = (messages: ReadonlyArray<SDKMessage>) => {
+    const last = messages.at(-1)
+    return JSON.parse(last?.type === "result" && last.subtype === "success" ? last.result : "null")
+  }
+
+  it("a hook past its matcher timeout, one that rejects unprintably, and one returning a plain value", async () => {
+    const signals: Array<AbortSignal> = []
+    let call = 0
+    const messages = await collect(query({
+      prompt: "go",
+      options: {
+        transport: ScriptedCli.layer((cli) =>
+          Effect.gen(function*() {
+            yield* cli.expectUser
+            const ask = cli.request("hook_callback", { callback_id: "hook_0", input: preToolUse, tool_use_id: "t" })
+            const answers = [yield* ask, yield* ask, yield* ask]
+            yield* cli.result(JSON.stringify(answers))
+          })
+        ),
+        hooks: {
+          PreToolUse: [{
+            timeout: 0.05,
+            hooks: [(_input, _id, { signal }) => {
+              call++
+              if (call === 1) {
+                signals.push(signal)
+                return new Promise(() => {})
+              }
+              // a null-prototype object cannot be turned into a string; a plain value is awaited like a Promise
+              if (call === 2) return Promise.reject(Object.create(null))
+              return { continue: true } as unknown as Promise<{ continue: boolean }>
+            }]
+          }]
+        }
+      }
+    }))
+    const [late, unprintable, plain] = answerOf(messages)
+    expect(late).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } })
+    expect(late.hookSpecificOutput.permissionDecisionReason).toContain("no answer within 0.05 s")
+    expect(signals.map((s) => s.aborted)).toEqual([true])
+    expect(unprintable.hookSpecificOutput.permissionDecisionReason).toContain("an error that cannot be printed")
+    expect(plain).toEqual({ continue: true })
+  })
+
+  it("a hook_callback the CLI withdraws aborts the hook's signal and gets no answer", async () => {
+    const aborted: Array<boolean> = []
+    const messages = await collect(query({
+      prompt: "go",
+      options: {
+        transport: ScriptedCli.layer((cli) =>
+          Effect.gen(function*() {
+            yield* cli.expectUser
+            yield* cli.emit({
+              type: "control_request",
+              request_id: "withdrawn",
+              request: { subtype: "hook_callback", callback_id: "hook_0", input: preToolUse, tool_use_id: "t" }
+            })
+            yield* Effect.sleep(20)
+            yield* cli.cancel("withdrawn")
+            yield* Effect.sleep(20)
+            const answers = (yield* cli.received).filter((m) =>
+              m.type === "control_response" && m.response.request_id === "withdrawn"
+            )
+            yield* cli.result(JSON.stringify({ withdrawnAnswers: answers.length }))
+          })
+        ),
+        hooks: {
+          PreToolUse: [{
+            hooks: [(_input, _id, { signal }) =>
+              new Promise((resolve) => {
+                signal.addEventListener("abort", () => {
+                  aborted.push(signal.aborted)
+                  resolve({})
+                })
+              })]
+          }]
+        }
+      }
+    }))
+    expect(aborted).toEqual([true])
+    expect(answerOf(messages)).toEqual({ withdrawnAnswers: 0 })
+  })
+})
+
 describe("promise API: tool() schemas", () => {
   const text = (s: string) => ({ content: [{ type: "text" as const, text: s }] })
   const toolsCall = (name: string, args: unknown, id: number) => ({

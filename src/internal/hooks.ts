@@ -1,11 +1,10 @@
 /** @internal */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import { constVoid } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import * as ControlProtocol from "../ControlProtocol.js"
-import type { InboundHandler } from "../ControlProtocol.js"
 import {
   DEFAULT_TIMEOUT_SECONDS,
   type HookCallback,
@@ -19,6 +18,7 @@ import {
 } from "../Hooks.js"
 import * as Deadlines from "./deadlines.js"
 import type { Contribution } from "./extensions.js"
+import { type CallbackHandler, handlerFrom } from "./fastPaths.js"
 
 /** @internal */
 export const layer = (...registrations: ReadonlyArray<HookRegistrations>): Layer.Layer<Hooks> =>
@@ -92,6 +92,28 @@ export const allowOnlyTools = (tools: ReadonlyArray<string>, reason?: string): H
 // dispatch
 // ---------------------------------------------------------------------------------------------------------------------
 
+/**
+ * A hook written as a Promise callback (the Promise API's hooks), as the official SDK calls it. Such a hook's Effect
+ * form runs it like `Effect.tryPromise`; the `hook_callback` handler calls it directly (see `promiseHook` below).
+ *
+ * @internal
+ */
+export type PromiseHook = (
+  input: HookInput,
+  toolUseId: string | undefined,
+  options: { readonly signal: AbortSignal }
+) => PromiseLike<HookOutput>
+
+const promiseHooks = new WeakMap<HookCallback, PromiseHook>()
+
+/** @internal */
+export const fromPromise = (hook: PromiseHook): HookCallback => {
+  const callback: HookCallback = (input, toolUseId) =>
+    Effect.tryPromise({ try: (signal) => hook(input, toolUseId, { signal }), catch: (error) => error })
+  promiseHooks.set(callback, hook)
+  return callback
+}
+
 interface Registered {
   readonly event: HookEvent
   readonly callback: HookCallback
@@ -118,13 +140,19 @@ const blockingOutput = (event: HookEvent, reason: string): HookOutput => {
   }
 }
 
-const describe = (cause: Cause.Cause<unknown>): string => {
-  if (Cause.isInterruptedOnly(cause)) return "it was interrupted"
-  const squashed = Cause.squash(cause)
-  if (squashed instanceof Error) return squashed.message
-  if (typeof squashed === "object" && squashed !== null && "message" in squashed) return String(squashed.message)
-  return String(squashed)
+/** What a failure says; never throws (a null-prototype object has no `toString`). */
+const describeError = (error: unknown): string => {
+  try {
+    if (error instanceof Error) return error.message
+    if (typeof error === "object" && error !== null && "message" in error) return String(error.message)
+    return String(error)
+  } catch {
+    return "an error that cannot be printed"
+  }
 }
+
+const describe = (cause: Cause.Cause<unknown>): string =>
+  Cause.isInterruptedOnly(cause) ? "it was interrupted" : describeError(Cause.squash(cause))
 
 /** The first matcher timeout that is not a finite number of seconds ≥ 0, if any. @internal */
 export const invalidTimeout = (registrations: ReadonlyArray<HookRegistrations>): unknown => {
@@ -182,31 +210,88 @@ export const contribution = (registrations: ReadonlyArray<HookRegistrations>): C
   }
   if (callbacks.size === 0) return undefined
 
-  const handler: InboundHandler = ({ request }) =>
-    Effect.suspend(() => {
-      const id = typeof request["callback_id"] === "string" ? request["callback_id"] : ""
-      const registered = callbacks.get(id)
-      if (registered === undefined) {
-        return Effect.fail(ControlProtocol.handlerFailure(`No hook callback found for ID: ${id}`))
-      }
-      const input = request["input"]
-      const toolUseId = typeof request["tool_use_id"] === "string" ? request["tool_use_id"] : undefined
-      const onFailure = (reason: string) =>
-        Effect.as(
-          Effect.logWarning(`Hook ${registered.event} (${id}) failed: ${reason}; answering ${registered.onFailure}`),
-          registered.onFailure === "block"
-            ? blockingOutput(registered.event, `Hook ${registered.event} failed (blocked, fail closed): ${reason}`)
-            : {}
-        )
-      if (!registered.validate(input)) return onFailure("its input did not match the event's schema")
-      // validated above against the event's input schema
-      const typedInput = input as HookInput
-      const bounded = registered.deadlines.bound(
-        registered.callback(typedInput, toolUseId),
-        () => new Error(`no answer within ${registered.timeoutSeconds} s`)
+  // Every request goes through the callback form: a Promise hook is called at once, without a fiber of its own (as
+  // a Promise canUseTool is, see permissions.ts); an Effect hook runs on the fiber `reply.run` gives it.
+  const callback: CallbackHandler = ({ request }, reply) => {
+    const id = typeof request["callback_id"] === "string" ? request["callback_id"] : ""
+    const registered = callbacks.get(id)
+    if (registered === undefined) {
+      reply.fail(`No hook callback found for ID: ${id}`)
+      return constVoid
+    }
+    const input = request["input"]
+    const toolUseId = typeof request["tool_use_id"] === "string" ? request["tool_use_id"] : undefined
+    const onFailure = (reason: string) =>
+      Effect.as(
+        Effect.logWarning(`Hook ${registered.event} (${id}) failed: ${reason}; answering ${registered.onFailure}`),
+        registered.onFailure === "block"
+          ? blockingOutput(registered.event, `Hook ${registered.event} failed (blocked, fail closed): ${reason}`)
+          : {}
       )
-      return Effect.catchAllCause(bounded, (cause) => onFailure(describe(cause)))
-    })
+    const timedOut = () => `no answer within ${registered.timeoutSeconds} s`
+    if (!registered.validate(input)) {
+      reply.run(onFailure("its input did not match the event's schema"))
+      return constVoid
+    }
+    // validated above against the event's input schema
+    const typedInput = input as HookInput
+    const promise = promiseHooks.get(registered.callback)
+    if (promise === undefined) {
+      // built on the hook's fiber: a callback that throws instead of returning an Effect fails like one that dies
+      const callback = Effect.suspend(() => registered.callback(typedInput, toolUseId))
+      const bounded = registered.deadlines.bound(callback, () => new Error(timedOut()))
+      reply.run(Effect.catchAllCause(bounded, (cause) => onFailure(describe(cause))))
+      return constVoid
+    }
+
+    // the signal is built only if the hook reads it; it aborts when the answer is abandoned (timeout, cancel, close)
+    let controller: AbortController | undefined
+    let abandoned = false
+    const abandon = () => {
+      abandoned = true
+      controller?.abort()
+    }
+    const options = {
+      get signal(): AbortSignal {
+        if (controller === undefined) {
+          controller = new AbortController()
+          if (abandoned) controller.abort()
+        }
+        return controller.signal
+      }
+    }
+    let settled = false
+    let deadline: Deadlines.Entry | undefined
+    const settle = (): boolean => {
+      if (settled) return false
+      settled = true
+      if (deadline !== undefined) registered.deadlines.cancel(deadline)
+      return true
+    }
+    const failed = (error: unknown) => {
+      if (settle()) reply.run(onFailure(describeError(error)))
+    }
+    try {
+      // `await`-like: a hook that returns its output without a Promise is accepted too; nothing here may reject
+      // unobserved: `failed` is the last word
+      Promise.resolve(promise(typedInput, toolUseId, options)).then((output) => {
+        if (settle()) reply.succeed(output)
+      }, failed).then(undefined, failed)
+    } catch (error) {
+      failed(error)
+    }
+    if (!settled) {
+      deadline = registered.deadlines.start(() => {
+        if (!settle()) return
+        abandon()
+        reply.run(onFailure(timedOut()))
+      })
+    }
+    return () => {
+      if (settle()) abandon()
+    }
+  }
+  const handler = handlerFrom(callback)
 
   return {
     initialize: { hooks: wire },

@@ -18,6 +18,7 @@ import * as NodeClaudeAgent from "../NodeClaudeAgent.js"
 import * as Permissions from "../Permissions.js"
 import type * as Transport from "../Transport.js"
 import type { CanUseTool, HookCallbackMatcher, OnElicitation, Options, Query } from "../promise.js"
+import * as HooksInternal from "./hooks.js"
 import * as PermissionsInternal from "./permissions.js"
 import * as session from "./session.js"
 
@@ -78,11 +79,9 @@ const hooksLayer = (
       matcher: m.matcher,
       timeout: m.timeout,
       onFailure: m.onFailure,
-      hooks: m.hooks.map((callback) => (input: Hooks.HookInput, toolUseId: string | undefined) =>
-        Effect.tryPromise({
-          try: (signal) => callback(input, toolUseId, { signal }),
-          catch: (error) => error
-        })
+      // called directly by the session, without a fiber of its own (see hooks.ts)
+      hooks: m.hooks.map((callback) =>
+        HooksInternal.fromPromise((input, toolUseId, options) => callback(input, toolUseId, options))
       )
     }))
   }
