@@ -166,7 +166,7 @@ const toEffectOptions = (options: Options): AgentOptions.Options => {
 
 /**
  * The default transport's services, built once per process: the process transport keeps no state of its own (each
- * session's process and fibers live in that session's scope). Building them per query cost about 0.5 ms and 60 KB.
+ * session's process and fibers live in that session's scope). Building them per query cost about 0.5 ms.
  */
 let sharedNodeRuntime: ManagedRuntime.ManagedRuntime<Transport.Transport, never> | undefined
 const nodeRuntime = () => (sharedNodeRuntime ??= ManagedRuntime.make(NodeClaudeAgent.layer))
