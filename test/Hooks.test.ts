@@ -140,6 +140,32 @@ describe("Hooks", () => {
       expect(answers[2]).toMatchObject(success({ decision: "block", reason: expect.stringContaining("x") }))
     }))
 
+  it.scoped("a hook that throws instead of returning an Effect follows onFailure; an output that cannot be written gets an error answer", () =>
+    Effect.gen(function*() {
+      const hooks = Hooks.layer({
+        PreToolUse: [{
+          hooks: [() => {
+            throw new Error("threw while building its Effect")
+          }]
+        }],
+        // a BigInt cannot be serialized: the CLI still gets an answer
+        PostToolUse: [{ hooks: [() => Effect.succeed({ reason: "serialized", extra: 1n })] }]
+      })
+      const { answers } = yield* Fiber.join(
+        yield* run(hooks, [
+          ["hook_0", preToolUse("Bash", {})],
+          ["hook_1", { ...baseInput, hook_event_name: "PostToolUse", tool_name: "Bash", tool_input: {}, tool_response: 1, tool_use_id: "t" }]
+        ])
+      )
+      expect(answers[0]).toMatchObject(success({
+        hookSpecificOutput: {
+          permissionDecision: "deny",
+          permissionDecisionReason: expect.stringContaining("threw while building its Effect")
+        }
+      }))
+      expect(answers[1]).toMatchObject({ subtype: "error", error: expect.stringContaining("could not be written") })
+    }))
+
   it.scoped("G6 a hook that runs past its timeout answers by onFailure, and the next hook still runs", () =>
     Effect.gen(function*() {
       let calls = 0

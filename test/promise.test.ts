@@ -127,6 +127,40 @@ describe("promise API (scripted CLI)", () => {
     expect(results.slice(types.length).every((r) => r.done === true)).toBe(true)
   })
 
+  it("a next() called from the settlement of an earlier one waits for the calls made before it", async () => {
+    const transport = ScriptedCli.layer((cli) =>
+      Effect.gen(function*() {
+        yield* cli.expectUser
+        yield* cli.init()
+        for (const text of ["u1", "u2"]) {
+          yield* Effect.sleep(10)
+          yield* cli.assistant(text)
+        }
+        yield* Effect.sleep(10)
+        yield* cli.result("done")
+      })
+    )
+    const q = query({ prompt: "hi", options: { transport } })
+    const text = (r: IteratorResult<SDKMessage, void>) =>
+      r.done !== true && r.value.type === "assistant" ? JSON.stringify(r.value.message.content) : r.done === true ? "done" : r.value.type
+    const first = q.next()
+    const third = first.then(() => q.next())
+    const second = q.next()
+    expect([text(await first), text(await second), text(await third)]).toEqual([
+      "system",
+      expect.stringContaining("u1"),
+      expect.stringContaining("u2")
+    ])
+    await q.return()
+  })
+
+  it("after return(), next() is done even with messages pulled but not handed out", async () => {
+    const q = query({ prompt: "hi", options: echo })
+    expect((await q.next()).done).toBe(false)
+    await q.return()
+    expect(await q.next()).toEqual({ done: true, value: undefined })
+  })
+
   it("aborting rejects the iterator with AbortError", async () => {
     const controller = new AbortController()
     const q = query({

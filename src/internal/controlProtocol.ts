@@ -119,7 +119,16 @@ export const make = (
       Effect.zipRight(terminate(new InputClosed({ reason: "closed" })), Effect.asVoid(out.end))
     )
 
-    const reply = (message: Message.ControlResponse) => Effect.ignore(connection.send(message))
+    // the CLI always gets an answer: a response that cannot be written (a BigInt, a cycle) becomes an error one
+    const reply = (message: Message.ControlResponse): Effect.Effect<void> =>
+      connection.send(message).pipe(
+        Effect.catchAllDefect((defect) =>
+          connection.send(
+            errorResponse(message.response.request_id, `The response could not be written: ${describeError(defect)}`)
+          )
+        ),
+        Effect.ignore
+      )
 
     /** Runs a handler's effect on a fiber of its own (cancellable by request id) and answers with its outcome. */
     const replyWith = (requestId: string, handled: Effect.Effect<unknown, HandlerFailure>): Effect.Effect<void> =>
@@ -155,7 +164,7 @@ export const make = (
 
     const dispatchCallback = (send: SyncSend, callback: CallbackHandler, frame: Message.ControlRequest): void => {
       const requestId = frame.request_id
-      // the CLI always gets an answer: a response that cannot be written (a BigInt, a cycle) becomes an error one
+      // as `reply` does, synchronously
       const answer = (response: Message.ControlResponse) => {
         try {
           send(response)

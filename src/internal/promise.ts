@@ -271,9 +271,24 @@ export const query = (params: {
   // never an unhandled rejection: failures surface through next() and the methods
   started.catch(() => undefined)
 
+  // the messages of the chunk pulled last, handed out one by one
+  let buffer: ReadonlyArray<Message.SdkMessage> = []
+  let position = 0
+  // A pulled chunk's array is this iterator's alone: the session's buffer hands its array over on every take and the
+  // stream stages between (catchAll, concat, interruptWhen) pass chunks through without keeping them. Stream machinery
+  // that is already garbage can still point at it, though; emptying it once every message was handed out lets
+  // young-generation GCs reclaim the messages instead of promoting them (measured: P1 CPU -30%).
+  const release = () => {
+    if (Array.isArray(buffer)) (buffer as Array<Message.SdkMessage>).length = 0
+    buffer = []
+    position = 0
+  }
+
   const close = (): Promise<void> => {
     if (closing !== undefined) return closing
     done = true
+    // what was pulled but not handed out yet is dropped: next() is done from here on
+    release()
     abort?.signal.removeEventListener("abort", onAbort)
     closing = started.then(async (exit) => {
       if (Exit.isSuccess(exit)) await runtime.runPromise(Scope.close(exit.value.scope, Exit.void))
@@ -288,16 +303,6 @@ export const query = (params: {
   }
   abort?.signal.addEventListener("abort", onAbort, { once: true })
   if (aborted) void close()
-
-  // A pulled chunk's array is this iterator's alone: the session's buffer hands its array over on every take and the
-  // stream stages between (catchAll, concat, interruptWhen) pass chunks through without keeping them. Stream machinery
-  // that is already garbage can still point at it, though; emptying it once every message was handed out lets
-  // young-generation GCs reclaim the messages instead of promoting them (measured: P1 CPU -30%).
-  const release = () => {
-    if (Array.isArray(buffer)) (buffer as Array<Message.SdkMessage>).length = 0
-    buffer = []
-    position = 0
-  }
 
   const handles = () =>
     started.then((exit) => {
@@ -314,9 +319,6 @@ export const query = (params: {
     return exit.value
   }
 
-  // the messages of the chunk pulled last, handed out one by one
-  let buffer: ReadonlyArray<Message.SdkMessage> = []
-  let position = 0
   /** The next message of the chunk pulled last, if any is left. */
   const fromBuffer = (): IteratorResult<Message.SdkMessage, void> | undefined => {
     if (position >= buffer.length) return undefined
@@ -339,8 +341,11 @@ export const query = (params: {
         await handles()
         const exit = await pullChunk()
         if (Exit.isSuccess(exit)) {
-          buffer = Chunk.toReadonlyArray(exit.value)
-          position = 0
+          // closed while pulling: what arrived is dropped
+          if (!done) {
+            buffer = Chunk.toReadonlyArray(exit.value)
+            position = 0
+          }
           continue
         }
         const failure = Cause.failureOption(exit.cause)
@@ -359,17 +364,25 @@ export const query = (params: {
     }
   }
 
-  // A call that has to pull runs alone: calls made meanwhile (without awaiting the last one) wait for it and then go
-  // on in call order, as an async generator's would; handing out a pulled chunk needs no waiting.
-  let pulling: Promise<unknown> | undefined
-  const next = (): Promise<IteratorResult<Message.SdkMessage, void>> => {
-    if (pulling !== undefined) return pulling.then(next, next)
+  // A call that has to pull runs alone: calls made meanwhile wait for the call before them, so they settle in call
+  // order, as an async generator's would; handing out a pulled chunk needs no waiting.
+  let last: Promise<IteratorResult<Message.SdkMessage, void>> | undefined
+  const step = (): Promise<IteratorResult<Message.SdkMessage, void>> => {
     const buffered = fromBuffer()
-    if (buffered !== undefined) return Promise.resolve(buffered)
-    const current = pullNext()
-    pulling = current
+    return buffered !== undefined ? Promise.resolve(buffered) : pullNext()
+  }
+  const next = (): Promise<IteratorResult<Message.SdkMessage, void>> => {
+    let current: Promise<IteratorResult<Message.SdkMessage, void>>
+    if (last !== undefined) {
+      current = last.then(step, step)
+    } else {
+      const buffered = fromBuffer()
+      if (buffered !== undefined) return Promise.resolve(buffered)
+      current = pullNext()
+    }
+    last = current
     const settled = () => {
-      if (pulling === current) pulling = undefined
+      if (last === current) last = undefined
     }
     current.then(settled, settled)
     return current
