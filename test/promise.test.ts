@@ -28,6 +28,34 @@ const collect = async (q: AsyncIterable<SDKMessage>) => {
   return out
 }
 
+/** The JSON a scripted CLI put in the query's final result. */
+const answerOf = (messages: ReadonlyArray<SDKMessage>) => {
+  const last = messages.at(-1)
+  return JSON.parse(last?.type === "result" && last.subtype === "success" ? last.result : "null")
+}
+
+/**
+ * A scripted CLI that sends `request` as control request "withdrawn" and withdraws it 20 ms later, then runs `then`;
+ * its result holds what `then` returned and how many answers "withdrawn" got.
+ */
+const withdrawing = (
+  request: Readonly<Record<string, unknown>>,
+  then: (cli: ScriptedCli.ScriptedCli) => Effect.Effect<unknown, ScriptedCli.ScriptError> = () => Effect.sleep(20)
+) =>
+  ScriptedCli.layer((cli) =>
+    Effect.gen(function*() {
+      yield* cli.expectUser
+      yield* cli.emit({ type: "control_request", request_id: "withdrawn", request })
+      yield* Effect.sleep(20)
+      yield* cli.cancel("withdrawn")
+      const after = yield* then(cli)
+      const answers = (yield* cli.received).filter((m) =>
+        m.type === "control_response" && m.response.request_id === "withdrawn"
+      )
+      yield* cli.result(JSON.stringify({ after, withdrawnAnswers: answers.length }))
+    })
+  )
+
 /**
  * A scripted CLI that hands itself to the test (to read what the SDK wrote) and records when its script ended; by
  * default it reads the prompt, writes `system/init` and then stays silent (a running turn) until the SDK closes its
@@ -542,10 +570,6 @@ describe("promise API: permissionTimeoutMs", () => {
 describe("promise API: canUseTool is called directly (no fiber per request)", () => {
   /** Sends a raw can_use_tool request (so the test knows its id) and returns the SDK's answer. */
   const ask = (cli: ScriptedCli.ScriptedCli, command = "ls") => cli.canUseTool("Bash", { command })
-  const answerOf = (messages: ReadonlyArray<SDKMessage>) => {
-    const last = messages.at(-1)
-    return JSON.parse(last?.type === "result" && last.subtype === "success" ? last.result : "null")
-  }
 
   it("a decision not made within permissionTimeoutMs is a deny, and the callback's signal is aborted", async () => {
     let signal: AbortSignal | undefined
@@ -574,23 +598,10 @@ describe("promise API: canUseTool is called directly (no fiber per request)", ()
     const messages = await collect(query({
       prompt: "go",
       options: {
-        transport: ScriptedCli.layer((cli) =>
-          Effect.gen(function*() {
-            yield* cli.expectUser
-            yield* cli.emit({
-              type: "control_request",
-              request_id: "withdrawn",
-              request: { subtype: "can_use_tool", tool_name: "Bash", input: { command: "ls" }, tool_use_id: "t1" }
-            })
-            yield* Effect.sleep(20)
-            yield* cli.cancel("withdrawn")
-            // answered after this, so the withdrawn request was left unanswered in between
-            const next = yield* ask(cli, "pwd")
-            const answers = (yield* cli.received).filter((m) =>
-              m.type === "control_response" && m.response.request_id === "withdrawn"
-            )
-            yield* cli.result(JSON.stringify({ next, withdrawnAnswers: answers.length }))
-          })
+        transport: withdrawing(
+          { subtype: "can_use_tool", tool_name: "Bash", input: { command: "ls" }, tool_use_id: "t1" },
+          // answered after this, so the withdrawn request was left unanswered in between
+          (cli) => ask(cli, "pwd")
         ),
         canUseTool: (_tool, input, { signal }) =>
           input["command"] === "ls"
@@ -604,7 +615,7 @@ describe("promise API: canUseTool is called directly (no fiber per request)", ()
       }
     }))
     expect(aborted).toEqual([true])
-    expect(answerOf(messages)).toMatchObject({ next: { behavior: "allow" }, withdrawnAnswers: 0 })
+    expect(answerOf(messages)).toMatchObject({ after: { behavior: "allow" }, withdrawnAnswers: 0 })
   })
 
   it("null, a plain (non-Promise) value and a synchronous throw are handled like the official SDK's await", async () => {
@@ -709,10 +720,6 @@ describe("promise API: hooks are called directly (no fiber per request)", () => 
     tool_input: { command: "ls" },
     tool_use_id: "t"
   }
-  const answerOf = (messages: ReadonlyArray<SDKMessage>) => {
-    const last = messages.at(-1)
-    return JSON.parse(last?.type === "result" && last.subtype === "success" ? last.result : "null")
-  }
 
   it("a hook past its matcher timeout, one that rejects unprintably, and one returning a plain value", async () => {
     const signals: Array<AbortSignal> = []
@@ -758,23 +765,7 @@ describe("promise API: hooks are called directly (no fiber per request)", () => 
     const messages = await collect(query({
       prompt: "go",
       options: {
-        transport: ScriptedCli.layer((cli) =>
-          Effect.gen(function*() {
-            yield* cli.expectUser
-            yield* cli.emit({
-              type: "control_request",
-              request_id: "withdrawn",
-              request: { subtype: "hook_callback", callback_id: "hook_0", input: preToolUse, tool_use_id: "t" }
-            })
-            yield* Effect.sleep(20)
-            yield* cli.cancel("withdrawn")
-            yield* Effect.sleep(20)
-            const answers = (yield* cli.received).filter((m) =>
-              m.type === "control_response" && m.response.request_id === "withdrawn"
-            )
-            yield* cli.result(JSON.stringify({ withdrawnAnswers: answers.length }))
-          })
-        ),
+        transport: withdrawing({ subtype: "hook_callback", callback_id: "hook_0", input: preToolUse, tool_use_id: "t" }),
         hooks: {
           PreToolUse: [{
             hooks: [(_input, _id, { signal }) =>
