@@ -117,9 +117,12 @@ export const make = Effect.gen(function*() {
   ): Effect.Effect<Connection, CliNotFound | SpawnFailed | VersionIncompatible, Scope.Scope> =>
     Effect.gen(function*() {
       const env = buildEnv({ parent: process.env, env: spec.env, mode: spec.envMode })
+      // the two variables the lookup reads, as the caller's overlay on the parent's environment would give them (a
+      // copy of the whole of `process.env` costs ~30 µs per session)
+      const lookup = (name: string) => spec.env !== undefined && name in spec.env ? spec.env[name] : process.env[name]
       const cli = yield* resolveCli({
         explicit: spec.executable,
-        env: { ...process.env, ...spec.env },
+        env: { CLAUDE_CLI_PATH: lookup("CLAUDE_CLI_PATH"), PATH: lookup("PATH") },
         executableArgs: spec.executableArgs
       })
       yield* checkVersionShared(cli, spec.cliVersions ?? SUPPORTED_CLI_VERSIONS)
