@@ -18,7 +18,7 @@ import {
 } from "../Hooks.js"
 import * as Deadlines from "./deadlines.js"
 import type { Contribution } from "./extensions.js"
-import { type CallbackHandler, handlerFrom } from "./fastPaths.js"
+import { type CallbackHandler, handlerFrom, lazySignal, settleOnce } from "./fastPaths.js"
 
 /** @internal */
 export const layer = (...registrations: ReadonlyArray<HookRegistrations>): Layer.Layer<Hooks> =>
@@ -94,7 +94,7 @@ export const allowOnlyTools = (tools: ReadonlyArray<string>, reason?: string): H
 
 /**
  * A hook written as a Promise callback (the Promise API's hooks), as the official SDK calls it. Such a hook's Effect
- * form runs it like `Effect.tryPromise`; the `hook_callback` handler calls it directly (see `promiseHook` below).
+ * form runs it like `Effect.tryPromise`; the `hook_callback` handler calls it directly (see `contribution`).
  *
  * @internal
  */
@@ -238,58 +238,26 @@ export const contribution = (registrations: ReadonlyArray<HookRegistrations>): C
     const promise = promiseHooks.get(registered.callback)
     if (promise === undefined) {
       // built on the hook's fiber: a callback that throws instead of returning an Effect fails like one that dies
-      const callback = Effect.suspend(() => registered.callback(typedInput, toolUseId))
-      const bounded = registered.deadlines.bound(callback, () => new Error(timedOut()))
+      const hook = Effect.suspend(() => registered.callback(typedInput, toolUseId))
+      const bounded = registered.deadlines.bound(hook, () => new Error(timedOut()))
       reply.run(Effect.catchAllCause(bounded, (cause) => onFailure(describe(cause))))
       return constVoid
     }
 
-    // the signal is built only if the hook reads it; it aborts when the answer is abandoned (timeout, cancel, close)
-    let controller: AbortController | undefined
-    let abandoned = false
-    const abandon = () => {
-      abandoned = true
-      controller?.abort()
-    }
-    const options = {
-      get signal(): AbortSignal {
-        if (controller === undefined) {
-          controller = new AbortController()
-          if (abandoned) controller.abort()
+    // aborted when the answer is abandoned: timeout, control_cancel_request, session close
+    const signal = lazySignal()
+    return settleOnce({
+      call: () => promise(typedInput, toolUseId, {
+        get signal(): AbortSignal {
+          return signal.signal()
         }
-        return controller.signal
-      }
-    }
-    let settled = false
-    let deadline: Deadlines.Entry | undefined
-    const settle = (): boolean => {
-      if (settled) return false
-      settled = true
-      if (deadline !== undefined) registered.deadlines.cancel(deadline)
-      return true
-    }
-    const failed = (error: unknown) => {
-      if (settle()) reply.run(onFailure(describeError(error)))
-    }
-    try {
-      // `await`-like: a hook that returns its output without a Promise is accepted too; nothing here may reject
-      // unobserved: `failed` is the last word
-      Promise.resolve(promise(typedInput, toolUseId, options)).then((output) => {
-        if (settle()) reply.succeed(output)
-      }, failed).then(undefined, failed)
-    } catch (error) {
-      failed(error)
-    }
-    if (!settled) {
-      deadline = registered.deadlines.start(() => {
-        if (!settle()) return
-        abandon()
-        reply.run(onFailure(timedOut()))
-      })
-    }
-    return () => {
-      if (settle()) abandon()
-    }
+      }),
+      deadlines: registered.deadlines,
+      abandon: signal.abort,
+      onValue: (output) => reply.succeed(output),
+      onFailure: (error) => reply.run(onFailure(describeError(error))),
+      onTimeout: () => reply.run(onFailure(timedOut()))
+    })
   }
   const handler = handlerFrom(callback)
 

@@ -21,7 +21,7 @@ import type {
 } from "../Permissions.js"
 import * as Deadlines from "./deadlines.js"
 import type { Contribution } from "./extensions.js"
-import { type CallbackHandler, handlerFrom } from "./fastPaths.js"
+import { type CallbackHandler, handlerFrom, lazySignal, settleOnce } from "./fastPaths.js"
 
 const DEFAULT_TIMEOUT: Duration.DurationInput = "5 minutes"
 
@@ -437,10 +437,8 @@ export const contribution = (
     if (toolName === undefined || !isRecord(input)) {
       return { answer: answer({ behavior: "deny", message: "Malformed can_use_tool request" }) }
     }
-    // the signal is built only if someone reads it; it aborts whenever the decision is abandoned: timeout,
-    // control_cancel_request, session close
-    let controller: AbortController | undefined
-    let abandoned = false
+    // aborted whenever the decision is abandoned: timeout, control_cancel_request, session close
+    const signal = lazySignal()
     const mcp = body["mcp_server"]
     const request: PermissionRequest = {
       toolName,
@@ -464,11 +462,7 @@ export const contribution = (
       cwd,
       store,
       get signal(): AbortSignal {
-        if (controller === undefined) {
-          controller = new AbortController()
-          if (abandoned) controller.abort()
-        }
-        return controller.signal
+        return signal.signal()
       },
       raw: body
     }
@@ -493,10 +487,7 @@ export const contribution = (
     }
     return {
       request,
-      abandon: () => {
-        abandoned = true
-        controller?.abort()
-      },
+      abandon: signal.abort,
       decided: (result) => {
         if (result.behavior === "allow" && result.updatedPermissions) remember(store, result.updatedPermissions)
         return answer(result)
@@ -543,44 +534,23 @@ export const contribution = (
       return constVoid
     }
     const { abandon, decided, failClosed, request } = prepared
-    let settled = false
-    let deadline: Deadlines.Entry | undefined
-    const settle = (): boolean => {
-      if (settled) return false
-      settled = true
-      if (deadline !== undefined) deadlines?.cancel(deadline)
-      return true
-    }
-    const failed = (error: unknown) => {
-      if (settle()) reply.run(failClosed(`the permission handler failed: ${describeError(error)}`))
-    }
-    const succeeded = (result: PermissionResult) => {
-      if (settled) return
-      let response: Answer
-      try {
-        response = decided(result)
-      } catch (error) {
-        return failed(error)
-      }
-      settle()
-      reply.succeed(response)
-    }
-    try {
-      // nothing in this chain may reject unobserved: `failed` is the last word
-      policy(request).then(succeeded, failed).then(undefined, failed)
-    } catch (error) {
-      failed(error)
-    }
-    if (!settled && deadlines !== undefined) {
-      deadline = deadlines.start(() => {
-        if (!settle()) return
-        abandon()
-        reply.run(failClosed(timedOut()))
-      })
-    }
-    return () => {
-      if (settle()) abandon()
-    }
+    const failed = (error: unknown) => reply.run(failClosed(`the permission handler failed: ${describeError(error)}`))
+    return settleOnce({
+      call: () => policy(request),
+      deadlines,
+      abandon,
+      onValue: (result) => {
+        let response: Answer
+        try {
+          response = decided(result)
+        } catch (error) {
+          return failed(error)
+        }
+        reply.succeed(response)
+      },
+      onFailure: failed,
+      onTimeout: () => reply.run(failClosed(timedOut()))
+    })
   }
 
   const promisePolicy = promisePolicies.get(service)
