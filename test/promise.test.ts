@@ -34,6 +34,15 @@ const answerOf = (messages: ReadonlyArray<SDKMessage>) => {
   return JSON.parse(last?.type === "result" && last.subtype === "success" ? last.result : "null")
 }
 
+/** A scripted CLI that reads the prompt, runs `script`, and ends with a result holding what `script` returned. */
+const reporting = (script: (cli: ScriptedCli.ScriptedCli) => Effect.Effect<unknown, ScriptedCli.ScriptError>) =>
+  ScriptedCli.layer((cli) =>
+    Effect.gen(function*() {
+      yield* cli.expectUser
+      yield* cli.result(JSON.stringify(yield* script(cli)))
+    })
+  )
+
 /**
  * A scripted CLI that sends `request` as control request "withdrawn" and withdraws it 20 ms later, then runs `then`;
  * its result holds what `then` returned and how many answers "withdrawn" got.
@@ -548,13 +557,7 @@ describe("promise API: permissionTimeoutMs", () => {
     const messages = await collect(query({
       prompt: "hi",
       options: {
-        transport: ScriptedCli.layer((cli) =>
-          Effect.gen(function*() {
-            yield* cli.expectUser
-            const answer = yield* cli.canUseTool("Bash", { command: "ls" })
-            yield* cli.result(JSON.stringify(answer))
-          })
-        ),
+        transport: reporting((cli) => cli.canUseTool("Bash", { command: "ls" })),
         permissionTimeoutMs: Infinity,
         canUseTool: async (toolName, input) => {
           seen.push(toolName)
@@ -576,12 +579,7 @@ describe("promise API: canUseTool is called directly (no fiber per request)", ()
     const messages = await collect(query({
       prompt: "go",
       options: {
-        transport: ScriptedCli.layer((cli) =>
-          Effect.gen(function*() {
-            yield* cli.expectUser
-            yield* cli.result(JSON.stringify(yield* ask(cli)))
-          })
-        ),
+        transport: reporting((cli) => ask(cli)),
         permissionTimeoutMs: 50,
         canUseTool: (_tool, _input, options) => {
           signal = options.signal
@@ -624,11 +622,9 @@ describe("promise API: canUseTool is called directly (no fiber per request)", ()
       { behavior: "allow", updatedInput: { command: "sync" } },
       new Error("thrown synchronously")
     ]
-    const transport = ScriptedCli.layer((cli) =>
+    const transport = reporting((cli) =>
       Effect.gen(function*() {
-        yield* cli.expectUser
-        const answers = [yield* ask(cli), yield* ask(cli), yield* ask(cli)]
-        yield* cli.result(JSON.stringify(answers))
+        return [yield* ask(cli), yield* ask(cli), yield* ask(cli)]
       })
     )
     let i = 0
@@ -652,13 +648,13 @@ describe("promise API: canUseTool is called directly (no fiber per request)", ()
     const messages = await collect(query({
       prompt: "go",
       options: {
-        transport: ScriptedCli.layer((cli) =>
+        transport: reporting((cli) =>
           Effect.gen(function*() {
-            yield* cli.expectUser
             const body = { tool_name: "Bash", input: { command: "ls" }, tool_use_id: "t", permission_suggestions: [] }
-            const unwritable = yield* cli.requestRaw("can_use_tool", body)
-            const unprintable = yield* cli.requestRaw("can_use_tool", body)
-            yield* cli.result(JSON.stringify({ unwritable, unprintable }))
+            return {
+              unwritable: yield* cli.requestRaw("can_use_tool", body),
+              unprintable: yield* cli.requestRaw("can_use_tool", body)
+            }
           })
         ),
         canUseTool: async () => {
@@ -683,11 +679,9 @@ describe("promise API: canUseTool is called directly (no fiber per request)", ()
     const messages = await collect(query({
       prompt: "go",
       options: {
-        transport: ScriptedCli.layer((cli) =>
+        transport: reporting((cli) =>
           Effect.gen(function*() {
-            yield* cli.expectUser
-            const answers = [yield* ask(cli), yield* ask(cli)]
-            yield* cli.result(JSON.stringify(answers))
+            return [yield* ask(cli), yield* ask(cli)]
           })
         ),
         canUseTool: async (toolName, input) => {
@@ -727,12 +721,10 @@ describe("promise API: hooks are called directly (no fiber per request)", () => 
     const messages = await collect(query({
       prompt: "go",
       options: {
-        transport: ScriptedCli.layer((cli) =>
+        transport: reporting((cli) =>
           Effect.gen(function*() {
-            yield* cli.expectUser
             const ask = cli.request("hook_callback", { callback_id: "hook_0", input: preToolUse, tool_use_id: "t" })
-            const answers = [yield* ask, yield* ask, yield* ask]
-            yield* cli.result(JSON.stringify(answers))
+            return [yield* ask, yield* ask, yield* ask]
           })
         ),
         hooks: {
