@@ -198,7 +198,7 @@ export const make = (
       if (handler === undefined) {
         return reply(errorResponse(requestId, `Unsupported control request subtype: ${frame.request.subtype}`))
       }
-      const callback = sendNow === undefined ? undefined : callbackOf(handler)
+      const callback = callbackOf(handler)
       if (sendNow !== undefined && callback !== undefined) {
         dispatchCallback(sendNow, callback, frame)
         return undefined

@@ -60,14 +60,7 @@ export const makePromise = (
   options?: { readonly timeout?: Duration.DurationInput | undefined }
 ): Service => {
   const service: Service = {
-    decide: (request) =>
-      Effect.async<PermissionResult, unknown>((resume) => {
-        try {
-          policy(request).then((result) => resume(Effect.succeed(result)), (error) => resume(Effect.fail(error)))
-        } catch (error) {
-          resume(Effect.fail(error))
-        }
-      }),
+    decide: (request) => Effect.tryPromise({ try: () => policy(request), catch: (error) => error }),
     timeout: options?.timeout ?? DEFAULT_TIMEOUT
   }
   promisePolicies.set(service, policy)

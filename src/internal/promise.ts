@@ -201,53 +201,45 @@ export const query = (params: {
 
   // One fiber pulls for next() for the whole query: a fiber per pull (`runPromiseExit`) costs the runtime's global
   // set of fiber roots an insertion and a deletion, and V8 then kept each pull's fiber and messages until the next full
-  // GC. The pump waits for a request; next() calls wait in `waiting`, in call order, for what it pulled.
+  // GC. The pump waits for a receiver, pulls once and hands it the result; next() calls run one at a time (below), so
+  // there is at most one receiver.
   type Pulled = Exit.Exit<Chunk.Chunk<Message.SdkMessage>, Option.Option<unknown>>
   const ended: Pulled = Exit.fail(Option.none())
-  const waiting: Array<(pulled: Pulled) => void> = []
+  let receiver: ((pulled: Pulled) => void) | undefined
+  let wakePump: (() => void) | undefined
   let pumpDone = false
-  let requested = false
-  let onRequest: (() => void) | undefined
-  const ask = () => {
-    requested = true
-    const wake = onRequest
-    onRequest = undefined
-    wake?.()
-  }
-  const request: Effect.Effect<void> = Effect.suspend(() => {
-    if (requested) {
-      requested = false
-      return Effect.void
-    }
-    return Effect.async<void>((resume) => {
-      onRequest = () => {
-        requested = false
+  const awaitReceiver: Effect.Effect<void> = Effect.suspend(() =>
+    receiver !== undefined ? Effect.void : Effect.async<void>((resume) => {
+      wakePump = () => {
+        wakePump = undefined
         resume(Effect.void)
       }
       return Effect.sync(() => {
-        onRequest = undefined
+        wakePump = undefined
       })
     })
-  })
+  )
   const hand = (pulled: Pulled) => {
-    waiting.shift()?.(pulled)
-    if (waiting.length > 0) ask()
+    const receive = receiver
+    receiver = undefined
+    receive?.(pulled)
   }
   const pump = (pull: Effect.Effect<Chunk.Chunk<Message.SdkMessage>, Option.Option<unknown>>): Effect.Effect<never> =>
-    Effect.forever(Effect.zipRight(request, Effect.flatMap(Effect.exit(pull), (p) => Effect.sync(() => hand(p))))).pipe(
-      // closed while next() waits: the stream has ended for it
-      Effect.onExit(() =>
-        Effect.sync(() => {
-          pumpDone = true
-          for (const receive of waiting.splice(0)) receive(ended)
-        })
+    Effect.forever(Effect.zipRight(awaitReceiver, Effect.flatMap(Effect.exit(pull), (p) => Effect.sync(() => hand(p)))))
+      .pipe(
+        // closed while next() waits: the stream has ended for it
+        Effect.onExit(() =>
+          Effect.sync(() => {
+            pumpDone = true
+            hand(ended)
+          })
+        )
       )
-    )
   const pullChunk = (): Promise<Pulled> =>
     new Promise((resolve) => {
       if (pumpDone) return resolve(ended)
-      waiting.push(resolve)
-      if (waiting.length === 1) ask()
+      receiver = resolve
+      wakePump?.()
     })
 
   // one scope for the whole query: the session (process) and its message pull live in it
