@@ -772,6 +772,35 @@ describe("Session.setMcpServers", () => {
       })
     }))
 
+  it.scopedLive("a server added to a session that had none forwards its server-originated messages too", () =>
+    Effect.gen(function*() {
+      const gate = yield* Deferred.make<void>()
+      const work = SdkMcp.tool("work", "", Schema.Struct({}), (_, extra) =>
+        Effect.gen(function*() {
+          yield* extra.progress(1, { total: 2, message: "halfway" })
+          yield* Deferred.await(gate)
+          return "done"
+        }))
+      const jobs = yield* SdkMcp.createSdkMcpServer({ name: "jobs", tools: [work] })
+      const { cli, session } = yield* scriptedSession({})
+      yield* session.setMcpServers({ jobs })
+      const call = yield* Effect.fork(mcp(cli, "jobs", toolsCall("work", {}, 7)))
+      const forwarded = yield* cli.expectControl("mcp_message")
+      yield* Deferred.succeed(gate, undefined)
+      expect(forwarded).toEqual({
+        subtype: "mcp_message",
+        server_name: "jobs",
+        message: {
+          jsonrpc: "2.0",
+          method: "notifications/progress",
+          params: { progressToken: 7, progress: 1, total: 2, message: "halfway" }
+        }
+      })
+      expect(yield* Fiber.join(call)).toMatchObject({
+        mcp_response: { id: 7, result: { content: [{ type: "text", text: "done" }] } }
+      })
+    }))
+
   it.scopedLive("servers left out are disconnected (start-up ones too); a server already connected is kept", () =>
     Effect.gen(function*() {
       const { slow, started, interrupted } = yield* slowTool

@@ -275,6 +275,28 @@ describe("Transport (process)", () => {
       expect(seen.env.CLAUDE_CODE_ENTRYPOINT).toBe("sdk-ts")
     }).pipe(Effect.provide(TransportLive)))
 
+  it.scopedLive("stderr still open after the exit (held by a background process) is drained, boundedly", () =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "eca-late-stderr-"))
+      const script = (name: string, background: string) => {
+        const file = path.join(dir, name)
+        // the background process keeps the CLI's stderr (not its stdout) open after the CLI exited
+        fs.writeFileSync(file, `#!/bin/sh\n(${background}) >/dev/null &\necho early >&2\nexit 3\n`, { mode: 0o755 })
+        return { args: [], executable: file, cliVersions: "*" }
+      }
+      const late = yield* open(script("late", "sleep 0.3; echo LATE >&2"))
+      expect(yield* Effect.flip(collect(late))).toStrictEqual(
+        new AgentError.ProcessExited({ code: 3, signal: null, stderrTail: "early\nLATE\n" })
+      )
+      // a stderr that stays open is waited for one second at most
+      const started = Date.now()
+      const held = yield* open(script("held", "sleep 30"))
+      expect(yield* Effect.flip(collect(held))).toStrictEqual(
+        new AgentError.ProcessExited({ code: 3, signal: null, stderrTail: "early\n" })
+      )
+      expect(Date.now() - started).toBeLessThan(3000)
+    }).pipe(Effect.provide(TransportLive)))
+
   it.scopedLive("a non-zero exit code is reported with the stderr tail", () =>
     Effect.gen(function*() {
       const connection = yield* open(spec(scenarios.exitCode(3)))

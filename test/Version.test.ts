@@ -63,6 +63,24 @@ describe("G20 the CLI version gate", () => {
       expect(yield* queryWith(old, ">=2.0.0")).toMatchObject({ _tag: "StartupFailed", exitCode: 3 })
     }))
 
+  live("G20 a version found before is judged again for every range (no second probe)", () =>
+    Effect.gen(function*() {
+      const cli = yield* fakeClaude("claude-known", "2.1.332 (Claude Code)")
+      // the cache is keyed by path and modification time (whole seconds here, so they can be set again exactly)
+      fs.utimesSync(cli, 1_000_000_000, 1_000_000_000)
+      // the first session probes and caches 2.1.332 (then the fake exits 3 at once)
+      expect(yield* queryWith(cli)).toMatchObject({ _tag: "StartupFailed", exitCode: 3 })
+      // a probe now would print 9.9.9, but the file keeps its modification time: the cached 2.1.332 is judged
+      fs.writeFileSync(cli, "#!/bin/sh\nif [ \"$1\" = \"--version\" ]; then echo 9.9.9; exit 0; fi\nexit 3\n")
+      fs.utimesSync(cli, 1_000_000_000, 1_000_000_000)
+      const cached = yield* queryWith(cli, ">=3.0.0")
+      expect(cached._tag).toBe("VersionIncompatible")
+      expect(cached).toMatchObject({ found: "2.1.332", supported: ">=3.0.0" })
+      // another modification time: probed again, 9.9.9 is in range (and the fake exits 3 at once)
+      fs.utimesSync(cli, 1_000_000_001, 1_000_000_001)
+      expect(yield* queryWith(cli, ">=3.0.0")).toMatchObject({ _tag: "StartupFailed", exitCode: 3 })
+    }))
+
   live("G20 an unparsable --version: VersionIncompatible { found: \"unknown\" } with the output in the reason", () =>
     Effect.gen(function*() {
       const garbage = yield* fakeClaude("claude-garbage", "Claude Code (development build)")

@@ -68,7 +68,10 @@ export interface Contribution {
    * message from the consumer. Must be fast and must not throw.
    */
   readonly onMessage?: ((message: Message.SdkMessage) => boolean) | undefined
-  /** Fails when this feature finds the session unusable (e.g. an in-process MCP server did not connect). */
+  /**
+   * Fails when this feature finds the session unusable (e.g. an in-process MCP server did not connect); `Effect.never`
+   * or absent when it cannot.
+   */
   readonly failure?: Effect.Effect<never, SessionError> | undefined
   /** The session's in-process MCP servers (one contribution has them). */
   readonly mcpServers?: McpServersControl | undefined
@@ -80,8 +83,8 @@ export interface SessionExtensions extends Extensions {
   readonly onProtocol: (protocol: ControlProtocol) => Effect.Effect<void, never, Scope.Scope>
   readonly onInitialized: (response: Message.InitializeResponse) => Effect.Effect<void, SessionError>
   readonly onMessage: (message: Message.SdkMessage) => boolean
-  /** Fails with the first contribution's failure; never completes otherwise. */
-  readonly failure: Effect.Effect<never, SessionError>
+  /** Fails with the first contribution's failure; `undefined` when no contribution can fail. */
+  readonly failure: Effect.Effect<never, SessionError> | undefined
   readonly mcpServers: McpServersControl
 }
 
@@ -104,7 +107,8 @@ export const combine = (contributions: ReadonlyArray<Contribution>): SessionExte
     if (c.onProtocol) onProtocol.push(c.onProtocol)
     if (c.onInitialized) onInitialized.push(c.onInitialized)
     if (c.onMessage) onMessage.push(c.onMessage)
-    if (c.failure) failures.push(c.failure)
+    // `Effect.never`: a contribution that cannot fail in this session (no fiber waits for it)
+    if (c.failure && c.failure !== Effect.never) failures.push(c.failure)
     if (c.mcpServers) mcpServers = c.mcpServers
   }
   return {
@@ -112,14 +116,16 @@ export const combine = (contributions: ReadonlyArray<Contribution>): SessionExte
     initialize,
     allowedTools,
     permissionPromptStdio,
-    onProtocol: (protocol) => Effect.forEach(onProtocol, (f) => f(protocol), { discard: true }),
-    onInitialized: (response) => Effect.forEach(onInitialized, (f) => f(response), { discard: true }),
+    onProtocol: (protocol) =>
+      onProtocol.length === 0 ? Effect.void : Effect.forEach(onProtocol, (f) => f(protocol), { discard: true }),
+    onInitialized: (response) =>
+      onInitialized.length === 0 ? Effect.void : Effect.forEach(onInitialized, (f) => f(response), { discard: true }),
     onMessage: (message) => {
       let keep = true
       for (const f of onMessage) if (!f(message)) keep = false
       return keep
     },
-    failure: failures.length === 0 ? Effect.never : Effect.raceAll(failures),
+    failure: failures.length === 0 ? undefined : failures.length === 1 ? failures[0] : Effect.raceAll(failures),
     mcpServers
   }
 }

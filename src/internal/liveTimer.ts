@@ -1,6 +1,7 @@
 /** @internal */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 
 /**
@@ -30,3 +31,29 @@ export const liveTimeout = <A, E, R>(
     Effect.interruptible(Effect.map(effect, Option.some)),
     Effect.as(liveSleep(duration), Option.none<A>())
   )
+
+/**
+ * Waits until `fiber` is done or the wall-clock bound passes, whichever comes first, without interrupting it. Unlike
+ * {@link liveTimeout} it forks nothing (a race costs two fibers): it observes the fiber and sets a timer.
+ *
+ * @internal
+ */
+export const liveAwaitBounded = (
+  fiber: Fiber.RuntimeFiber<unknown, unknown>,
+  duration: Duration.DurationInput
+): Effect.Effect<void> =>
+  Effect.interruptible(Effect.async<void>((resume) => {
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const done = () => {
+      clearTimeout(timer)
+      fiber.removeObserver(done)
+      resume(Effect.void)
+    }
+    timer = setTimeout(done, Duration.toMillis(duration))
+    // called at once when the fiber is done already
+    fiber.addObserver(done)
+    return Effect.sync(() => {
+      clearTimeout(timer)
+      fiber.removeObserver(done)
+    })
+  }))

@@ -5,7 +5,6 @@ import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
 import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
@@ -17,9 +16,9 @@ import { type ResolvedCli, resolveCli } from "./cliPath.js"
 import { buildEnv } from "./env.js"
 import { sendFrom } from "./fastPaths.js"
 import { DEFAULT_MAX_LINE_BYTES, makeLineFramer } from "./framing.js"
-import { liveTimeout } from "./liveTimer.js"
+import { liveAwaitBounded, liveTimeout } from "./liveTimer.js"
 import { makeStderrTail } from "./stderrTail.js"
-import { checkVersion, SUPPORTED_CLI_VERSIONS } from "./version.js"
+import { checkVersion, judge, knownVersion, SUPPORTED_CLI_VERSIONS } from "./version.js"
 
 /** @internal */
 export const BASE_ARGS: ReadonlyArray<string> = [
@@ -83,9 +82,13 @@ const probes = new Map<string, Promise<Exit.Exit<void, VersionIncompatible>>>()
 
 const checkVersionShared = (cli: ResolvedCli, range: string): Effect.Effect<void, VersionIncompatible> =>
   Effect.suspend(() => {
+    if (range.trim() === "*") return Effect.void
     const key = [cli.command, ...cli.prefixArgs, range].join("\0")
     let probe = probes.get(key)
     if (probe === undefined) {
+      // answered before (the version is cached by path and modification time): no probe, no fiber, no await
+      const known = knownVersion(cli)
+      if (known !== undefined) return judge({ version: known }, range)
       const started = Effect.runPromiseExit(checkVersion(cli, range))
       probe = started
       probes.set(key, started)
@@ -204,7 +207,7 @@ export const make = Effect.gen(function*() {
 
       const afterStdout = Effect.gen(function*() {
         const s = yield* Deferred.await(exited)
-        yield* liveTimeout(Fiber.await(stderrFiber), STDERR_DRAIN_MILLIS)
+        yield* liveAwaitBounded(stderrFiber, STDERR_DRAIN_MILLIS)
         if (s.code !== 0) return yield* Effect.fail(processExited(s))
       })
 

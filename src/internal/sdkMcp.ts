@@ -934,8 +934,39 @@ export const contribution = (options: Options): Effect.Effect<SdkMcpContribution
     const outbox = yield* Queue.unbounded<Outbound>()
     yield* Effect.addFinalizer(() => outbox.shutdown)
 
+    // server-originated messages go to the CLI once it answered `initialize`; the fiber that forwards them starts with
+    // the first server (most sessions have none)
+    const protocol = yield* Deferred.make<ControlProtocol>()
+    const initialized = yield* Deferred.make<void>()
+    const forwarder = Effect.gen(function*() {
+      const forwards = yield* FiberSet.make()
+      const p = yield* Deferred.await(protocol)
+      yield* Deferred.await(initialized)
+      while (true) {
+        const { message, server } = yield* outbox.take
+        const response = yield* Effect.either(p.begin("mcp_message", { server_name: server, message }))
+        if (response._tag === "Right") {
+          yield* FiberSet.run(
+            forwards,
+            response.right.pipe(
+              Effect.catchAll((error) =>
+                Effect.logDebug(`forwarding a message of SDK MCP server "${server}" failed: ${error.message}`)
+              )
+            )
+          )
+        }
+      }
+    }).pipe(Effect.scoped)
+    let forwarding = false
+    const startForwarding = Effect.suspend(() => {
+      if (forwarding) return Effect.void
+      forwarding = true
+      return Effect.asVoid(Effect.forkIn(forwarder, sessionScope))
+    })
+
     const register = (name: string, config: McpSdkServerConfig, startup: boolean) =>
       Effect.gen(function*() {
+        yield* startForwarding
         const scope = yield* Scope.fork(sessionScope, ExecutionStrategy.sequential)
         const connection = yield* connect(name, config, outbox).pipe(
           Scope.extend(scope),
@@ -960,54 +991,36 @@ export const contribution = (options: Options): Effect.Effect<SdkMcpContribution
     for (const [name, config] of entries) yield* register(name, config, true)
 
     const manifests: Record<string, JsonObject> = {}
-    yield* Effect.forEach(
-      [...connections.values()].filter((c) => c.manifest),
-      (c) =>
-        Effect.map(captureManifest(c), (manifest) => {
-          if (manifest !== undefined) manifests[c.name] = manifest
-        }),
-      { concurrency: "unbounded", discard: true }
-    ).pipe(Effect.timeout(MANIFEST_TIMEOUT), Effect.ignore)
+    const withManifest = [...connections.values()].filter((c) => c.manifest)
+    if (withManifest.length > 0) {
+      yield* Effect.forEach(
+        withManifest,
+        (c) =>
+          Effect.map(captureManifest(c), (manifest) => {
+            if (manifest !== undefined) manifests[c.name] = manifest
+          }),
+        { concurrency: "unbounded", discard: true }
+      ).pipe(Effect.timeout(MANIFEST_TIMEOUT), Effect.ignore)
+    }
 
     const configs: Record<string, JsonObject> = {}
     for (const [name, config] of entries) if (config.timeout !== undefined) configs[name] = { timeout: config.timeout }
 
-    // server-originated messages go to the CLI once it answered `initialize`
-    const protocol = yield* Deferred.make<ControlProtocol>()
-    const initialized = yield* Deferred.make<void>()
-    const forwards = yield* FiberSet.make()
-    yield* Effect.gen(function*() {
-      const p = yield* Deferred.await(protocol)
-      yield* Deferred.await(initialized)
-      while (true) {
-        const { message, server } = yield* outbox.take
-        const response = yield* Effect.either(p.begin("mcp_message", { server_name: server, message }))
-        if (response._tag === "Right") {
-          yield* FiberSet.run(
-            forwards,
-            response.right.pipe(
-              Effect.catchAll((error) =>
-                Effect.logDebug(`forwarding a message of SDK MCP server "${server}" failed: ${error.message}`)
-              )
-            )
-          )
-        }
-      }
-    }).pipe(Effect.forkScoped)
-
-    // start-up servers the CLI does not report as connected
+    // start-up servers the CLI does not report as connected (only servers given in the options are checked)
     const failures = yield* Queue.unbounded<{ readonly error: McpServerFailed; readonly policy: "fail" | "warn" }>()
     const reported = new Set<string>()
-    yield* failures.take.pipe(
-      Effect.flatMap(({ error, policy }) =>
-        policy === "fail"
-          ? Effect.zipRight(Effect.logError(error.message, error), Deferred.fail(failed, error))
-          : Effect.logWarning(error.message, error)
-      ),
-      Effect.annotateLogs({ module: "SdkMcp" }),
-      Effect.forever,
-      Effect.forkScoped
-    )
+    if (entries.length > 0) {
+      yield* failures.take.pipe(
+        Effect.flatMap(({ error, policy }) =>
+          policy === "fail"
+            ? Effect.zipRight(Effect.logError(error.message, error), Deferred.fail(failed, error))
+            : Effect.logWarning(error.message, error)
+        ),
+        Effect.annotateLogs({ module: "SdkMcp" }),
+        Effect.forever,
+        Effect.forkScoped
+      )
+    }
     const onMessage = (m: Message.SdkMessage): boolean => {
       if (!Message.isSystemInit(m)) return true
       for (const { connection, startup } of registered.values()) {
@@ -1091,7 +1104,8 @@ export const contribution = (options: Options): Effect.Effect<SdkMcpContribution
       onProtocol: (p) => Effect.asVoid(Deferred.succeed(protocol, p)),
       onInitialized: () => Effect.asVoid(Deferred.succeed(initialized, undefined)),
       onMessage,
-      failure: Deferred.await(failed),
+      // only servers given in the options can fail the session
+      failure: entries.length > 0 ? Deferred.await(failed) : Effect.never,
       mcpServers
     }
   })

@@ -5,7 +5,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
-import * as Queue from "effect/Queue"
+import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -185,8 +185,15 @@ export const make = (
     let idleWaiters: Array<Deferred.Deferred<void>> = []
     // when the CLI last wrote an SDK message or the SDK last sent a prompt (per the Effect `Clock`)
     let lastEventAt = startedAt
-    // the CLI's `system/init` named another session than the one expected (logged from a fiber of the session)
-    const otherIds = yield* Queue.unbounded<{ readonly expected: string; readonly actual: string }>()
+    // the CLI's `system/init` named another session than the one expected: logged from a fiber of its own, with the
+    // session's logger and annotations (a rare event: no fiber waits for it)
+    const runtime = yield* Effect.runtime<never>()
+    const reportOtherId = (expected: string, actual: string) =>
+      Runtime.runFork(runtime)(
+        Effect.logWarning(
+          `the CLI runs session ${actual}, not ${expected} as expected; Session.sessionId now reports ${actual}`
+        ).pipe(Effect.annotateLogs({ expected, actual, originKind: origin.kind, requested: origin.requested ?? "" }))
+      )
 
     const onMessage = (m: Message.SdkMessage): boolean => {
       sdkMessages++
@@ -212,7 +219,7 @@ export const make = (
           // the CLI has the last word on the id (e.g. a resume it chose to fork)
           if (m.subtype === "init") {
             if (sessionId !== undefined && m.session_id !== sessionId) {
-              Queue.unsafeOffer(otherIds, { expected: sessionId, actual: m.session_id })
+              reportOtherId(sessionId, m.session_id)
             }
             sessionId = m.session_id
           } else if (m.subtype === "commands_changed") commands = m.commands
@@ -242,18 +249,6 @@ export const make = (
       !lastWasResult || status === "idle" || !reportsState ? Effect.void : awaitIdle
     )
 
-    yield* Queue.take(otherIds).pipe(
-      Effect.flatMap(({ actual, expected }) =>
-        Effect.logWarning(
-          `the CLI runs session ${actual}, not ${expected} as expected; Session.sessionId now reports ${actual}`
-        ).pipe(
-          Effect.annotateLogs({ expected, actual, originKind: origin.kind, requested: origin.requested ?? "" })
-        )
-      ),
-      Effect.forever,
-      Effect.forkScoped
-    )
-
     const protocol = yield* ControlProtocol.make(connection, {
       handlers: extensions.handlers,
       requestTimeout: controlLimit,
@@ -280,7 +275,9 @@ export const make = (
     yield* Effect.addFinalizer(() => settleBeforeClose)
 
     const fatal = yield* Deferred.make<never, SessionError>()
-    yield* extensions.failure.pipe(Effect.catchAll((error) => Deferred.fail(fatal, error)), Effect.forkScoped)
+    if (extensions.failure !== undefined) {
+      yield* extensions.failure.pipe(Effect.catchAll((error) => Deferred.fail(fatal, error)), Effect.forkScoped)
+    }
     const initialized = yield* Deferred.make<Message.InitializeResponse, SessionError>()
     // written before anything else the session sends; answered later, within what is left of the start-up bound.
     // A CLI gone already (it exited at once) cannot be written to: the start-up failure below reports why.
@@ -597,7 +594,8 @@ export const drive = <E, R>(
         if (error !== undefined) stoppedBy ??= s.stoppedBy() ?? error
         return s.protocol.endMessages
       })
-    yield* Deferred.await(inputFailed).pipe(Effect.catchAll(stop), Effect.forkScoped)
+    // a string prompt was sent already: nothing can fail the input any more
+    if (typeof prompt !== "string") yield* Deferred.await(inputFailed).pipe(Effect.catchAll(stop), Effect.forkScoped)
     // after the last result: stdin closes, and the stream ends when the CLI exits, or after a bounded drain
     yield* Deferred.await(finished).pipe(Effect.zipRight(s.session.endInput), Effect.forkScoped)
     yield* Deferred.await(finished).pipe(

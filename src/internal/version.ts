@@ -44,6 +44,18 @@ export type Probe = { readonly version: string } | { readonly reason: string }
 
 const clip = (text: string) => JSON.stringify(text.trim().slice(0, 200))
 
+const cacheKey = (cli: ResolvedCli): string => {
+  try {
+    return `${cli.path}@${fs.statSync(cli.path).mtimeMs}`
+  } catch {
+    // a path we cannot stat is probed every time
+    return cli.path
+  }
+}
+
+/** The version a probe of this executable (same path and modification time) found before, if any. @internal */
+export const knownVersion = (cli: ResolvedCli): string | undefined => cache.get(cacheKey(cli))
+
 /**
  * Runs `<cli> --version` once per executable (successes are cached by path and modification time). Bounded: after
  * `timeoutMillis` the probe's process group is killed (SIGKILL) and the answer is a reason, as it is when the probe
@@ -53,12 +65,7 @@ const clip = (text: string) => JSON.stringify(text.trim().slice(0, 200))
  */
 export const probeVersion = (cli: ResolvedCli, timeoutMillis = PROBE_TIMEOUT_MILLIS): Effect.Effect<Probe> =>
   Effect.suspend(() => {
-    let key = cli.path
-    try {
-      key = `${cli.path}@${fs.statSync(cli.path).mtimeMs}`
-    } catch {
-      // a path we cannot stat is probed every time
-    }
+    const key = cacheKey(cli)
     const known = cache.get(key)
     if (known !== undefined) return Effect.succeed({ version: known })
     return Effect.async<Probe>((resume) => {
@@ -125,13 +132,14 @@ export const checkVersion = (
   range: string,
   timeoutMillis = PROBE_TIMEOUT_MILLIS
 ): Effect.Effect<void, VersionIncompatible> =>
-  range.trim() === "*"
+  range.trim() === "*" ? Effect.void : Effect.flatMap(probeVersion(cli, timeoutMillis), (probe) => judge(probe, range))
+
+/** What {@link checkVersion} concludes from a probe. @internal */
+export const judge = (probe: Probe, range: string): Effect.Effect<void, VersionIncompatible> => {
+  if (!("version" in probe)) {
+    return Effect.fail(new VersionIncompatible({ found: "unknown", supported: range, reason: probe.reason }))
+  }
+  return satisfies(probe.version, range)
     ? Effect.void
-    : Effect.flatMap(probeVersion(cli, timeoutMillis), (probe) => {
-      if (!("version" in probe)) {
-        return Effect.fail(new VersionIncompatible({ found: "unknown", supported: range, reason: probe.reason }))
-      }
-      return satisfies(probe.version, range)
-        ? Effect.void
-        : Effect.fail(new VersionIncompatible({ found: probe.version, supported: range }))
-    })
+    : Effect.fail(new VersionIncompatible({ found: probe.version, supported: range }))
+}

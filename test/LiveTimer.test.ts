@@ -1,0 +1,69 @@
+// Wall-clock bounds for the SDK's own clean-up waits (src/internal/liveTimer.ts).
+import { describe, expect, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as TestClock from "effect/TestClock"
+import { liveAwaitBounded, liveTimeout } from "../src/internal/liveTimer.js"
+
+const elapsed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    const started = Date.now()
+    const value = yield* effect
+    return { value, millis: Date.now() - started }
+  })
+
+describe("liveAwaitBounded", () => {
+  it.live("returns at once for a fiber that is done already", () =>
+    Effect.gen(function*() {
+      const fiber = yield* Effect.fork(Effect.void)
+      yield* Fiber.await(fiber)
+      const { millis } = yield* elapsed(liveAwaitBounded(fiber, "10 seconds"))
+      expect(millis).toBeLessThan(1000)
+    }))
+
+  it.live("returns when the fiber ends, before the bound", () =>
+    Effect.gen(function*() {
+      const gate = yield* Deferred.make<void>()
+      const fiber = yield* Effect.fork(Deferred.await(gate))
+      const waiter = yield* Effect.fork(liveAwaitBounded(fiber, "10 seconds"))
+      yield* Effect.sleep("20 millis")
+      expect(Option.isNone(yield* Fiber.poll(waiter))).toBe(true)
+      yield* Deferred.succeed(gate, undefined)
+      const { millis } = yield* elapsed(Fiber.join(waiter))
+      expect(millis).toBeLessThan(1000)
+    }))
+
+  it.live("returns after the bound for a fiber that goes on, and leaves it running", () =>
+    Effect.gen(function*() {
+      const fiber = yield* Effect.fork(Effect.never)
+      const { millis } = yield* elapsed(liveAwaitBounded(fiber, "50 millis"))
+      expect(millis).toBeGreaterThanOrEqual(45)
+      expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+      yield* Fiber.interrupt(fiber)
+    }))
+
+  it.effect("waits on the wall clock, whatever Clock is installed (TestClock here)", () =>
+    Effect.gen(function*() {
+      const fiber = yield* Effect.fork(Effect.never)
+      // TestClock never moves unless told: a bound on the Effect clock would never pass
+      const { millis } = yield* elapsed(liveAwaitBounded(fiber, "30 millis"))
+      expect(millis).toBeGreaterThanOrEqual(25)
+      yield* TestClock.adjust("1 millis")
+      yield* Fiber.interrupt(fiber)
+    }))
+})
+
+describe("liveTimeout", () => {
+  it.live("None after the bound, with the effect interrupted", () =>
+    Effect.gen(function*() {
+      const interrupted = yield* Deferred.make<void>()
+      const result = yield* liveTimeout(
+        Effect.never.pipe(Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))),
+        "20 millis"
+      )
+      expect(Option.isNone(result)).toBe(true)
+      expect(yield* Deferred.isDone(interrupted)).toBe(true)
+    }))
+})
