@@ -152,9 +152,20 @@ export const make = Effect.gen(function*() {
         Effect.ignore,
         Effect.forkScoped
       )
-      const stderrFiber = yield* proc.stderr.pipe(
-        Stream.runForEach((chunk) => Effect.sync(() => stderr.push(chunk))),
-        Effect.ignore,
+      // stderr is pulled chunk by chunk, as stdout is: `Stream.runForEach` costs a session ~300 more Effect operations
+      // (a sink, its own fiber and their finalizers); a stderr that fails just ends
+      const stderrFiber = yield* Stream.toPull(proc.stderr).pipe(
+        Effect.flatMap((pull) => {
+          const loop: Effect.Effect<void> = Effect.matchEffect(pull, {
+            onFailure: () => Effect.void,
+            onSuccess: (chunk) => {
+              for (const piece of chunk) stderr.push(piece)
+              return loop
+            }
+          })
+          return loop
+        }),
+        Effect.scoped,
         Effect.forkScoped
       )
       yield* proc.exitCode.pipe(
