@@ -87,6 +87,19 @@ describe("ClaudeAgent.queryWithOrigin", () => {
     }))
 })
 
+describe("a session whose id only the CLI can tell", () => {
+  it.scoped("continue with no session on record: sessionId fails with why when the CLI exits before telling", () =>
+    Effect.gen(function*() {
+      const layer = ScriptedCli.layer((cli) => cli.exit(1), { silent: ["initialize"] })
+      const query = yield* ClaudeAgent.queryWithOrigin("hi", { continue: true, cwd: "/nonexistent/eca-origin" }).pipe(
+        Effect.provide(layer)
+      )
+      expect(query.origin).toMatchObject({ kind: "continue", requested: undefined, sessionId: undefined })
+      const error = yield* Effect.flip(query.sessionId)
+      expect(error).toMatchObject({ _tag: "StartupFailed", exitCode: 1 })
+    }))
+})
+
 describe("a CLI that runs another session than expected", () => {
   it.scoped("system/init with another id: Session.sessionId follows the CLI, origin is kept, a warning is logged", () =>
     Effect.gen(function*() {

@@ -362,18 +362,20 @@ export const make = (
       }).pipe(Effect.forkScoped)
     }
 
-    // when the CLI is gone, whoever waits for the session id learns why
-    yield* connection.awaitExit.pipe(
-      Effect.flatMap((exit) =>
-        Effect.flatMap(connection.stderrTail, (stderrTail) =>
-          Deferred.fail(
-            sessionIdKnown,
-            refine(new ProcessExited({ code: exit.code, signal: exit.signal, stderrTail }))
-          )
-        )
-      ),
-      Effect.forkScoped
-    )
+    // when the CLI is gone, whoever waits for the session id learns why (no one waits for an id known already, e.g.
+    // one the SDK assigned)
+    if (!(yield* Deferred.isDone(sessionIdKnown))) {
+      yield* connection.awaitExit.pipe(
+        Effect.flatMap((exit) =>
+          Effect.flatMap(connection.stderrTail, (stderrTail) =>
+            Deferred.fail(
+              sessionIdKnown,
+              refine(new ProcessExited({ code: exit.code, signal: exit.signal, stderrTail }))
+            ))
+        ),
+        Effect.forkScoped
+      )
+    }
 
     const interruptTimeout = options.interruptTimeout ?? "5 seconds"
     const request = (
