@@ -102,21 +102,25 @@ export const make = (
     const prefix = Math.random().toString(36).slice(2, 8)
     let counter = 0
     let frames = 0
-    let terminated: ProcessExited | InputClosed | undefined
+    // why the protocol ended, made when first needed (on a clean exit no one asks, and a tagged error is not free)
+    let terminated: (() => ProcessExited | InputClosed) | undefined
 
     const out = yield* Mailbox.make<Message.SdkMessage, ProcessExited>(options.bufferSize ?? DEFAULT_BUFFER)
     const inbound = yield* FiberMap.make<string>()
 
-    const terminate = (error: ProcessExited | InputClosed) =>
+    const terminate = (reason: () => ProcessExited | InputClosed) =>
       Effect.suspend(() => {
-        terminated ??= error
+        let error: ProcessExited | InputClosed | undefined
+        const made = () => (error ??= reason())
+        terminated ??= made
+        if (pending.size === 0) return Effect.void
         const entries = [...pending.values()]
         pending.clear()
-        return Effect.forEach(entries, (entry) => Deferred.fail(entry.deferred, error), { discard: true })
+        return Effect.forEach(entries, (entry) => Deferred.fail(entry.deferred, made()), { discard: true })
       })
 
     yield* Effect.addFinalizer(() =>
-      Effect.zipRight(terminate(new InputClosed({ reason: "closed" })), Effect.asVoid(out.end))
+      Effect.zipRight(terminate(() => new InputClosed({ reason: "closed" })), Effect.asVoid(out.end))
     )
 
     // the CLI always gets an answer: a response that cannot be written (a BigInt, a cycle) becomes an error one
@@ -332,10 +336,13 @@ export const make = (
       Effect.exit,
       Effect.flatMap((exit) =>
         Effect.gen(function*() {
-          const error = Exit.isSuccess(exit)
-            ? new ProcessExited({ code: 0, signal: null, stderrTail: yield* connection.stderrTail })
-            : Cause.failureOption(exit.cause).pipe((o) => (o._tag === "Some" ? o.value : undefined))
-          if (error !== undefined) yield* terminate(error)
+          if (Exit.isSuccess(exit)) {
+            const stderrTail = yield* connection.stderrTail
+            yield* terminate(() => new ProcessExited({ code: 0, signal: null, stderrTail }))
+          } else {
+            const failure = Cause.failureOption(exit.cause)
+            if (failure._tag === "Some") yield* terminate(() => failure.value)
+          }
           yield* out.done(Exit.isSuccess(exit) ? Exit.void : Exit.failCause(exit.cause))
         })
       ),
@@ -355,7 +362,7 @@ export const make = (
       requestOptions?: RequestOptions
     ): Effect.Effect<Effect.Effect<unknown, RequestError>, RequestError> =>
       Effect.suspend(() => {
-        if (terminated !== undefined) return Effect.fail(terminated)
+        if (terminated !== undefined) return Effect.fail(terminated())
         const requestId = `req_${++counter}_${prefix}`
         const timeout = requestOptions?.timeout === undefined
           ? defaultTimeout
@@ -465,7 +472,10 @@ export const make = (
       request,
       begin,
       send: (message) =>
-        Effect.suspend(() => (terminated?._tag === "InputClosed" ? Effect.fail(terminated) : connection.send(message))),
+        Effect.suspend(() => {
+          const error = terminated?.()
+          return error?._tag === "InputClosed" ? Effect.fail(error) : connection.send(message)
+        }),
       endInput: connection.endInput,
       messages,
       takeMessages: takeAll,

@@ -97,12 +97,16 @@ const checkVersionShared = (cli: ResolvedCli, range: string): Effect.Effect<void
     return Effect.flatMap(Effect.promise(() => probe), (exit) => exit)
   })
 
-/** Sends a signal to the process group (the CLI and everything it started), falling back to the process. */
-const signal = (pid: number, sig: NodeJS.Signals) =>
+/**
+ * Sends a signal to the process group (the CLI and everything it started), falling back to the process while it has
+ * not been reaped (once it has, its pid may belong to another process).
+ */
+const signal = (pid: number, sig: NodeJS.Signals, reaped = false) =>
   Effect.sync(() => {
     try {
       process.kill(-pid, sig)
     } catch {
+      if (reaped) return
       try {
         process.kill(pid, sig)
       } catch {
@@ -212,7 +216,7 @@ export const make = Effect.gen(function*() {
             }
           }
           // whatever the CLI left behind in its process group (tool subprocesses)
-          yield* signal(pid, "SIGKILL")
+          yield* signal(pid, "SIGKILL", status !== undefined)
         }).pipe(Effect.uninterruptible)
       )
 

@@ -929,19 +929,29 @@ export const contribution = (options: Options): Effect.Effect<SdkMcpContribution
     const sessionScope = yield* Effect.scope
     const connections = new Map<string, Connection>()
     const registered = new Map<string, Registered>()
-    const failed = yield* Deferred.make<never, McpServerFailed>()
     const handlers = new Map([["mcp_message", mcpMessageHandler(connections)]])
     const outbox = yield* Queue.unbounded<Outbound>()
     yield* Effect.addFinalizer(() => outbox.shutdown)
 
     // server-originated messages go to the CLI once it answered `initialize`; the fiber that forwards them starts with
     // the first server (most sessions have none)
-    const protocol = yield* Deferred.make<ControlProtocol>()
-    const initialized = yield* Deferred.make<void>()
+    let protocol: ControlProtocol | undefined
+    let initialized = false
+    // made only when the forwarder has to wait for the session to be ready
+    let whenReady: Deferred.Deferred<ControlProtocol> | undefined
+    const ready = Effect.suspend(() => {
+      if (initialized && protocol !== undefined) return Effect.succeed(protocol)
+      whenReady ??= Deferred.unsafeMake<ControlProtocol>(FiberId.none)
+      return Deferred.await(whenReady)
+    })
+    const markReady = () => {
+      if (initialized && protocol !== undefined && whenReady !== undefined) {
+        Deferred.unsafeDone(whenReady, Effect.succeed(protocol))
+      }
+    }
     const forwarder = Effect.gen(function*() {
       const forwards = yield* FiberSet.make()
-      const p = yield* Deferred.await(protocol)
-      yield* Deferred.await(initialized)
+      const p = yield* ready
       while (true) {
         const { message, server } = yield* outbox.take
         const response = yield* Effect.either(p.begin("mcp_message", { server_name: server, message }))
@@ -1007,9 +1017,15 @@ export const contribution = (options: Options): Effect.Effect<SdkMcpContribution
     for (const [name, config] of entries) if (config.timeout !== undefined) configs[name] = { timeout: config.timeout }
 
     // start-up servers the CLI does not report as connected (only servers given in the options are checked)
-    const failures = yield* Queue.unbounded<{ readonly error: McpServerFailed; readonly policy: "fail" | "warn" }>()
+    const failures = entries.length > 0
+      ? yield* Queue.unbounded<{ readonly error: McpServerFailed; readonly policy: "fail" | "warn" }>()
+      : undefined
     const reported = new Set<string>()
-    if (entries.length > 0) {
+    // fails the session (when a server's policy is "fail"); only servers given in the options can
+    let failure: Effect.Effect<never, McpServerFailed> = Effect.never
+    if (failures !== undefined) {
+      const failed = yield* Deferred.make<never, McpServerFailed>()
+      failure = Deferred.await(failed)
       yield* failures.take.pipe(
         Effect.flatMap(({ error, policy }) =>
           policy === "fail"
@@ -1022,7 +1038,7 @@ export const contribution = (options: Options): Effect.Effect<SdkMcpContribution
       )
     }
     const onMessage = (m: Message.SdkMessage): boolean => {
-      if (!Message.isSystemInit(m)) return true
+      if (failures === undefined || !Message.isSystemInit(m)) return true
       for (const { connection, startup } of registered.values()) {
         if (!startup || reported.has(connection.name)) continue
         const info = m.mcp_servers.find((s) => s.name === connection.name)
@@ -1101,11 +1117,18 @@ export const contribution = (options: Options): Effect.Effect<SdkMcpContribution
         }
         : {}),
       handlers,
-      onProtocol: (p) => Effect.asVoid(Deferred.succeed(protocol, p)),
-      onInitialized: () => Effect.asVoid(Deferred.succeed(initialized, undefined)),
+      onProtocol: (p) =>
+        Effect.sync(() => {
+          protocol = p
+          markReady()
+        }),
+      onInitialized: () =>
+        Effect.sync(() => {
+          initialized = true
+          markReady()
+        }),
       onMessage,
-      // only servers given in the options can fail the session
-      failure: entries.length > 0 ? Deferred.await(failed) : Effect.never,
+      failure,
       mcpServers
     }
   })

@@ -554,7 +554,17 @@ export const drive = <E, R>(
     }
     s.onResult(check)
 
-    const inputFailed = yield* Deferred.make<never, E | SessionError>()
+    // The other reasons to stop (the session's own watcher handles `fatal`, see `stoppedBy`) end the protocol's
+    // message buffer once what it holds is handed out, and say how the stream ends. No per-chunk
+    // `Stream.interruptWhen`: it costs every chunk a forked pull and a race (about 60 KB of allocation), and a stream
+    // of small chunks (the CLI pausing at every can_use_tool) pays it thousands of times.
+    let stoppedBy: SessionError | E | undefined
+    const stop = (error?: SessionError | E) =>
+      Effect.suspend(() => {
+        // the first reason wins: a session that could not go on before the input failed reports that
+        if (error !== undefined) stoppedBy ??= s.stoppedBy() ?? error
+        return s.protocol.endMessages
+      })
     // the CLI was gone before the prompt could be sent (e.g. a resume of a session that does not exist): the
     // stream reports why once it has read everything the CLI wrote, not the bare exit
     let sendFailed: ProcessExited | undefined
@@ -568,6 +578,7 @@ export const drive = <E, R>(
       expected = 1
       inputDone = true
     } else {
+      const inputFailed = yield* Deferred.make<never, E | SessionError>()
       yield* prompt.pipe(
         Stream.runForEach((p) =>
           Effect.zipRight(
@@ -584,20 +595,8 @@ export const drive = <E, R>(
         Effect.catchAll((error) => Deferred.fail(inputFailed, error)),
         Effect.forkScoped
       )
+      yield* Deferred.await(inputFailed).pipe(Effect.catchAll(stop), Effect.forkScoped)
     }
-    // The other reasons to stop (the session's own watcher handles `fatal`, see `stoppedBy`) end the protocol's
-    // message buffer once what it holds is handed out, and say how the stream ends. No per-chunk
-    // `Stream.interruptWhen`: it costs every chunk a forked pull and a race (about 60 KB of allocation), and a stream
-    // of small chunks (the CLI pausing at every can_use_tool) pays it thousands of times.
-    let stoppedBy: SessionError | E | undefined
-    const stop = (error?: SessionError | E) =>
-      Effect.suspend(() => {
-        // the first reason wins: a session that could not go on before the input failed reports that
-        if (error !== undefined) stoppedBy ??= s.stoppedBy() ?? error
-        return s.protocol.endMessages
-      })
-    // a string prompt was sent already: nothing can fail the input any more
-    if (typeof prompt !== "string") yield* Deferred.await(inputFailed).pipe(Effect.catchAll(stop), Effect.forkScoped)
     // after the last result: stdin closes, and the stream ends when the CLI exits, or after a bounded drain
     yield* Deferred.await(finished).pipe(Effect.zipRight(s.session.endInput), Effect.forkScoped)
     yield* Deferred.await(finished).pipe(
