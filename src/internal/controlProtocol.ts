@@ -5,6 +5,7 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as FiberMap from "effect/FiberMap"
 import { constVoid } from "effect/Function"
 import * as Mailbox from "effect/Mailbox"
@@ -63,7 +64,7 @@ const toDuration = (input: Duration.DurationInput | "infinity"): Duration.Durati
 
 interface Pending {
   readonly subtype: string
-  readonly deferred: Deferred.Deferred<unknown, ControlError | ProcessExited | InputClosed>
+  readonly deferred: Deferred.Deferred<unknown, RequestError>
 }
 
 const errorResponse = (requestId: string, error: string): Message.ControlResponse => ({
@@ -367,14 +368,23 @@ export const make = (
         const timeout = requestOptions?.timeout === undefined
           ? defaultTimeout
           : toDuration(requestOptions.timeout)
-        return Effect.flatMap(Deferred.make<unknown, ControlError | ProcessExited | InputClosed>(), (deferred) => {
+        return Effect.flatMap(Deferred.make<unknown, RequestError>(), (deferred) => {
           pending.set(requestId, { subtype, deferred })
           const awaited = Deferred.await(deferred)
+          // the timer fails the request's Deferred itself: one fiber, where `Effect.timeout` races two
           const bounded: Effect.Effect<unknown, RequestError> = Duration.isFinite(timeout)
-            ? Effect.timeoutFail(awaited, {
-              duration: timeout,
-              onTimeout: () => new ControlTimeout({ subtype, requestId, timeoutMillis: Duration.toMillis(timeout) })
-            })
+            ? Effect.flatMap(
+              Effect.fork(Effect.zipRight(
+                Effect.sleep(timeout),
+                Effect.suspend(() =>
+                  Deferred.fail(
+                    deferred,
+                    new ControlTimeout({ subtype, requestId, timeoutMillis: Duration.toMillis(timeout) })
+                  )
+                )
+              )),
+              (timer) => Effect.ensuring(awaited, Fiber.interrupt(timer))
+            )
             : awaited
           const result = bounded.pipe(
             Effect.onExit((exit) => {
