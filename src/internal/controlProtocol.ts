@@ -55,6 +55,19 @@ const nextTurn: Effect.Effect<void> = Effect.async<void>((resume) => {
   return Effect.sync(() => clearImmediate(handle))
 })
 
+/** The chunks of `messages`, pulled without stream machinery; fails with `None` at the end. @internal */
+export type ChunkPull = Effect.Effect<Chunk.Chunk<Message.SdkMessage>, Option.Option<ProcessExited>>
+
+const chunkPulls = new WeakMap<ControlProtocol, () => ChunkPull>()
+
+/**
+ * A pull of this protocol's `messages` (its single consumer), chunk by chunk, without stream machinery: a pull through
+ * the stream costs tens of Effect operations per chunk. `undefined` for a protocol this module did not make.
+ *
+ * @internal
+ */
+export const chunkPullOf = (protocol: ControlProtocol): ChunkPull | undefined => chunkPulls.get(protocol)?.()
+
 /**
  * A timeout: `"infinity"` (and `Duration.infinity`) waits forever. `Duration.decode` throws on `"infinity"` in this
  * Effect version, and on anything it cannot read; an unreadable input falls back to the default.
@@ -461,22 +474,23 @@ export const make = (
         )
       })
 
-    const messages: Stream.Stream<Message.SdkMessage, ProcessExited> = Stream.suspend(() => {
+    const makeChunkPull = (): ChunkPull => {
       let ended = false
-      return Stream.repeatEffectChunkOption(
-        Effect.suspend(() => {
-          if (ended) return Effect.fail(Option.none())
-          return Effect.matchEffect(takeCoalesced, {
-            onFailure: (error) => Effect.fail(Option.some(error)),
-            onSuccess: ([chunk, done]): Effect.Effect<Chunk.Chunk<Message.SdkMessage>, Option.Option<ProcessExited>> => {
-              if (!done) return Effect.succeed(chunk)
-              ended = true
-              return chunk.length > 0 ? Effect.succeed(chunk) : Effect.fail(Option.none())
-            }
-          })
+      return Effect.suspend(() => {
+        if (ended) return Effect.fail(Option.none())
+        return Effect.matchEffect(takeCoalesced, {
+          onFailure: (error) => Effect.fail(Option.some(error)),
+          onSuccess: ([chunk, done]): ChunkPull => {
+            if (!done) return Effect.succeed(chunk)
+            ended = true
+            return chunk.length > 0 ? Effect.succeed(chunk) : Effect.fail(Option.none())
+          }
         })
-      )
-    })
+      })
+    }
+    const messages: Stream.Stream<Message.SdkMessage, ProcessExited> = Stream.suspend(() =>
+      Stream.repeatEffectChunkOption(makeChunkPull())
+    )
 
     const protocol: ControlProtocol = {
       request,
@@ -495,5 +509,6 @@ export const make = (
       framesReceived: () => frames,
       connection
     }
+    chunkPulls.set(protocol, makeChunkPull)
     return protocol
   })

@@ -224,17 +224,22 @@ export const query = (params: {
     receiver = undefined
     receive?.(pulled)
   }
-  const pump = (pull: Effect.Effect<Chunk.Chunk<Message.SdkMessage>, Option.Option<unknown>>): Effect.Effect<never> =>
-    Effect.forever(Effect.zipRight(awaitReceiver, Effect.flatMap(Effect.exit(pull), (p) => Effect.sync(() => hand(p)))))
-      .pipe(
-        // closed while next() waits: the stream has ended for it
-        Effect.onExit(() =>
-          Effect.sync(() => {
-            pumpDone = true
-            hand(ended)
-          })
-        )
+  const pump = (pull: Effect.Effect<Chunk.Chunk<Message.SdkMessage>, Option.Option<unknown>>): Effect.Effect<never> => {
+    // not `Effect.forever`, which yields to the scheduler on every turn: this loop waits for a receiver anyway
+    const loop: Effect.Effect<never> = Effect.zipRight(
+      awaitReceiver,
+      Effect.flatMap(Effect.exit(pull), (p) => Effect.flatMap(Effect.sync(() => hand(p)), () => loop))
+    )
+    return loop.pipe(
+      // closed while next() waits: the stream has ended for it
+      Effect.onExit(() =>
+        Effect.sync(() => {
+          pumpDone = true
+          hand(ended)
+        })
       )
+    )
+  }
   const pullChunk = (): Promise<Pulled> =>
     new Promise((resolve) => {
       if (pumpDone) return resolve(ended)
@@ -250,8 +255,8 @@ export const query = (params: {
       const scope = yield* Scope.make()
       return yield* Effect.gen(function*() {
         const internal = yield* session.make(toEffectOptions(options))
-        const messages = yield* session.drive(internal, prompt)
-        const pull = yield* Stream.toPull(messages)
+        const { pull: makePull } = yield* session.driveParts(internal, prompt)
+        const pull = yield* makePull
         yield* Effect.forkScoped(pump(pull))
         return { scope, internal }
       }).pipe(

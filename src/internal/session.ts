@@ -1,4 +1,6 @@
 /** @internal */
+import * as Cause from "effect/Cause"
+import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -30,6 +32,7 @@ import type {
 import * as ControlProtocol from "../ControlProtocol.js"
 import * as Message from "../Message.js"
 import { Transport } from "../Transport.js"
+import { chunkPullOf } from "./controlProtocol.js"
 import { collectExtensions } from "./extensions.js"
 import { oneByOne } from "./handout.js"
 import * as Opts from "./options.js"
@@ -545,6 +548,21 @@ export const drive = <E, R>(
   s: SessionInternal,
   prompt: string | Stream.Stream<Prompt, E, R>
 ): Effect.Effect<Stream.Stream<Message.SdkMessage, SessionError | E>, SessionError, R | Scope.Scope> =>
+  Effect.map(driveParts(s, prompt), (parts) => parts.messages)
+
+/**
+ * {@link drive}, with a second way to read the same messages (use one of the two): `pull`, chunk by chunk.
+ *
+ * @internal
+ */
+export const driveParts = <E, R>(
+  s: SessionInternal,
+  prompt: string | Stream.Stream<Prompt, E, R>
+): Effect.Effect<
+  { readonly messages: Stream.Stream<Message.SdkMessage, SessionError | E>; readonly pull: MessagePull<E> },
+  SessionError,
+  R | Scope.Scope
+> =>
   Effect.gen(function*() {
     let expected = 0
     let inputDone = false
@@ -605,33 +623,89 @@ export const drive = <E, R>(
       Effect.forkScoped
     )
 
+    // How the messages end: after the CLI's stdout failed with `error`, `undefined` when that is a clean end (the
+    // reasons to stop, below, still apply), else the error to fail with.
     const ended = Deferred.isDone(finished)
-    return s.protocol.messages.pipe(
+    const afterExit = (error: ProcessExited): Effect.Effect<SessionError | undefined> =>
+      Effect.zipWith(s.refineExited(error), ended, (refined, isEnded) => {
+        if (refined._tag === "SessionNotFound") return refined
+        // exit 1 after stdin closed following an error result is how the CLI reports that result
+        const last = s.lastResult()
+        if (isEnded && error.code !== null && (error.code === 0 || (error.code === 1 && last?.is_error))) {
+          return undefined
+        }
+        return refined
+      })
+    // once the messages ended cleanly: why they stopped, if something stopped them
+    const stoppedReason = (): SessionError | E | undefined => {
+      const reason = stoppedBy ?? s.stoppedBy()
+      if (reason !== undefined) return reason
+      if (sendFailed !== undefined) return s.refine(sendFailed)
+      return undefined
+    }
+
+    const messages: Stream.Stream<Message.SdkMessage, SessionError | E> = s.protocol.messages.pipe(
       Stream.catchAll((error) =>
-        Stream.unwrap(Effect.zipWith(
-          s.refineExited(error),
-          ended,
-          (refined, isEnded): Stream.Stream<never, SessionError | E> => {
-            if (refined._tag === "SessionNotFound") return Stream.fail(refined)
-            // exit 1 after stdin closed following an error result is how the CLI reports that result
-            const last = s.lastResult()
-            if (isEnded && error.code !== null && (error.code === 0 || (error.code === 1 && last?.is_error))) {
-              return Stream.empty
-            }
-            return Stream.fail(refined)
-          }
-        ))
+        Stream.unwrap(
+          Effect.map(afterExit(error), (failure) => (failure === undefined ? Stream.empty : Stream.fail(failure)))
+        )
       ),
       Stream.concat(
         Stream.suspend(() => {
-          const reason = stoppedBy ?? s.stoppedBy()
-          if (reason !== undefined) return Stream.fail(reason)
-          if (sendFailed !== undefined) return Stream.fail(s.refine(sendFailed))
-          return endedCleanly(s)
+          const reason = stoppedReason()
+          return reason !== undefined ? Stream.fail(reason) : endedCleanly(s)
         })
       )
     )
+
+    // The same messages, pulled chunk by chunk without stream machinery (the Promise API's pump): a pull through the
+    // stream's stages above costs ~40 Effect operations, i.e. per chunk, and a CLI pausing at every can_use_tool
+    // makes chunks small.
+    const protocolPull = chunkPullOf(s.protocol)
+    const pull: MessagePull<E> = protocolPull === undefined
+      ? Stream.toPull(messages)
+      : Effect.sync(() => {
+        let phase: "messages" | "end" | "done" = "messages"
+        const end: Effect.Effect<never, Option.Option<SessionError | E>> = Effect.suspend(() => {
+          phase = "done"
+          const reason = stoppedReason()
+          if (reason !== undefined) return Effect.fail(Option.some(reason))
+          return Effect.flatMap(s.protocol.connection.exitStatus, (exit) =>
+            Option.isNone(exit) || s.resultCount() > 0
+              ? Effect.fail(Option.none())
+              : Effect.flatMap(Effect.exit(s.session.initializationResult), (init) =>
+                Exit.isFailure(init)
+                  ? Effect.failCause(Cause.map(init.cause, (e): Option.Option<SessionError | E> => Option.some(e)))
+                  : Effect.fail(Option.none())))
+        })
+        const next: Effect.Effect<Chunk.Chunk<Message.SdkMessage>, Option.Option<SessionError | E>> = Effect
+          .suspend(() => {
+            if (phase === "done") return Effect.fail(Option.none())
+            if (phase === "end") return end
+            return Effect.catchAll(protocolPull, (error) => {
+              if (error._tag === "None") return end
+              phase = "done"
+              return Effect.flatMap(afterExit(error.value), (failure) => {
+                if (failure !== undefined) return Effect.fail(Option.some(failure))
+                phase = "end"
+                return end
+              })
+            })
+          })
+        return next
+      })
+    return { messages, pull }
   })
+
+/**
+ * Pulls the messages of a driven query chunk by chunk, as `Stream.toPull` of its stream would (fails with `None` at
+ * the end). @internal
+ */
+export type MessagePull<E> = Effect.Effect<
+  Effect.Effect<Chunk.Chunk<Message.SdkMessage>, Option.Option<SessionError | E>>,
+  never,
+  Scope.Scope
+>
 
 /** @internal */
 export const query = <E = never, R = never>(
