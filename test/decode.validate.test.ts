@@ -84,4 +84,30 @@ describe("compiledIs", () => {
     expect(agreed).toBeGreaterThan(100_000)
     expect(matched).toBeGreaterThan(1000)
   })
+
+  it("agrees with Schema.is on the control responses the session checks with schemas of its own", () => {
+    // as in src/internal/session.ts (set_permission_mode, mcp_status)
+    const own: ReadonlyArray<Schema.Schema<unknown, unknown>> = [
+      Schema.UndefinedOr(Schema.Struct({ mode: Schema.optional(Schema.String) })) as Schema.Schema<unknown, unknown>,
+      Schema.Struct({ mcpServers: Schema.Array(Message.McpServerStatus) }) as Schema.Schema<unknown, unknown>
+    ]
+    const corpus: Array<unknown> = [
+      undefined,
+      {},
+      { mode: "plan" },
+      { mode: 1 },
+      { mode: undefined },
+      { mcpServers: [] },
+      { mcpServers: [{ name: "calc", status: "connected" }] },
+      { mcpServers: [{ name: "calc" }] },
+      { mcpServers: {} },
+      ...replacements
+    ]
+    for (const value of [...corpus]) for (let i = 0; i < 20; i++) corpus.push(mutate(value))
+    for (const schema of own) {
+      const reference = Schema.is(schema)
+      const fast = compiledIs(schema)
+      for (const value of corpus) expect(fast(value), JSON.stringify(value)).toBe(reference(value))
+    }
+  })
 })

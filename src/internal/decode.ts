@@ -412,6 +412,12 @@ const compile = (ast: AST.AST): Check => {
 /** The compiled equivalent of `Schema.is(schema)`. @internal */
 export const compiledIs = (schema: { readonly ast: AST.AST }): Check => compile(AST.typeAST(schema.ast))
 
+/** {@link compiledIs} as the type guard `Schema.is` is (decode.validate.test holds the two to the same answers). @internal */
+export const compiledGuard = <A, I, R>(schema: Schema.Schema<A, I, R>): (u: unknown) => u is A => {
+  const check = compiledIs(schema)
+  return (u: unknown): u is A => check(u)
+}
+
 // ---------------------------------------------------------------------------------------------------------------------
 // decoding
 // ---------------------------------------------------------------------------------------------------------------------
