@@ -1,11 +1,9 @@
 /** @internal */
-import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
@@ -527,12 +525,9 @@ export const make = (
  * A query whose messages ended without an error: fine, unless the CLI exited (with code 0) without a result before it
  * answered `initialize` — then that failure, which is known at once once the CLI is gone.
  */
-const endedCleanly = (s: SessionInternal): Stream.Stream<never, SessionError> =>
-  Stream.unwrap(Effect.flatMap(s.protocol.connection.exitStatus, (exit) =>
-    Option.isNone(exit) || s.resultCount() > 0
-      ? Effect.succeed(Stream.empty)
-      : Effect.map(Effect.exit(s.session.initializationResult), (init) =>
-        Exit.isFailure(init) ? Stream.failCause(init.cause) : Stream.empty)))
+const endedCleanly = (s: SessionInternal): Effect.Effect<void, SessionError> =>
+  Effect.flatMap(s.protocol.connection.exitStatus, (exit) =>
+    Option.isNone(exit) || s.resultCount() > 0 ? Effect.void : Effect.asVoid(s.session.initializationResult))
 
 /** @internal */
 export const session = (options: Options = {}): Effect.Effect<Session, SessionError, Transport | Scope.Scope> =>
@@ -655,7 +650,7 @@ export const driveParts = <E, R>(
       Stream.concat(
         Stream.suspend(() => {
           const reason = stoppedReason()
-          return reason !== undefined ? Stream.fail(reason) : endedCleanly(s)
+          return reason !== undefined ? Stream.fail(reason) : Stream.execute(endedCleanly(s))
         })
       )
     )
@@ -672,13 +667,7 @@ export const driveParts = <E, R>(
           phase = "done"
           const reason = stoppedReason()
           if (reason !== undefined) return Effect.fail(Option.some(reason))
-          return Effect.flatMap(s.protocol.connection.exitStatus, (exit) =>
-            Option.isNone(exit) || s.resultCount() > 0
-              ? Effect.fail(Option.none())
-              : Effect.flatMap(Effect.exit(s.session.initializationResult), (init) =>
-                Exit.isFailure(init)
-                  ? Effect.failCause(Cause.map(init.cause, (e): Option.Option<SessionError | E> => Option.some(e)))
-                  : Effect.fail(Option.none())))
+          return Effect.zipRight(Effect.mapError(endedCleanly(s), Option.some), Effect.fail(Option.none()))
         })
         const next: Effect.Effect<Chunk.Chunk<Message.SdkMessage>, Option.Option<SessionError | E>> = Effect
           .suspend(() => {
