@@ -6,6 +6,7 @@ import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { Message } from "effect-claude-agent"
 import { ScriptedCli } from "effect-claude-agent/testing"
@@ -27,32 +28,31 @@ const describeEnd = <E>(exit: Exit.Exit<unknown, E>): string =>
 
 type Prompt = string | Stream.Stream<string, { readonly _tag: "InputBroke" }>
 
-const viaStream = (
-  script: Script,
-  options: AgentOptions.Options,
-  cliOptions?: ScriptedCli.Options,
-  prompt: Prompt = "hi"
-) =>
-  Effect.scoped(Effect.gen(function*() {
-    const s = yield* internal.make(options)
-    const { messages } = yield* internal.driveParts(s, prompt)
+/** The two ways `driveParts` gives the messages (errors left open). */
+interface Parts {
+  readonly messages: Stream.Stream<Message.SdkMessage, unknown>
+  readonly pull: Effect.Effect<Effect.Effect<Chunk.Chunk<Message.SdkMessage>, Option.Option<unknown>>, never, Scope.Scope>
+}
+
+/** Drives `prompt` on a scripted CLI and reads the messages with `read` (the stream or the pull). */
+const driven = (read: (parts: Parts) => Effect.Effect<Outcome, never, Scope.Scope>) =>
+(script: Script, options: AgentOptions.Options, cliOptions?: ScriptedCli.Options, prompt: Prompt = "hi") =>
+  Effect.scoped(Effect.flatMap(internal.make(options), (s) => Effect.flatMap(internal.driveParts(s, prompt), read)))
+    .pipe(Effect.provide(ScriptedCli.layer(script, cliOptions)))
+
+const viaStream = driven(({ messages }) =>
+  Effect.gen(function*() {
     const types: Array<string> = []
     const exit = yield* Effect.exit(Stream.runForEach(messages, (m: Message.SdkMessage) =>
       Effect.sync(() => {
         types.push(m.type)
       })))
-    return { types, end: describeEnd(exit) } satisfies Outcome
-  })).pipe(Effect.provide(ScriptedCli.layer(script, cliOptions)))
+    return { types, end: describeEnd(exit) }
+  })
+)
 
-const viaPull = (
-  script: Script,
-  options: AgentOptions.Options,
-  cliOptions?: ScriptedCli.Options,
-  prompt: Prompt = "hi"
-) =>
-  Effect.scoped(Effect.gen(function*() {
-    const s = yield* internal.make(options)
-    const { pull: makePull } = yield* internal.driveParts(s, prompt)
+const viaPull = driven(({ pull: makePull }) =>
+  Effect.gen(function*() {
     const pull = yield* makePull
     const types: Array<string> = []
     while (true) {
@@ -68,9 +68,10 @@ const viaPull = (
       // once ended, a pull stays ended
       const again = yield* Effect.exit(pull)
       expect(Exit.isFailure(again)).toBe(true)
-      return { types, end } satisfies Outcome
+      return { types, end }
     }
-  })).pipe(Effect.provide(ScriptedCli.layer(script, cliOptions)))
+  })
+)
 
 const scenarios: ReadonlyArray<
   readonly [string, Script, AgentOptions.Options, ScriptedCli.Options | undefined, Outcome["end"], Prompt?]

@@ -69,6 +69,39 @@ const toolsCall = (name: string, args: unknown, id: number | string = 2, meta: o
 const mcp = (cli: ScriptedCli.ScriptedCli, server: string, message: object) =>
   cli.request("mcp_message", { server_name: server, message })
 
+/** A server "jobs" whose tool "work" reports progress, then waits until `release` runs. */
+const progressServer = Effect.gen(function*() {
+  const gate = yield* Deferred.make<void>()
+  const work = SdkMcp.tool("work", "", Schema.Struct({}), (_, extra) =>
+    Effect.gen(function*() {
+      yield* extra.progress(1, { total: 2, message: "halfway" })
+      yield* Deferred.await(gate)
+      return "done"
+    }))
+  const jobs = yield* SdkMcp.createSdkMcpServer({ name: "jobs", tools: [work] })
+  return { jobs, release: Deferred.succeed(gate, undefined) }
+})
+
+/** Calls "work" as the CLI would; the mcp_message the SDK sent meanwhile, and the call's answer. */
+const callWithProgress = (cli: ScriptedCli.ScriptedCli, release: Effect.Effect<boolean>) =>
+  Effect.gen(function*() {
+    const call = yield* Effect.fork(mcp(cli, "jobs", toolsCall("work", {}, 7)))
+    const forwarded = yield* cli.expectControl("mcp_message")
+    yield* release
+    return [forwarded, yield* Fiber.join(call)] as const
+  })
+
+/** What the CLI gets for "work"'s progress. */
+const forwardedProgress = {
+  subtype: "mcp_message",
+  server_name: "jobs",
+  message: {
+    jsonrpc: "2.0",
+    method: "notifications/progress",
+    params: { progressToken: 7, progress: 1, total: 2, message: "halfway" }
+  }
+}
+
 // -------------------------------------------------------------------------------------------------
 // JSON Schema
 // -------------------------------------------------------------------------------------------------
@@ -449,30 +482,9 @@ describe("SdkMcp in a session", () => {
 
   it.live("server-originated messages (progress) are forwarded to the CLI as mcp_message requests", () =>
     Effect.gen(function*() {
-      const gate = yield* Deferred.make<void>()
-      const work = SdkMcp.tool("work", "", Schema.Struct({}), (_, extra) =>
-        Effect.gen(function*() {
-          yield* extra.progress(1, { total: 2, message: "halfway" })
-          yield* Deferred.await(gate)
-          return "done"
-        }))
-      const jobs = yield* SdkMcp.createSdkMcpServer({ name: "jobs", tools: [work] })
-      const [forwarded, answer] = yield* withSession({ mcpServers: { jobs } }, (cli) =>
-        Effect.gen(function*() {
-          const call = yield* Effect.fork(mcp(cli, "jobs", toolsCall("work", {}, 7)))
-          const forwarded = yield* cli.expectControl("mcp_message")
-          yield* Deferred.succeed(gate, undefined)
-          return [forwarded, yield* Fiber.join(call)] as const
-        }))
-      expect(forwarded).toEqual({
-        subtype: "mcp_message",
-        server_name: "jobs",
-        message: {
-          jsonrpc: "2.0",
-          method: "notifications/progress",
-          params: { progressToken: 7, progress: 1, total: 2, message: "halfway" }
-        }
-      })
+      const { jobs, release } = yield* progressServer
+      const [forwarded, answer] = yield* withSession({ mcpServers: { jobs } }, (cli) => callWithProgress(cli, release))
+      expect(forwarded).toEqual(forwardedProgress)
       expect(answer).toMatchObject({ mcp_response: { id: 7, result: { content: [{ type: "text", text: "done" }] } } })
     }))
 
@@ -774,31 +786,12 @@ describe("Session.setMcpServers", () => {
 
   it.scopedLive("a server added to a session that had none forwards its server-originated messages too", () =>
     Effect.gen(function*() {
-      const gate = yield* Deferred.make<void>()
-      const work = SdkMcp.tool("work", "", Schema.Struct({}), (_, extra) =>
-        Effect.gen(function*() {
-          yield* extra.progress(1, { total: 2, message: "halfway" })
-          yield* Deferred.await(gate)
-          return "done"
-        }))
-      const jobs = yield* SdkMcp.createSdkMcpServer({ name: "jobs", tools: [work] })
+      const { jobs, release } = yield* progressServer
       const { cli, session } = yield* scriptedSession({})
       yield* session.setMcpServers({ jobs })
-      const call = yield* Effect.fork(mcp(cli, "jobs", toolsCall("work", {}, 7)))
-      const forwarded = yield* cli.expectControl("mcp_message")
-      yield* Deferred.succeed(gate, undefined)
-      expect(forwarded).toEqual({
-        subtype: "mcp_message",
-        server_name: "jobs",
-        message: {
-          jsonrpc: "2.0",
-          method: "notifications/progress",
-          params: { progressToken: 7, progress: 1, total: 2, message: "halfway" }
-        }
-      })
-      expect(yield* Fiber.join(call)).toMatchObject({
-        mcp_response: { id: 7, result: { content: [{ type: "text", text: "done" }] } }
-      })
+      const [forwarded, answer] = yield* callWithProgress(cli, release)
+      expect(forwarded).toEqual(forwardedProgress)
+      expect(answer).toMatchObject({ mcp_response: { id: 7, result: { content: [{ type: "text", text: "done" }] } } })
     }))
 
   it.scopedLive("servers left out are disconnected (start-up ones too); a server already connected is kept", () =>
