@@ -419,7 +419,7 @@ describe("McpProxy reconnect", () => {
         onConnectFailure: "warn"
       })
       const contribution = yield* internalSdkMcp.contribution({ mcpServers: { strict, lenient } })
-      const failure = yield* Effect.fork(contribution.failure)
+      const failure = yield* Effect.fork(contribution.failure ?? Effect.never)
       contribution.onMessage?.({
         type: "system",
         subtype: "init",

@@ -69,8 +69,8 @@ export interface Contribution {
    */
   readonly onMessage?: ((message: Message.SdkMessage) => boolean) | undefined
   /**
-   * Fails when this feature finds the session unusable (e.g. an in-process MCP server did not connect); `Effect.never`
-   * or absent when it cannot.
+   * Fails when this feature finds the session unusable (e.g. an in-process MCP server did not connect); absent when it
+   * cannot (then no fiber waits for it).
    */
   readonly failure?: Effect.Effect<never, SessionError> | undefined
   /** The session's in-process MCP servers (one contribution has them). */
@@ -107,8 +107,7 @@ export const combine = (contributions: ReadonlyArray<Contribution>): SessionExte
     if (c.onProtocol) onProtocol.push(c.onProtocol)
     if (c.onInitialized) onInitialized.push(c.onInitialized)
     if (c.onMessage) onMessage.push(c.onMessage)
-    // `Effect.never`: a contribution that cannot fail in this session (no fiber waits for it)
-    if (c.failure && c.failure !== Effect.never) failures.push(c.failure)
+    if (c.failure) failures.push(c.failure)
     if (c.mcpServers) mcpServers = c.mcpServers
   }
   return {

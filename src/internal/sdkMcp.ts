@@ -868,8 +868,11 @@ const captureManifest = (connection: Connection): Effect.Effect<JsonObject | und
 
 /** What the SDK MCP servers of the options contribute to a session. @internal */
 export interface SdkMcpContribution extends Contribution {
-  /** Fails when a server whose policy is `"fail"` is not reported as connected by the CLI. */
-  readonly failure: Effect.Effect<never, McpServerFailed>
+  /**
+   * Fails when a server given in the options whose policy is `"fail"` is not reported as connected by the CLI; absent
+   * when the options give no SDK server.
+   */
+  readonly failure?: Effect.Effect<never, McpServerFailed> | undefined
   readonly mcpServers: McpServersControl
 }
 
@@ -1022,7 +1025,7 @@ export const contribution = (options: Options): Effect.Effect<SdkMcpContribution
       : undefined
     const reported = new Set<string>()
     // fails the session (when a server's policy is "fail"); only servers given in the options can
-    let failure: Effect.Effect<never, McpServerFailed> = Effect.never
+    let failure: Effect.Effect<never, McpServerFailed> | undefined
     if (failures !== undefined) {
       const failed = yield* Deferred.make<never, McpServerFailed>()
       failure = Deferred.await(failed)
@@ -1128,7 +1131,7 @@ export const contribution = (options: Options): Effect.Effect<SdkMcpContribution
           markReady()
         }),
       onMessage,
-      failure,
+      ...(failure !== undefined ? { failure } : {}),
       mcpServers
     }
   })
