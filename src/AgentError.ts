@@ -3,7 +3,8 @@
  *
  * Each error has a stable `_tag` (use `Effect.catchTag("ProcessExited", …)` or `Match.tag`), carries the data
  * needed to act on it, and renders a readable `message`. They are real `Error` instances, so the Promise API can
- * throw them as-is (`instanceof` works).
+ * throw them as-is. `instanceof` works, also across copies of this package (the Promise entry is a bundle with its
+ * own): it checks the package's brand and the `_tag`.
  *
  * | error | when |
  * |---|---|
@@ -553,3 +554,13 @@ export const AgentError = Schema.Union(
   Overloaded,
   ApiError
 )
+
+// `instanceof` by brand and tag rather than by prototype: the Promise entry is a self-contained bundle with its own
+// copy of these classes, and an error made by one copy must still be an instance of the other's (a `transport` built
+// with the Effect API fails with this module's errors inside the bundle; a Promise caller may import the classes from
+// the main entry)
+for (const error of AgentError.members) {
+  Object.defineProperty(error, Symbol.hasInstance, {
+    value: (u: unknown): boolean => isAgentError(u) && u._tag === error._tag
+  })
+}

@@ -16,6 +16,10 @@
  * returns nothing cancels), breaking out of `for await`,
  * `return()`, `close()` or aborting always reaps the CLI, and nothing produces an unhandled rejection.
  *
+ * This entry is published as one self-contained ESM file, with the parts of `effect` it uses inside: it loads fast
+ * and needs no Effect code in the app. Its error classes and the Effect API's `AgentError` classes are separate
+ * copies, yet `instanceof` accepts an error from either.
+ *
  * @since 0.1.0
  */
 import type * as AgentOptions from "./AgentOptions.js"

@@ -1,0 +1,48 @@
+// Builds the Promise entry, `dist/promise.js`, as one self-contained ESM file: our modules and the parts of effect and
+// @effect/platform(-node) they use, tree-shaken. Its users do not load Effect themselves, and Node then reads and
+// links one file instead of ~550 modules (`bench/results.md`, P3 cold import). The other entries stay unbundled and
+// share the app's `effect` (peer dependency). Not minified: stack traces keep readable names.
+//
+//   node scripts/bundle-promise.mjs            after `tsc -p tsconfig.build.json` (npm run build)
+//   bundlePromise({ outfile })                 from tests (test/bundle.setup.ts, the "bundle" project)
+import * as esbuild from "esbuild"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
+
+/**
+ * What stays an import besides Node's built-ins: what is loaded lazily or optionally at run time from the app's
+ * node_modules (the MCP SDK, zod). The bundled CLI is only located (`require.resolve`), never imported.
+ */
+export const external = ["@modelcontextprotocol/sdk", "@modelcontextprotocol/sdk/*", "zod", "zod/*"]
+
+/** Bundles `src/promise.ts` into `outfile` (with a linked source map); resolves to esbuild's metafile. */
+export const bundlePromise = async ({ outfile }) => {
+  const result = await esbuild.build({
+    absWorkingDir: root,
+    entryPoints: [path.join(root, "src", "promise.ts")],
+    outfile,
+    bundle: true,
+    platform: "node",
+    target: "node20",
+    format: "esm",
+    external,
+    // no `keepNames`: it costs ~0.9 MB of heap for `.name` properties; scope hoisting renames a few colliding
+    // functions (`tool3`), classes and their tags keep their names, and the source map gives the original ones
+    sourcemap: "linked",
+    sourcesContent: false,
+    tsconfig: path.join(root, "tsconfig.build.json"),
+    metafile: true,
+    logLevel: "warning",
+    legalComments: "none"
+  })
+  return result.metafile
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const outfile = path.join(root, "dist", "promise.js")
+  const meta = await bundlePromise({ outfile })
+  const bytes = Object.values(meta.outputs).find((o) => o.entryPoint !== undefined)?.bytes ?? 0
+  console.log(`bundled ${path.relative(root, outfile)}: ${(bytes / 1024).toFixed(0)} KiB from ${Object.keys(meta.inputs).length} modules`)
+}
