@@ -12,6 +12,7 @@ import * as path from "node:path"
 import { AgentError, Message, Transport } from "effect-claude-agent"
 import { FakeCli } from "effect-claude-agent/testing"
 import { isAlive, NodeExecutor } from "./support/process.js"
+import { buildEnv, commandEnv } from "../src/internal/env.js"
 
 const TransportLive = Transport.layerProcess.pipe(Layer.provide(NodeExecutor))
 
@@ -230,38 +231,63 @@ describe("Transport (process)", () => {
 
   it.scopedLive("G11 spawn environment: overlay, CLAUDECODE stripped, SDK variables set, base flags first", () =>
     Effect.gen(function*() {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "eca-env-"))
-      const log = path.join(dir, "log.json")
-      process.env["CLAUDECODE"] = "1"
-      try {
-        const connection = yield* open(
-          spec(scenarios.exitOnEof({ log, logEnv: ["FAKE_MARKER"] }), {
-            args: ["--model=fake"],
-            cwd: dir,
-            env: { FAKE_MARKER: "m" }
-          })
-        )
-        yield* connection.endInput
-        yield* connection.awaitExit
-      } finally {
-        delete process.env["CLAUDECODE"]
+      // with a nesting marker to strip (the whole environment is built) and without (the additions are inherited)
+      for (const marker of [true, false]) {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "eca-env-"))
+        const log = path.join(dir, "log.json")
+        if (marker) process.env["CLAUDECODE"] = "1"
+        try {
+          const connection = yield* open(
+            spec(scenarios.exitOnEof({ log, logEnv: ["FAKE_MARKER"] }), {
+              args: ["--model=fake"],
+              cwd: dir,
+              env: { FAKE_MARKER: "m" }
+            })
+          )
+          yield* connection.endInput
+          yield* connection.awaitExit
+        } finally {
+          delete process.env["CLAUDECODE"]
+        }
+        const seen = (yield* FakeCli.readLog(log)).start!
+        expect(seen.argv).toEqual([
+          "--output-format",
+          "stream-json",
+          "--verbose",
+          "--input-format",
+          "stream-json",
+          "--model=fake"
+        ])
+        expect(fs.realpathSync(seen.cwd)).toBe(fs.realpathSync(dir))
+        expect(seen.env.CLAUDECODE).toBe(null)
+        expect(seen.env.CLAUDE_CODE_ENTRYPOINT).toBe("sdk-ts")
+        expect(seen.env.CLAUDE_CODE_SDK_READS_SESSION_STATE).toBe("1")
+        expect(seen.env.FAKE_MARKER).toBe("m")
+        expect(seen.env.PATH).toBe(process.env["PATH"])
       }
-      const seen = (yield* FakeCli.readLog(log)).start!
-      expect(seen.argv).toEqual([
-        "--output-format",
-        "stream-json",
-        "--verbose",
-        "--input-format",
-        "stream-json",
-        "--model=fake"
-      ])
-      expect(fs.realpathSync(seen.cwd)).toBe(fs.realpathSync(dir))
-      expect(seen.env.CLAUDECODE).toBe(null)
-      expect(seen.env.CLAUDE_CODE_ENTRYPOINT).toBe("sdk-ts")
-      expect(seen.env.CLAUDE_CODE_SDK_READS_SESSION_STATE).toBe("1")
-      expect(seen.env.FAKE_MARKER).toBe("m")
-      expect(seen.env.PATH).toBe(process.env["PATH"])
     }).pipe(Effect.provide(TransportLive)))
+
+  it("the spawn environment inherits the parent's without copying it unless something must be removed", () => {
+    const parent = { PATH: "/bin", HOME: "/h", KEEP: "k" }
+    const cases: ReadonlyArray<Parameters<typeof commandEnv>[0]> = [
+      { parent },
+      { parent, env: { FAKE: "1", PATH: "/x" } },
+      // removing what is not there
+      { parent, env: { ABSENT: undefined } },
+      // a nesting marker to strip
+      { parent: { ...parent, CLAUDECODE: "1" } },
+      // one the caller sets explicitly
+      { parent: { ...parent, NODE_OPTIONS: "--x" }, env: { NODE_OPTIONS: "--y" } },
+      // a variable the caller removes
+      { parent, env: { KEEP: undefined } },
+      { parent, env: { FAKE: "1" }, mode: "replace" }
+    ]
+    for (const c of cases) {
+      const { env, extend } = commandEnv(c)
+      expect(extend ? { ...c.parent, ...env } : env).toEqual(buildEnv(c))
+    }
+    expect(cases.map((c) => commandEnv(c).extend)).toEqual([true, true, true, false, true, false, false])
+  })
 
   it.scopedLive("G11 replace mode: only the given variables (no PATH) and the CLI still starts", () =>
     Effect.gen(function*() {

@@ -35,3 +35,27 @@ export const buildEnv = (options: {
   }
   return out
 }
+
+/**
+ * The child's environment as the platform's `Command` takes it. Usually it is the parent's plus additions: then only
+ * the additions are returned, with `extend: true`, and the executor adds them to `process.env` at spawn. Copying
+ * `process.env` here as well (each variable is read through Node's environment interceptor) cost a session ~100 µs.
+ * When something must be removed (a nesting marker the caller did not set, a variable the caller set to `undefined`)
+ * or in `replace` mode, the whole environment from {@link buildEnv}, with `extend: false`.
+ *
+ * @internal
+ */
+export const commandEnv = (options: {
+  readonly parent: Readonly<Record<string, string | undefined>>
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined
+  readonly mode?: "overlay" | "replace" | undefined
+}): { readonly env: Record<string, string>; readonly extend: boolean } => {
+  const given = options.env
+  const removes = options.mode === "replace" ||
+    STRIPPED_ENV.some((k) => options.parent[k] !== undefined && !(given !== undefined && k in given)) ||
+    (given !== undefined && Object.entries(given).some(([k, v]) => v === undefined && options.parent[k] !== undefined))
+  if (removes) return { env: buildEnv(options), extend: false }
+  const env: Record<string, string> = { ...SDK_ENV }
+  if (given !== undefined) for (const [k, v] of Object.entries(given)) if (v !== undefined) env[k] = v
+  return { env, extend: true }
+}
