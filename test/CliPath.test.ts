@@ -1,9 +1,10 @@
 import { expect, it } from "@effect/vitest"
+import { vi } from "vitest"
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { resolveCli } from "../src/internal/cliPath.js"
+import { bundledCandidates, platformPackages, resolveCli } from "../src/internal/cliPath.js"
 
 const tempDir = Effect.acquireRelease(
   Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "eca-clipath-"))),
@@ -65,4 +66,25 @@ it.scoped("G11 lookup order: bundled › PATH › common dirs, and CliNotFound l
       prefixArgs: ["--no-warnings", script],
       path: script
     })
+  }))
+
+it.effect("the default lookup builds the process report (libc) and resolves the packages once per process", () =>
+  Effect.gen(function*() {
+    const report = process.report
+    const getReport = vi.spyOn(report, "getReport")
+    try {
+      const first = bundledCandidates()
+      const again = bundledCandidates()
+      const platforms = [platformPackages(), platformPackages()]
+      expect(again).toBe(first)
+      expect(platforms[1]).toEqual(platforms[0])
+      // on Linux the report is built at most once, whichever call came first in this test file's process
+      expect(getReport.mock.calls.length).toBeLessThanOrEqual(1)
+      // the pinned CLI package is installed here: the default lookup finds its binary, and still checks it is there
+      const found = yield* resolveCli({ env: {} })
+      expect(first).toContain(found.path)
+      expect(fs.statSync(found.path).isFile()).toBe(true)
+    } finally {
+      getReport.mockRestore()
+    }
   }))
