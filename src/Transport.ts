@@ -66,7 +66,8 @@ export interface LaunchSpec {
   readonly killGraceMillis?: number | undefined
   /**
    * The CLI versions to accept (`>=2.1.100 <2.2.0`-style comparators; `"*"` accepts any). The version is read once
-   * per executable with `--version`. Defaults to {@link SUPPORTED_CLI_VERSIONS}.
+   * per executable: from the `package.json` of the npm package that installed the binary found by the default
+   * lookup, otherwise with `--version`. Defaults to {@link SUPPORTED_CLI_VERSIONS}.
    */
   readonly cliVersions?: string | undefined
 }

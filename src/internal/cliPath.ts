@@ -11,6 +11,11 @@ export interface ResolvedCli {
   readonly command: string
   readonly prefixArgs: ReadonlyArray<string>
   readonly path: string
+  /**
+   * The `package.json` of the npm package that installed this binary (the bundled lookup only): its version is the
+   * binary's, so the version check needs no `--version` run.
+   */
+  readonly packageJson?: string
 }
 
 const isExecutableFile = (file: string): boolean => {
@@ -56,6 +61,8 @@ export const platformPackages = (): ReadonlyArray<string> => {
 const binaryName = process.platform === "win32" ? "claude.exe" : "claude"
 
 let installed: ReadonlyArray<string> | undefined
+/** The `package.json` of each bundled candidate's package. */
+const manifests = new Map<string, string>()
 
 /**
  * Where the bundled `@anthropic-ai/claude-code` dependency keeps its native binary, if installed. Once a package was
@@ -78,7 +85,9 @@ const lookUpBundled = (): ReadonlyArray<string> => {
   for (const pkg of platformPackages()) {
     for (const r of resolvers) {
       try {
-        const candidate = path.join(path.dirname(r.resolve(`${pkg}/package.json`)), binaryName)
+        const manifest = r.resolve(`${pkg}/package.json`)
+        const candidate = path.join(path.dirname(manifest), binaryName)
+        manifests.set(candidate, manifest)
         if (!out.includes(candidate)) out.push(candidate)
       } catch {
         // not installed for this resolver
@@ -86,7 +95,9 @@ const lookUpBundled = (): ReadonlyArray<string> => {
     }
   }
   try {
-    const wrapper = path.join(path.dirname(require.resolve("@anthropic-ai/claude-code/package.json")), "bin", "claude.exe")
+    const manifest = require.resolve("@anthropic-ai/claude-code/package.json")
+    const wrapper = path.join(path.dirname(manifest), "bin", "claude.exe")
+    manifests.set(wrapper, manifest)
     out.push(wrapper)
   } catch {
     // not installed
@@ -117,10 +128,12 @@ const isPlaceholder = (file: string): boolean => {
   }
 }
 
-const toResolved = (file: string, executableArgs: ReadonlyArray<string>): ResolvedCli =>
+const toResolved = (file: string, executableArgs: ReadonlyArray<string>, packageJson?: string): ResolvedCli =>
   isScript(file)
     ? { command: process.execPath, prefixArgs: [...executableArgs, file], path: file }
-    : { command: file, prefixArgs: [], path: file }
+    : packageJson === undefined
+    ? { command: file, prefixArgs: [], path: file }
+    : { command: file, prefixArgs: [], path: file, packageJson }
 
 /**
  * Finds the CLI: explicit path > `CLAUDE_CLI_PATH` > the bundled `@anthropic-ai/claude-code` binary > `PATH` >
@@ -156,7 +169,7 @@ export const resolveCli = (options: {
     for (const candidate of options.bundled ?? bundledCandidates()) {
       searched.push(`bundled: ${candidate}`)
       if (isExecutableFile(candidate) && !isPlaceholder(candidate)) {
-        return Effect.succeed(toResolved(candidate, executableArgs))
+        return Effect.succeed(toResolved(candidate, executableArgs, manifests.get(candidate)))
       }
     }
     const pathDirs = (options.env["PATH"] ?? "").split(path.delimiter).filter((d) => d.length > 0)
