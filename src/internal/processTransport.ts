@@ -123,7 +123,7 @@ export const make = Effect.gen(function*() {
     spec: LaunchSpec
   ): Effect.Effect<Connection, CliNotFound | SpawnFailed | VersionIncompatible, Scope.Scope> =>
     Effect.gen(function*() {
-      const env = commandEnv({ parent: process.env, env: spec.env, mode: spec.envMode })
+      const { env, extend } = commandEnv({ parent: process.env, env: spec.env, mode: spec.envMode })
       // the two variables the lookup reads, as the caller's overlay on the parent's environment would give them (a
       // copy of the whole of `process.env` costs ~30 µs per session)
       const lookup = (name: string) => spec.env !== undefined && name in spec.env ? spec.env[name] : process.env[name]
@@ -134,7 +134,7 @@ export const make = Effect.gen(function*() {
       })
       yield* checkVersionShared(cli, spec.cliVersions ?? SUPPORTED_CLI_VERSIONS)
       const args = [...cli.prefixArgs, ...BASE_ARGS, ...spec.args]
-      let command = Command.make(cli.command, ...args).pipe(Command.env(env.env, { extendEnv: env.extend }))
+      let command = Command.make(cli.command, ...args).pipe(Command.env(env, { extendEnv: extend }))
       if (spec.cwd !== undefined) command = Command.workingDirectory(command, spec.cwd)
 
       const proc = yield* executor.start(command).pipe(
