@@ -558,9 +558,13 @@ export const AgentError = Schema.Union(
 // `instanceof` by brand and tag rather than by prototype: the Promise entry is a self-contained bundle with its own
 // copy of these classes, and an error made by one copy must still be an instance of the other's (a `transport` built
 // with the Effect API fails with this module's errors inside the bundle; a Promise caller may import the classes from
-// the main entry)
+// the main entry). A caller's subclass inherits this static method and keeps the prototype check.
 for (const error of AgentError.members) {
   Object.defineProperty(error, Symbol.hasInstance, {
-    value: (u: unknown): boolean => isAgentError(u) && u._tag === error._tag
+    value: function(this: unknown, u: unknown): boolean {
+      return this === error
+        ? isAgentError(u) && u._tag === error._tag
+        : Function.prototype[Symbol.hasInstance].call(this, u)
+    }
   })
 }
