@@ -6,7 +6,8 @@ const src = (file: string) => path.join(import.meta.dirname, "src", file)
 /** Where `test/bundle.setup.ts` writes the bundled Promise entry for the "bundle" project. */
 export const bundleFile = path.join(import.meta.dirname, ".tmp", "promise-bundle", "promise.js")
 
-const entries = (promise: string) => [
+/** The package's entries as the tests import them: the sources, with the Promise entry at `promise`. */
+export const entries = (promise: string) => [
   { find: /^effect-claude-agent$/, replacement: src("index.ts") },
   { find: /^effect-claude-agent\/promise$/, replacement: promise },
   { find: /^effect-claude-agent\/testing$/, replacement: src("testing.ts") }

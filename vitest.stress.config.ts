@@ -1,17 +1,10 @@
 import * as path from "node:path"
 import { defineConfig } from "vitest/config"
-
-const src = (file: string) => path.join(import.meta.dirname, "src", file)
+import { entries } from "./vitest.config.js"
 
 // npm run test:stress: the slow guarantees (G2, G5 real CLI, G14, G15, G16), one file at a time
 export default defineConfig({
-  resolve: {
-    alias: [
-      { find: /^effect-claude-agent$/, replacement: src("index.ts") },
-      { find: /^effect-claude-agent\/promise$/, replacement: src("promise.ts") },
-      { find: /^effect-claude-agent\/testing$/, replacement: src("testing.ts") }
-    ]
-  },
+  resolve: { alias: entries(path.join(import.meta.dirname, "src", "promise.ts")) },
   test: {
     include: ["test/stress/**/*.stress.ts"],
     setupFiles: ["./vitest.setup.ts"],

@@ -12,6 +12,7 @@ import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { AgentError, ClaudeAgent, Message, Transport } from "effect-claude-agent"
 import { ScriptedCli } from "effect-claude-agent/testing"
+import { unknownSession } from "./support/scripts.js"
 
 const types = (messages: Chunk.Chunk<Message.SdkMessage>) =>
   Chunk.toReadonlyArray(messages).map((m) => (m.type === "system" ? `system/${m.subtype}` : m.type))
@@ -436,16 +437,7 @@ describe("ClaudeAgent: resume, continue, fork", () => {
 
   it.scoped("a resume the CLI does not know fails with SessionNotFound (after the CLI's error result)", () =>
     Effect.gen(function*() {
-      const layer = ScriptedCli.layer((cli) =>
-        Effect.gen(function*() {
-          yield* cli.result(undefined, {
-            subtype: "error_during_execution",
-            is_error: true,
-            num_turns: 0,
-            errors: [`No conversation found with session ID: ${cli.sessionId}`]
-          })
-          yield* cli.exit(1)
-        }), { responders: { initialize: () => Effect.never } })
+      const layer = ScriptedCli.layer(unknownSession, { responders: { initialize: () => Effect.never } })
       const error = yield* ClaudeAgent.query("hi", { resume: "00000000-0000-4000-8000-000000000000" }).pipe(
         Stream.runDrain,
         Effect.flip,

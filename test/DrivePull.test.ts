@@ -10,6 +10,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { Message } from "effect-claude-agent"
 import { ScriptedCli } from "effect-claude-agent/testing"
+import { unknownSession } from "./support/scripts.js"
 import * as internal from "../src/internal/session.js"
 import type { AgentOptions } from "effect-claude-agent"
 
@@ -98,16 +99,13 @@ const scenarios: ReadonlyArray<
       yield* cli.assistant("working")
       yield* cli.exit(3, "fatal: out of cheese\n")
     }), {}, undefined, "ProcessExited"],
-  ["a resume of a session that does not exist", (cli) =>
-    Effect.gen(function*() {
-      yield* cli.result(undefined, {
-        subtype: "error_during_execution",
-        is_error: true,
-        num_turns: 0,
-        errors: [`No conversation found with session ID: ${cli.sessionId}`]
-      })
-      yield* cli.exit(1)
-    }), { resume: "11111111-1111-4111-8111-111111111111" }, { silent: ["initialize"] }, "SessionNotFound"],
+  [
+    "a resume of a session that does not exist",
+    unknownSession,
+    { resume: "11111111-1111-4111-8111-111111111111" },
+    { silent: ["initialize"] },
+    "SessionNotFound"
+  ],
   [
     "exit 0 with no result before initialize was answered",
     (cli) => Effect.zipRight(cli.expectUser, cli.exit(0)),

@@ -7,6 +7,7 @@ import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import { AgentError, ClaudeAgent, Message } from "effect-claude-agent"
 import { ScriptedCli } from "effect-claude-agent/testing"
+import { unknownSession } from "./support/scripts.js"
 
 const RESUMED = "11111111-1111-4111-8111-111111111111"
 const OTHER = "22222222-2222-4222-8222-222222222222"
@@ -67,16 +68,7 @@ describe("ClaudeAgent.queryWithOrigin", () => {
 
   it.scoped("a resume of an unknown session fails with SessionNotFound even if messages runs after the CLI exited", () =>
     Effect.gen(function*() {
-      const layer = ScriptedCli.layer((cli) =>
-        Effect.gen(function*() {
-          yield* cli.result(undefined, {
-            subtype: "error_during_execution",
-            is_error: true,
-            num_turns: 0,
-            errors: [`No conversation found with session ID: ${cli.sessionId}`]
-          })
-          yield* cli.exit(1)
-        }), { silent: ["initialize"] })
+      const layer = ScriptedCli.layer(unknownSession, { silent: ["initialize"] })
       const query = yield* ClaudeAgent.queryWithOrigin("hi", { resume: RESUMED }).pipe(Effect.provide(layer))
       // the CLI is gone before the caller sends anything
       for (let i = 0; i < 50; i++) yield* Effect.yieldNow()
