@@ -1,12 +1,13 @@
 // The physical floor: a bare Node reader with the official `query()` shape. It spawns the CLI, writes `initialize`
 // and the prompt, splits stdout on "\n", `JSON.parse`s every line, answers `can_use_tool` (allow) and `initialize`
 // bookkeeping, and closes stdin after the first result. Reading is pull-based (the async iterator of the stdout
-// stream), so a slow consumer holds the CLI back instead of buffering.
+// stream), so a slow consumer holds the CLI back instead of buffering. `startup()` spawns and initializes ahead of
+// the prompt, as the official one does.
 import { spawn } from "node:child_process"
 
 const NL = 0x0a
 
-export const query = ({ prompt, options = {} }) => {
+const launch = (options) => {
   const args = [
     "--output-format",
     "stream-json",
@@ -24,23 +25,38 @@ export const query = ({ prompt, options = {} }) => {
   })
   const send = (frame) => child.stdin.write(JSON.stringify(frame) + "\n")
   send({ type: "control_request", request_id: "floor_1", request: { subtype: "initialize", hooks: null } })
-  send({ type: "user", session_id: "", message: { role: "user", content: prompt }, parent_tool_use_id: null })
   const exited = new Promise((resolve) => child.once("exit", resolve))
 
-  async function* messages() {
+  // the parsed lines of each stdout read
+  async function* batches() {
     let rest = null
+    for await (const chunk of child.stdout) {
+      const buf = rest === null ? chunk : Buffer.concat([rest, chunk])
+      let start = 0
+      let nl = buf.indexOf(NL, start)
+      const batch = []
+      while (nl !== -1) {
+        if (nl > start) batch.push(JSON.parse(buf.toString("utf8", start, nl)))
+        start = nl + 1
+        nl = buf.indexOf(NL, start)
+      }
+      rest = start < buf.length ? buf.subarray(start) : null
+      yield batch
+    }
+  }
+  return { child, send, exited, batches: batches() }
+}
+
+const prompted = (launched, prompt, options, first = []) => {
+  const { child, send, exited, batches } = launched
+  send({ type: "user", session_id: "", message: { role: "user", content: prompt }, parent_tool_use_id: null })
+  async function* all() {
+    yield first
+    yield* batches
+  }
+  async function* messages() {
     try {
-      for await (const chunk of child.stdout) {
-        let buf = rest === null ? chunk : Buffer.concat([rest, chunk])
-        let start = 0
-        let nl = buf.indexOf(NL, start)
-        const batch = []
-        while (nl !== -1) {
-          if (nl > start) batch.push(JSON.parse(buf.toString("utf8", start, nl)))
-          start = nl + 1
-          nl = buf.indexOf(NL, start)
-        }
-        rest = start < buf.length ? buf.subarray(start) : null
+      for await (const batch of all()) {
         for (const m of batch) {
           if (m.type === "control_request") {
             if (m.request.subtype === "can_use_tool") {
@@ -70,4 +86,24 @@ export const query = ({ prompt, options = {} }) => {
     }
   }
   return messages()
+}
+
+export const query = ({ prompt, options = {} }) => prompted(launch(options), prompt, options)
+
+export const startup = async ({ options = {} } = {}) => {
+  const launched = launch(options)
+  // what the CLI wrote after its answer to `initialize`, for the query
+  let first
+  while (first === undefined) {
+    const { value: batch, done } = await launched.batches.next()
+    if (done) throw new Error("the CLI exited before answering initialize")
+    const at = batch.findIndex((m) => m.type === "control_response")
+    if (at !== -1) first = batch.slice(at + 1)
+  }
+  return {
+    query: (prompt) => prompted(launched, prompt, options, first),
+    close: () => {
+      if (launched.child.exitCode === null) launched.child.kill("SIGTERM")
+    }
+  }
 }

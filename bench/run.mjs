@@ -118,6 +118,12 @@ const figures = [
   },
   {
     id: "P3",
+    runs: 3,
+    measure: (sdk) => worker("warmQuery", sdk, { queries: sizes.p3Queries }),
+    rows: [{ label: "P3 startup(), then query() → first message", key: "warmFirstMessageMs", unit: "ms" }]
+  },
+  {
+    id: "P3",
     runs: 7,
     measure: coldImport,
     rows: [{ label: "P3 cold import (process wall)", key: "importWallMs", unit: "ms", vsOfficial: 1.0 }]
@@ -295,8 +301,9 @@ How each figure is measured (every run is a fresh worker process, \`bench/worker
   call (1 per 23 messages) and waits for the answer.
 - **P2**: ${sizes.p2.toLocaleString("en-US")} sequential \`can_use_tool\` requests; the fake CLI times request written → response read.
 - **P3**: \`query()\` call → first byte on the fake CLI's stdin (both clocks are wall clocks), median of ${sizes.p3Queries} queries after a
-  warm-up query; cold import: process wall of \`node bench/import.mjs <sdk>\` (spawn → exit), the floor imports
-  \`node:child_process\` only.
+  warm-up query; pre-warmed: \`startup()\` (spawn, \`initialize\` answered), then \`query("hi")\` → first message, median of
+  ${sizes.p3Queries} after a warm-up (the floor's \`startup()\` reads up to the \`initialize\` answer); cold import: process wall of
+  \`node bench/import.mjs <sdk>\` (spawn → exit), the floor imports \`node:child_process\` only.
 - **P4**: heap (\`heapUsed\` after \`gc()\`) after ${sizes.p4Queries.toLocaleString("en-US")} sequential short queries, growth per query from query ${sizes.p4Warmup.toLocaleString("en-US")} on (with and
   without the code space; TurboFan's output keeps growing the heap for ~2,000 queries, in old space too), and from
   query 20 on over ${(sizes.p4Queries / 2).toLocaleString("en-US")} queries under \`--jitless\` (no JIT: retained data only); peak RSS (\`maxRSS\`) of a consumer that sleeps 1 ms

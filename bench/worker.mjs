@@ -14,11 +14,11 @@ const params = JSON.parse(rawParams ?? "{}")
 const now = () => performance.now()
 
 const loadSdk = async (name) => {
-  if (name === "ours") return (await import("effect-claude-agent/promise")).query
-  if (name === "official") return (await import("@anthropic-ai/claude-agent-sdk")).query
-  return (await import("./floor.mjs")).query
+  if (name === "ours") return await import("effect-claude-agent/promise")
+  if (name === "official") return await import("@anthropic-ai/claude-agent-sdk")
+  return await import("./floor.mjs")
 }
-const query = await loadSdk(sdkName)
+const { query, startup } = await loadSdk(sdkName)
 
 const allow = async (_name, input) => ({ behavior: "allow", updatedInput: input })
 
@@ -98,6 +98,25 @@ const cases = {
     fs.rmSync(statsFile, { force: true })
     times.sort((a, b) => a - b)
     return { firstByteMs: times[Math.floor(times.length / 2)], firstQueryMs }
+  },
+
+  /** P3, pre-warmed: `startup()` (spawn and initialize), then `query(prompt)` → first message. */
+  async warmQuery() {
+    const times = []
+    const count = params.queries ?? 10
+    process.env.BENCH_FAKE = JSON.stringify({ mode: "short" })
+    for (let i = 0; i <= count; i++) {
+      const warm = await startup({ options: { pathToClaudeCodeExecutable: FAKE, includePartialMessages: true } })
+      const start = now()
+      let first = 0
+      for await (const _ of warm.query("hi")) {
+        if (first === 0) first = now() - start
+      }
+      if (i > 0) times.push(first)
+      await sleep(20)
+    }
+    times.sort((a, b) => a - b)
+    return { warmFirstMessageMs: times[Math.floor(times.length / 2)] }
   },
 
   /**

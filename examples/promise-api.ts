@@ -1,11 +1,11 @@
 /**
  * The Promise API, for code that does not use Effect: the official `@anthropic-ai/claude-agent-sdk` names and
- * shapes (`query`, `canUseTool`, `tool`, `createSdkMcpServer`), with this SDK's guarantees underneath.
+ * shapes (`startup` / `query`, `canUseTool`, `tool`, `createSdkMcpServer`), with this SDK's guarantees underneath.
  *
  *   npm run example -- promise-api
  */
 import * as z from "zod"
-import { createSdkMcpServer, type PermissionResult, query, tool } from "effect-claude-agent/promise"
+import { createSdkMcpServer, type PermissionResult, startup, tool } from "effect-claude-agent/promise"
 import { ScriptedModelServer } from "effect-claude-agent/testing"
 import { exampleOptionsAsync } from "./_offline.js"
 
@@ -40,12 +40,9 @@ const { options, close } = await exampleOptionsAsync([
 ])
 
 try {
-  for await (
-    const message of query({
-      prompt: "How much is 250 USD in euros?",
-      options: { ...options, mcpServers: { fx }, canUseTool }
-    })
-  ) {
+  // Start the CLI ahead of the prompt (spawn and initialize); `query({ prompt, options })` does both at once.
+  const warm = await startup({ options: { ...options, mcpServers: { fx }, canUseTool } })
+  for await (const message of warm.query("How much is 250 USD in euros?")) {
     if (message.type === "assistant") {
       for (const block of message.message.content) {
         if (block.type === "tool_use") console.log(`[tool call]  ${block.name} ${JSON.stringify(block.input)}`)

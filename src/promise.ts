@@ -79,7 +79,12 @@ export {
    * @since 0.1.0
    * @category errors
    */
-  SpawnFailed
+  SpawnFailed,
+  /**
+   * @since 0.1.0
+   * @category errors
+   */
+  StartupFailed
 } from "./AgentError.js"
 
 /**
@@ -348,6 +353,41 @@ export const query: (params: {
   readonly prompt: string | AsyncIterable<SDKUserMessage>
   readonly options?: Options | undefined
 }) => Query = internal.query
+
+/**
+ * A CLI started ahead of its prompt (official `WarmQuery`), from {@link startup}. `query(prompt)` sends the prompt and
+ * returns the `Query`, which then owns the process (closing it reaps the CLI); it can be called once. `close()` (or
+ * `await using`) discards a warm query that was not used, and does nothing once `query()` was called.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface WarmQuery extends AsyncDisposable {
+  /**
+   * Sends the prompt to the initialized CLI and returns the query. Throws `InvalidOptions` when called a second
+   * time, `InputClosed` after `close()`.
+   */
+  readonly query: (prompt: string | AsyncIterable<SDKUserMessage>) => Query
+  /** Reaps the CLI if no prompt was sent; resolves once it is gone. */
+  readonly close: () => Promise<void>
+  /** `await using warm = await startup()`: closes the warm query when the block ends (see `close`). */
+  readonly [Symbol.asyncDispose]: () => Promise<void>
+}
+
+/**
+ * Starts the CLI and waits for its answer to `initialize` before there is a prompt (official signature), so that
+ * the query sent later does not wait for the process to start. Rejects with the start-up error (e.g. `CliNotFound`,
+ * `StartupFailed` when `initializeTimeoutMs`, default 60 s, is used up; `AbortError` when `options.abortController`
+ * aborts first), and the CLI is reaped.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const startup: (params?: {
+  readonly options?: Options | undefined
+  /** Bound on the start-up, up to the answer to `initialize` (Infinity: none); sets `options.initializeTimeout`. */
+  readonly initializeTimeoutMs?: number | undefined
+}) => Promise<WarmQuery> = internal.startup
 
 /**
  * A zod 4 raw shape (`{ a: z.string(), b: z.number().optional() }`), as the official `tool()` takes. zod (`^4`) is an

@@ -14,6 +14,7 @@ import {
   query,
   type SDKMessage,
   type SDKUserMessage,
+  startup,
   tool
 } from "effect-claude-agent/promise"
 import { ScriptedModelServer } from "effect-claude-agent/testing"
@@ -55,6 +56,22 @@ describe("promise API against the real CLI", () => {
     }
     expect(resultOf(messages)).toBe("Hello from the promise API")
     expect(messages.find((m) => m.type === "system" && m.subtype === "init")).toBeDefined()
+  })
+
+  it("startup(): the CLI starts and initializes before the prompt, the query runs on it; an unused one is reaped", async () => {
+    const warm = await startup({ options: { ...base(), maxTurns: 1 } })
+    // initialized, and the model was not asked anything yet
+    expect(await Effect.runPromise(server.requests)).toEqual([])
+    const q = warm.query("SAY Hello from a warm CLI")
+    const pid = await q.pid()
+    const messages: Array<SDKMessage> = []
+    for await (const message of q) messages.push(message)
+    expect(resultOf(messages)).toBe("Hello from a warm CLI")
+    expect(pid).toBeTypeOf("number")
+
+    const unused = await startup({ options: base() })
+    await unused.close()
+    // afterEach: no process left
   })
 
   it("streaming input with an async generator", async () => {

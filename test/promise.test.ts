@@ -1,5 +1,6 @@
 import { describe, expect, expectTypeOf, it } from "vitest"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { getEventListeners } from "node:events"
 import * as z from "zod"
@@ -16,9 +17,13 @@ import {
   ProcessExited,
   query,
   type SDKMessage,
+  type SDKUserMessage,
+  StartupFailed,
+  startup,
   tool
 } from "effect-claude-agent/promise"
-import { ScriptedCli } from "effect-claude-agent/testing"
+import { FakeCli, ScriptedCli } from "effect-claude-agent/testing"
+import { descendants, isAlive } from "./support/process.js"
 
 const echo: Options = { transport: ScriptedCli.echo }
 
@@ -263,6 +268,150 @@ describe("promise API (scripted CLI)", () => {
       behavior: "deny",
       message: expect.stringContaining("db down")
     })
+  })
+})
+
+describe("promise API: startup() (scripted CLI)", () => {
+  it("resolves once initialize is answered, before any prompt; query() then runs the turn on that CLI", async () => {
+    const { transport, cli, state } = captured(
+      (c) =>
+        Effect.gen(function*() {
+          const user = yield* c.expectUser
+          yield* c.init()
+          yield* c.result(`answered: ${JSON.stringify(user.message.content)}`)
+          yield* c.peer.inputEnded
+        }),
+      { delays: { initialize: "30 millis" } }
+    )
+    const warm = await startup({ options: { transport } })
+    const received = await Effect.runPromise((await cli).received)
+    // initialize went out and was answered; the prompt was not sent yet
+    expect(received.map((m) => m.type)).toEqual(["control_request"])
+    expect(state.ended).toBe(false)
+    const messages = await collect(warm.query("hi"))
+    expect(messages.at(-1)).toMatchObject({ type: "result", result: `answered: [{"type":"text","text":"hi"}]` })
+    expect(state.ended).toBe(true)
+  })
+
+  it("query() can be called once; close() after it leaves the query running; query() after close() throws", async () => {
+    const warm = await startup({ options: echo })
+    const q = warm.query("one")
+    expect(() => warm.query("two")).toThrow(InvalidOptions)
+    await warm.close()
+    expect((await collect(q)).at(-1)).toMatchObject({ type: "result", result: "echo: one" })
+
+    const unused = await startup({ options: echo })
+    await unused.close()
+    const error = (() => {
+      try {
+        unused.query("late")
+      } catch (e) {
+        return e
+      }
+    })()
+    expect(error).toBeInstanceOf(InputClosed)
+  })
+
+  it("close() and await using reap a CLI that never got a prompt; the prompt is never sent", async () => {
+    const first = captured()
+    const warm = await startup({ options: { transport: first.transport } })
+    expect(first.state.ended).toBe(false)
+    await warm.close()
+    expect(first.state.ended).toBe(true)
+    const received = await Effect.runPromise((await first.cli).received)
+    expect(received.some((m) => m.type === "user")).toBe(false)
+
+    const second = captured()
+    {
+      await using _warm = await startup({ options: { transport: second.transport } })
+      expect(second.state.ended).toBe(false)
+    }
+    expect(second.state.ended).toBe(true)
+  })
+
+  it("a streaming prompt: one turn per message", async () => {
+    const warm = await startup({ options: echo })
+    async function* prompts(): AsyncGenerator<SDKUserMessage> {
+      yield { type: "user", message: { role: "user", content: "a" }, parent_tool_use_id: null, session_id: "" }
+      yield { type: "user", message: { role: "user", content: "b" }, parent_tool_use_id: null, session_id: "" }
+    }
+    const results = (await collect(warm.query(prompts()))).flatMap((m) =>
+      m.type === "result" && m.subtype === "success" ? [m.result] : []
+    )
+    expect(results).toEqual(["echo: a", "echo: b"])
+  })
+
+  it("rejects with the start-up error and reaps the CLI: initializeTimeoutMs, a CLI that exits, a missing CLI", async () => {
+    const silent = captured(undefined, { silent: ["initialize"] })
+    let released = false
+    // the caller's transport layer is released too
+    const transport = Layer.merge(
+      silent.transport,
+      Layer.scopedDiscard(Effect.addFinalizer(() => Effect.sync(() => (released = true))))
+    )
+    const timedOut = await startup({ options: { transport }, initializeTimeoutMs: 50 }).catch((e) => e)
+    expect(timedOut).toBeInstanceOf(StartupFailed)
+    // the scripted CLI wrote nothing at all
+    expect(timedOut).toMatchObject({ _tag: "StartupFailed", phase: "firstLine" })
+    expect(silent.state.ended).toBe(true)
+    expect(released).toBe(true)
+
+    const dying = ScriptedCli.layer((cli) => cli.exit(3, "boom\n"), { silent: ["initialize"] })
+    const exited = await startup({ options: { transport: dying } }).catch((e) => e)
+    expect(exited).toBeInstanceOf(StartupFailed)
+    expect(exited).toMatchObject({ _tag: "StartupFailed", exitCode: 3 })
+
+    const missing = await startup({ options: { pathToClaudeCodeExecutable: "/nope/claude" } }).catch((e) => e)
+    expect(missing).toBeInstanceOf(CliNotFound)
+  })
+
+  it("an abort while starting rejects with AbortError and reaps the CLI", async () => {
+    const controller = new AbortController()
+    // a CLI that never answers initialize and never exits: only the abort ends the start-up
+    const starting = captured((c) => c.stall, { silent: ["initialize"] })
+    const pending = startup({ options: { transport: starting.transport, abortController: controller } })
+    setTimeout(() => controller.abort(), 20)
+    await expect(pending).rejects.toBeInstanceOf(AbortError)
+    expect(starting.state.ended).toBe(true)
+  })
+
+  it("initializeTimeoutMs must be a number of milliseconds ≥ 0; Infinity is no bound", async () => {
+    for (const bad of [-1, Number.NaN, "5" as unknown as number]) {
+      await expect(startup({ options: echo, initializeTimeoutMs: bad })).rejects.toMatchObject({
+        _tag: "InvalidOptions",
+        option: "initializeTimeoutMs"
+      })
+    }
+    const warm = await startup({ options: echo, initializeTimeoutMs: Number.POSITIVE_INFINITY })
+    expect((await collect(warm.query("hi"))).at(-1)).toMatchObject({ result: "echo: hi" })
+  })
+})
+
+describe("promise API: startup() with a fake CLI process", () => {
+  const fake = (): Options => {
+    const program = FakeCli.executable()
+    return {
+      pathToClaudeCodeExecutable: program.executable,
+      executableArgs: [...program.executableArgs],
+      env: FakeCli.env(FakeCli.echoScenario)
+    }
+  }
+  it("the warm process answers the prompt; a warm query closed unused leaves no process", async () => {
+    const before = new Set(descendants(process.pid))
+    const warm = await startup({ options: fake() })
+    const started = descendants(process.pid).filter((p) => !before.has(p))
+    expect(started.length).toBeGreaterThan(0)
+    const q = warm.query("hello")
+    const pid = await q.pid()
+    expect(pid !== undefined && started.includes(pid)).toBe(true)
+    expect((await collect(q)).at(-1)).toMatchObject({ type: "result", result: "echo: hello" })
+
+    const unused = await startup({ options: fake() })
+    const spawned = descendants(process.pid).filter((p) => !before.has(p))
+    expect(spawned.length).toBeGreaterThan(0)
+    await unused.close()
+    expect(spawned.filter(isAlive)).toEqual([])
+    expect(descendants(process.pid).filter((p) => !before.has(p))).toEqual([])
   })
 })
 

@@ -17,7 +17,7 @@ import type * as Message from "../Message.js"
 import * as NodeClaudeAgent from "../NodeClaudeAgent.js"
 import * as Permissions from "../Permissions.js"
 import type * as Transport from "../Transport.js"
-import type { CanUseTool, HookCallbackMatcher, OnElicitation, Options, Query } from "../promise.js"
+import type { CanUseTool, HookCallbackMatcher, OnElicitation, Options, Query, WarmQuery } from "../promise.js"
 import * as HooksInternal from "./hooks.js"
 import * as PermissionsInternal from "./permissions.js"
 import * as session from "./session.js"
@@ -171,12 +171,84 @@ const toEffectOptions = (options: Options): AgentOptions.Options => {
 let sharedNodeRuntime: ManagedRuntime.ManagedRuntime<Transport.Transport, never> | undefined
 const nodeRuntime = () => (sharedNodeRuntime ??= ManagedRuntime.make(NodeClaudeAgent.layer))
 
+type PromptInput = string | AsyncIterable<Message.UserMessage>
+
+/** A query started without its prompt (`startup`). @internal */
+interface Warm {
+  /** Resolves once the CLI answered `initialize`; rejects with why the query could not start (the CLI is reaped). */
+  readonly ready: Promise<void>
+  /** Sends the prompt (called at most once). */
+  readonly give: (prompt: PromptInput) => void
+}
+
 /** @internal */
 export const query = (params: {
-  readonly prompt: string | AsyncIterable<Message.UserMessage>
+  readonly prompt: PromptInput
   readonly options?: Options | undefined
-}): Query => {
-  const options = params.options ?? {}
+}): Query => start(params.prompt, params.options ?? {}).query
+
+/** @internal */
+export const startup = (params: {
+  readonly options?: Options | undefined
+  readonly initializeTimeoutMs?: number | undefined
+} = {}): Promise<WarmQuery> => {
+  const ms = params.initializeTimeoutMs
+  if (ms !== undefined && (typeof ms !== "number" || Number.isNaN(ms) || ms < 0)) {
+    return Promise.reject(
+      new InvalidOptions({
+        option: "initializeTimeoutMs",
+        reason: `${String(ms)} is not a number of milliseconds ≥ 0 (Infinity: no timeout)`
+      })
+    )
+  }
+  const given = params.options ?? {}
+  const options: Options = ms === undefined
+    ? given
+    : { ...given, initializeTimeout: Number.isFinite(ms) ? Duration.millis(ms) : "infinity" }
+  const { query: held, warm } = start(undefined, options)
+  // the process is the warm query's until `query()` hands it to the Query it returns
+  let state: "warm" | "taken" | "closed" = "warm"
+  const close = (): Promise<void> => {
+    if (state !== "warm") return Promise.resolve()
+    state = "closed"
+    return held.close()
+  }
+  const handle: WarmQuery = {
+    query: (prompt) => {
+      if (state === "closed") throw new InputClosed({ reason: "closed" })
+      if (state === "taken") {
+        throw new InvalidOptions({
+          option: "prompt",
+          reason: "WarmQuery.query() can be called once: this warm query's CLI already runs the query it returned"
+        })
+      }
+      state = "taken"
+      warm.give(prompt)
+      return held
+    },
+    close,
+    [Symbol.asyncDispose]: close
+  }
+  return warm.ready.then(
+    () => handle,
+    async (error: unknown) => {
+      // the session is gone already; this releases a transport of the caller's own
+      await held.close()
+      throw error
+    }
+  )
+}
+
+/**
+ * A query; without a prompt, a warm one: the CLI is spawned and initialized now, the prompt is sent when `give` is
+ * called, and closing the query before that reaps the CLI.
+ */
+function start(promptNow: PromptInput, options: Options): { readonly query: Query }
+function start(promptNow: undefined, options: Options): { readonly query: Query; readonly warm: Warm }
+function start(
+  promptNow: PromptInput | undefined,
+  options: Options
+): { readonly query: Query; readonly warm?: Warm } {
   // a transport of the caller's own is built for this query alone (it may hold state); the default one is shared
   const runtime: ManagedRuntime.ManagedRuntime<Transport.Transport, never> = options.transport === undefined
     ? nodeRuntime()
@@ -195,9 +267,19 @@ export const query = (params: {
   let closing: Promise<void> | undefined
   let done = false
 
-  const prompt: string | Stream.Stream<Message.UserMessage, unknown> = typeof params.prompt === "string"
-    ? params.prompt
-    : Stream.fromAsyncIterable(params.prompt, (error) => error)
+  const asPrompt = (prompt: PromptInput): string | Stream.Stream<Message.UserMessage, unknown> =>
+    typeof prompt === "string" ? prompt : Stream.fromAsyncIterable(prompt, (error) => error)
+  // a warm query's prompt: `undefined` when the query is closed before one was given
+  let give: (prompt: PromptInput | undefined) => void = () => undefined
+  const promptLater = promptNow !== undefined ? undefined : new Promise<PromptInput | undefined>((resolve) => {
+    give = resolve
+  })
+  let markReady: () => void = () => undefined
+  let failReady: (error: unknown) => void = () => undefined
+  const ready = promptLater === undefined ? undefined : new Promise<void>((resolve, reject) => {
+    markReady = resolve
+    failReady = reject
+  })
 
   // One fiber pulls for next() for the whole query: a fiber per pull (`runPromiseExit`) costs the runtime's global
   // set of fiber roots an insertion and a deletion, and V8 then kept each pull's fiber and messages until the next full
@@ -255,7 +337,18 @@ export const query = (params: {
       const scope = yield* Scope.make()
       return yield* Effect.gen(function*() {
         const internal = yield* session.make(toEffectOptions(options))
-        const { pull: makePull } = yield* session.driveParts(internal, prompt)
+        let prompt = promptNow
+        if (prompt === undefined && promptLater !== undefined) {
+          // closing the query before the prompt came ends the wait, initialize answered or not
+          const given = Effect.promise(() => promptLater)
+          const closedFirst = Effect.flatMap(given, (p) =>
+            p === undefined ? Effect.fail(new InputClosed({ reason: "closed" })) : Effect.never)
+          yield* Effect.raceFirst(internal.session.initializationResult, closedFirst)
+          markReady()
+          prompt = yield* given
+        }
+        if (prompt === undefined) return yield* Effect.fail(new InputClosed({ reason: "closed" }))
+        const { pull: makePull } = yield* session.driveParts(internal, asPrompt(prompt))
         const pull = yield* makePull
         yield* Effect.forkScoped(pump(pull))
         return { scope, internal }
@@ -284,6 +377,8 @@ export const query = (params: {
   const close = (): Promise<void> => {
     if (closing !== undefined) return closing
     done = true
+    // a warm query waiting for its prompt stops waiting, and its start-up fails with InputClosed
+    give(undefined)
     // what was pulled but not handed out yet is dropped: next() is done from here on
     release()
     abort?.signal.removeEventListener("abort", onAbort)
@@ -419,5 +514,9 @@ export const query = (params: {
     sessionId: () => run((s) => s.session.sessionId),
     pid: () => run((s) => Effect.succeed(Option.getOrUndefined(s.session.pid)))
   }
-  return iterator
+  if (ready === undefined) return { query: iterator }
+  void started.then((exit) => {
+    if (Exit.isFailure(exit)) failReady(aborted ? new AbortError() : squash(exit.cause, aborted))
+  })
+  return { query: iterator, warm: { ready, give } }
 }
