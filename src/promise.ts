@@ -356,8 +356,10 @@ export const query: (params: {
 
 /**
  * A CLI started ahead of its prompt (official `WarmQuery`), from {@link startup}. `query(prompt)` sends the prompt and
- * returns the `Query`, which then owns the process (closing it reaps the CLI); it can be called once. `close()` (or
- * `await using`) discards a warm query that was not used, and does nothing once `query()` was called.
+ * returns the `Query`, which then owns the process (closing it reaps the CLI); it can be called once. `close()`
+ * discards a warm query that was not used, and does nothing once `query()` was called; the end of an `await using`
+ * block closes the query it handed out too, as the official one does. A warm query dropped without either keeps its
+ * CLI (and Node) running.
  *
  * @since 0.1.0
  * @category models
@@ -365,12 +367,12 @@ export const query: (params: {
 export interface WarmQuery extends AsyncDisposable {
   /**
    * Sends the prompt to the initialized CLI and returns the query. Throws `InvalidOptions` when called a second
-   * time, `InputClosed` after `close()`.
+   * time or with something else than a string or an async iterable, `InputClosed` after `close()`.
    */
   readonly query: (prompt: string | AsyncIterable<SDKUserMessage>) => Query
   /** Reaps the CLI if no prompt was sent; resolves once it is gone. */
   readonly close: () => Promise<void>
-  /** `await using warm = await startup()`: closes the warm query when the block ends (see `close`). */
+  /** `await using warm = await startup()`: reaps the CLI when the block ends, also the query `query()` returned. */
   readonly [Symbol.asyncDispose]: () => Promise<void>
 }
 

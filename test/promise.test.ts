@@ -15,6 +15,7 @@ import {
   InvalidOptions,
   type Options,
   ProcessExited,
+  type Query,
   query,
   type SDKMessage,
   type SDKUserMessage,
@@ -283,7 +284,10 @@ describe("promise API: startup() (scripted CLI)", () => {
         }),
       { delays: { initialize: "30 millis" } }
     )
+    const began = performance.now()
     const warm = await startup({ options: { transport } })
+    // not before the (delayed) answer to initialize
+    expect(performance.now() - began).toBeGreaterThanOrEqual(25)
     const received = await Effect.runPromise((await cli).received)
     // initialize went out and was answered; the prompt was not sent yet
     expect(received.map((m) => m.type)).toEqual(["control_request"])
@@ -327,6 +331,41 @@ describe("promise API: startup() (scripted CLI)", () => {
       expect(second.state.ended).toBe(false)
     }
     expect(second.state.ended).toBe(true)
+  })
+
+  it("the end of an await using block closes the query it handed out too (as the official SDK does)", async () => {
+    const { transport, state } = captured()
+    let q: Query | undefined
+    {
+      await using warm = await startup({ options: { transport } })
+      q = warm.query("hi")
+      expect((await q.next()).value).toMatchObject({ type: "system", subtype: "init" })
+      expect(state.ended).toBe(false)
+    }
+    expect(state.ended).toBe(true)
+    expect(await q.next()).toEqual({ done: true, value: undefined })
+  })
+
+  it("an abort while warm reaps the CLI; the query handed out later rejects with AbortError", async () => {
+    const controller = new AbortController()
+    const { transport, state } = captured()
+    const warm = await startup({ options: { transport, abortController: controller } })
+    controller.abort()
+    await new Promise((r) => setTimeout(r, 20))
+    expect(state.ended).toBe(true)
+    await expect(warm.query("hi").next()).rejects.toBeInstanceOf(AbortError)
+  })
+
+  it("a prompt that is not a string or an async iterable: InvalidOptions, and no CLI is started", async () => {
+    const { transport, state } = captured()
+    const q = query({ prompt: undefined as unknown as string, options: { transport } })
+    await expect(q.next()).rejects.toMatchObject({ _tag: "InvalidOptions", option: "prompt" })
+    expect(state.opened).toBe(false)
+
+    const warm = await startup({ options: echo })
+    expect(() => warm.query(42 as unknown as string)).toThrow(InvalidOptions)
+    // the warm query is still there to use
+    expect((await collect(warm.query("hi"))).at(-1)).toMatchObject({ result: "echo: hi" })
   })
 
   it("a streaming prompt: one turn per message", async () => {

@@ -181,11 +181,26 @@ interface Warm {
   readonly give: (prompt: PromptInput) => void
 }
 
+const noop = (): void => undefined
+
+/** What a query that has its prompt gets for `Warm`. */
+const notWarm: Warm = { ready: Promise.resolve(), give: noop }
+
+/** A string or an async iterable (a prompt from JavaScript, or through a cast, may be anything). */
+const isPrompt = (prompt: unknown): prompt is PromptInput =>
+  typeof prompt === "string" || (typeof prompt === "object" && prompt !== null && Symbol.asyncIterator in prompt)
+
+const promptError = (prompt: unknown) =>
+  new InvalidOptions({
+    option: "prompt",
+    reason: `${prompt === null ? "null" : typeof prompt} is not a string or an async iterable of user messages`
+  })
+
 /** @internal */
 export const query = (params: {
   readonly prompt: PromptInput
   readonly options?: Options | undefined
-}): Query => start(params.prompt, params.options ?? {}).query
+}): Query => begin(false, params.prompt, params.options ?? {}).query
 
 /** @internal */
 export const startup = (params: {
@@ -205,14 +220,9 @@ export const startup = (params: {
   const options: Options = ms === undefined
     ? given
     : { ...given, initializeTimeout: Number.isFinite(ms) ? Duration.millis(ms) : "infinity" }
-  const { query: held, warm } = start(undefined, options)
+  const { query: held, warm } = begin(true, undefined, options)
   // the process is the warm query's until `query()` hands it to the Query it returns
   let state: "warm" | "taken" | "closed" = "warm"
-  const close = (): Promise<void> => {
-    if (state !== "warm") return Promise.resolve()
-    state = "closed"
-    return held.close()
-  }
   const handle: WarmQuery = {
     query: (prompt) => {
       if (state === "closed") throw new InputClosed({ reason: "closed" })
@@ -222,12 +232,21 @@ export const startup = (params: {
           reason: "WarmQuery.query() can be called once: this warm query's CLI already runs the query it returned"
         })
       }
+      if (!isPrompt(prompt)) throw promptError(prompt)
       state = "taken"
       warm.give(prompt)
       return held
     },
-    close,
-    [Symbol.asyncDispose]: close
+    close: () => {
+      if (state !== "warm") return Promise.resolve()
+      state = "closed"
+      return held.close()
+    },
+    // as the official one: the end of an `await using` block closes the query it handed out too
+    [Symbol.asyncDispose]: () => {
+      if (state === "warm") state = "closed"
+      return held.close()
+    }
   }
   return warm.ready.then(
     () => handle,
@@ -240,15 +259,14 @@ export const startup = (params: {
 }
 
 /**
- * A query; without a prompt, a warm one: the CLI is spawned and initialized now, the prompt is sent when `give` is
- * called, and closing the query before that reaps the CLI.
+ * A query with its prompt, or a warm one (`warm`): the CLI is spawned and initialized now, the prompt is sent when
+ * `give` is called, and closing the query before that reaps the CLI.
  */
-function start(promptNow: PromptInput, options: Options): { readonly query: Query }
-function start(promptNow: undefined, options: Options): { readonly query: Query; readonly warm: Warm }
-function start(
-  promptNow: PromptInput | undefined,
+const begin = (
+  warm: boolean,
+  promptNow: unknown,
   options: Options
-): { readonly query: Query; readonly warm?: Warm } {
+): { readonly query: Query; readonly warm: Warm } => {
   // a transport of the caller's own is built for this query alone (it may hold state); the default one is shared
   const runtime: ManagedRuntime.ManagedRuntime<Transport.Transport, never> = options.transport === undefined
     ? nodeRuntime()
@@ -270,12 +288,12 @@ function start(
   const asPrompt = (prompt: PromptInput): string | Stream.Stream<Message.UserMessage, unknown> =>
     typeof prompt === "string" ? prompt : Stream.fromAsyncIterable(prompt, (error) => error)
   // a warm query's prompt: `undefined` when the query is closed before one was given
-  let give: (prompt: PromptInput | undefined) => void = () => undefined
-  const promptLater = promptNow !== undefined ? undefined : new Promise<PromptInput | undefined>((resolve) => {
+  let give: (prompt: PromptInput | undefined) => void = noop
+  const promptLater = !warm ? undefined : new Promise<PromptInput | undefined>((resolve) => {
     give = resolve
   })
-  let markReady: () => void = () => undefined
-  let failReady: (error: unknown) => void = () => undefined
+  let markReady: () => void = noop
+  let failReady: (error: unknown) => void = noop
   const ready = promptLater === undefined ? undefined : new Promise<void>((resolve, reject) => {
     markReady = resolve
     failReady = reject
@@ -334,11 +352,12 @@ function start(
     Effect.gen(function*() {
       const unsupported = unsupportedOption(options)
       if (unsupported !== undefined) return yield* Effect.fail(unsupported)
+      if (!warm && !isPrompt(promptNow)) return yield* Effect.fail(promptError(promptNow))
       const scope = yield* Scope.make()
       return yield* Effect.gen(function*() {
         const internal = yield* session.make(toEffectOptions(options))
-        let prompt = promptNow
-        if (prompt === undefined && promptLater !== undefined) {
+        let prompt = isPrompt(promptNow) ? promptNow : undefined
+        if (promptLater !== undefined) {
           // closing the query before the prompt came ends the wait, initialize answered or not
           const given = Effect.promise(() => promptLater)
           const closedFirst = Effect.flatMap(given, (p) =>
@@ -514,7 +533,7 @@ function start(
     sessionId: () => run((s) => s.session.sessionId),
     pid: () => run((s) => Effect.succeed(Option.getOrUndefined(s.session.pid)))
   }
-  if (ready === undefined) return { query: iterator }
+  if (ready === undefined) return { query: iterator, warm: notWarm }
   void started.then((exit) => {
     if (Exit.isFailure(exit)) failReady(aborted ? new AbortError() : squash(exit.cause, aborted))
   })
