@@ -88,6 +88,12 @@ const hooksLayer = (
   return Hooks.layer(registrations as Hooks.HookRegistrations)
 }
 
+/** Why `value` is not a timeout in milliseconds (a number ≥ 0; `Infinity`: none), if it is not. */
+const notMillis = (value: unknown): string | undefined =>
+  typeof value === "number" && !Number.isNaN(value) && value >= 0
+    ? undefined
+    : `${String(value)} is not a number of milliseconds ≥ 0 (Infinity: no timeout)`
+
 /**
  * The official SDK's options this SDK does not implement, and values it cannot take, each with why (`undefined`: this
  * value is fine). Passing one (from plain JavaScript, or through a cast) fails the query with `InvalidOptions` naming
@@ -106,10 +112,7 @@ const unsupportedOptions: Readonly<Record<string, (value: unknown) => string | u
     "mirroring transcripts to an external store is not supported; the CLI writes transcripts to disk (read them " +
     "with the SessionStore module of effect-claude-agent)",
   sessionStoreFlush: () => "only applies to sessionStore, which is not supported",
-  permissionTimeoutMs: (value) =>
-    typeof value === "number" && !Number.isNaN(value) && value >= 0
-      ? undefined
-      : `${String(value)} is not a number of milliseconds ≥ 0 (Infinity: no timeout)`,
+  permissionTimeoutMs: notMillis,
   loadTimeoutMs: () => "only applies to sessionStore, which is not supported",
   onUserDialog: () => "rendering the CLI's dialogs (request_user_dialog) is not supported",
   supportedDialogKinds: () => "only applies to onUserDialog, which is not supported",
@@ -208,14 +211,8 @@ export const startup = (params: {
   readonly initializeTimeoutMs?: number | undefined
 } = {}): Promise<WarmQuery> => {
   const ms = params.initializeTimeoutMs
-  if (ms !== undefined && (typeof ms !== "number" || Number.isNaN(ms) || ms < 0)) {
-    return Promise.reject(
-      new InvalidOptions({
-        option: "initializeTimeoutMs",
-        reason: `${String(ms)} is not a number of milliseconds ≥ 0 (Infinity: no timeout)`
-      })
-    )
-  }
+  const invalid = ms === undefined ? undefined : notMillis(ms)
+  if (invalid !== undefined) return Promise.reject(new InvalidOptions({ option: "initializeTimeoutMs", reason: invalid }))
   const given = params.options ?? {}
   const options: Options = ms === undefined
     ? given
