@@ -36,6 +36,9 @@ const run = (prompt, { exe = FAKE, permission = false, fake } = {}) => {
 
 const tmpFile = (name) => path.join(os.tmpdir(), `bench-${process.pid}-${name}`)
 
+/** The median of a run's samples (the upper one of an even count). */
+const middle = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+
 const readStats = (file) => fs.readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l))
 
 const cases = {
@@ -96,8 +99,7 @@ const cases = {
       await sleep(20)
     }
     fs.rmSync(statsFile, { force: true })
-    times.sort((a, b) => a - b)
-    return { firstByteMs: times[Math.floor(times.length / 2)], firstQueryMs }
+    return { firstByteMs: middle(times), firstQueryMs }
   },
 
   /** P3, pre-warmed: `startup()` (spawn and initialize), then `query(prompt)` → first message. */
@@ -115,8 +117,7 @@ const cases = {
       if (i > 0) times.push(first)
       await sleep(20)
     }
-    times.sort((a, b) => a - b)
-    return { warmFirstMessageMs: times[Math.floor(times.length / 2)] }
+    return { warmFirstMessageMs: middle(times) }
   },
 
   /**
