@@ -757,18 +757,25 @@ export const make = (options: Api.Options = {}): Effect.Effect<Api.ScriptedModel
     } satisfies Api.ScriptedModelServer
   })
 
+/** Runs `effect`; a failure rejects with the error itself (not a FiberFailure), so `instanceof` and `_tag` work. */
+const promised = <A, E>(effect: Effect.Effect<A, E>): Promise<A> =>
+  Effect.runPromiseExit(effect).then((exit) => {
+    if (Exit.isSuccess(exit)) return exit.value
+    throw Cause.squash(exit.cause)
+  })
+
 /** @internal */
 export const start = (options: Api.Options = {}): Promise<Api.StartedServer> => {
   const scope = Effect.runSync(Scope.make())
   let closing: Promise<void> | undefined
-  const close = () => (closing ??= Effect.runPromise(Scope.close(scope, Exit.void)))
-  return Effect.runPromise(Scope.extend(make(options), scope)).then((server): Api.StartedServer => ({
+  const close = () => (closing ??= promised(Scope.close(scope, Exit.void)))
+  return promised(Scope.extend(make(options), scope)).then((server): Api.StartedServer => ({
     port: server.port,
     url: server.url,
     env: server.env,
-    requests: () => Effect.runPromise(server.requests),
+    requests: () => promised(server.requests),
     waitForRequest: (predicate, waitOptions) =>
-      Effect.runPromise(
+      promised(
         server.waitForRequest(
           predicate,
           waitOptions?.timeoutMs === undefined ? undefined : { timeout: Duration.millis(waitOptions.timeoutMs) }
