@@ -134,6 +134,7 @@ describe("promise API: logging", () => {
 describe("promise API: stdout of a program (real CLI, child process)", () => {
   it("carries only what the program printed while the SDK denies a tool and logs it", async ({ task }) => {
     // the entry under test: the bundle in the "bundle" project, the sources in "src" (both run through tsx)
+    expect(["src", "bundle"]).toContain(task.file.projectName)
     const entry = task.file.projectName === "bundle" ? bundleFile : path.join(root, "src", "promise.ts")
     const cwd = fs.mkdtempSync(path.join(os.tmpdir(), "eca-stdout-"))
     const before = new Set([...descendants(process.pid), ...ownedProcesses()])
