@@ -291,7 +291,10 @@ export type OnElicitation = (
 ) => Promise<ElicitationResult | null>
 
 /**
- * A hook callback (official signature).
+ * A hook callback (official signature): `input` is the event's input (`hook_event_name`, and for tool events
+ * `tool_name` / `tool_input`), `toolUseID` the id of the tool call for tool events (`PreToolUse`, `PostToolUse`, …)
+ * and `undefined` for the others, `signal` aborts when the CLI cancels the callback (e.g. at the matcher's
+ * `timeout`) or the query closes. A callback that throws or rejects answers by the matcher's `onFailure`.
  *
  * @since 0.1.0
  * @category callbacks
@@ -423,7 +426,7 @@ export interface Query extends AsyncGenerator<SDKMessage, void> {
   readonly stopTask: (taskId: string) => Promise<void>
   /** The session id (known before the first message; see `ClaudeAgent.SessionOrigin`). */
   readonly sessionId: () => Promise<string>
-  /** The CLI's process id. */
+  /** The CLI's process id (`undefined` with an in-memory `transport` such as `ScriptedCli`). */
   readonly pid: () => Promise<number | undefined>
   /** Closes the query: the CLI is reaped; later calls reject. */
   readonly close: () => Promise<void>
