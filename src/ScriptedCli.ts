@@ -9,7 +9,7 @@
  * Faults are script steps too, each producing what the SDK promises for it: `exit(code, stderr)` and `kill(signal)`
  * (`ProcessExited`), `malformed` and `giantLine` (in-band `MalformedLine` / `LineTooLong`, the stream goes on),
  * `unknownMessage` (an `UnknownMessage`), `slow` / `neverAnswer` (a `ControlTimeout` past `controlRequestTimeout`),
- * `stall`; and the layers {@link exitsAtOnce} and {@link neverAnswersInitialize}.
+ * `stall`; and the layers {@link exitsAtOnce} and {@link neverAnswersInitialize} (`StartupFailed`).
  *
  * @example
  * ```ts
@@ -199,7 +199,10 @@ export interface Options {
 }
 
 /**
- * Fault: a CLI that exits as soon as it starts, with this code (default 1) and stderr. The SDK fails with
+ * Fault: a CLI that exits as soon as it starts, with this code (default 1) and stderr, before writing anything. A
+ * `query` (and everything that waits for start-up: `queryWithOrigin`, `initializationResult`, the Promise API's
+ * `startup()`) fails with `StartupFailed { phase: "firstLine", exitCode, stderrTail }`, its `cause` the
+ * `ProcessExited`; a `session`, which returns before start-up is done, fails its first `turn` with
  * `ProcessExited { code, signal: null, stderrTail }`.
  *
  * @since 0.1.0
@@ -209,7 +212,8 @@ export const exitsAtOnce: (code?: number, stderr?: string) => Layer.Layer<Transp
 
 /**
  * Fault: a CLI that starts but never answers `initialize` (and says nothing else). The SDK fails with
- * `ControlTimeout { subtype: "initialize" }` after `initializeTimeout`.
+ * `StartupFailed { phase: "firstLine" }` once `initializeTimeout` (60 s by default; `TestClock` time under
+ * `it.effect`) is used up, and the CLI is stopped.
  *
  * @since 0.1.0
  * @category layers

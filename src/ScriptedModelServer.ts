@@ -19,7 +19,7 @@
  * @example
  * ```ts
  * import * as Effect from "effect/Effect"
- * import * as ScriptedModelServer from "effect-claude-agent/ScriptedModelServer"
+ * import { ScriptedModelServer } from "effect-claude-agent/testing"
  *
  * const program = Effect.gen(function*() {
  *   const server = yield* ScriptedModelServer.make({
@@ -434,7 +434,9 @@ export interface ScriptedModelServer {
    * - `CLAUDE_CODE_MAX_RETRIES=0` — see `EnvOptions.maxRetries`.
    * - `API_TIMEOUT_MS` — only when `EnvOptions.apiTimeoutMs` is given.
    *
-   * Temporary directories live under `os.tmpdir()` and are removed when the server's scope closes.
+   * Temporary directories live under `os.tmpdir()` and are removed when the server's scope closes. Called after
+   * that, `env()` throws `ScriptedModelServerError` (`reason: "Closed"`) and creates nothing: a closed server
+   * cannot answer the CLI, and directories made then would never be removed.
    */
   readonly env: (options?: EnvOptions) => Record<string, string>
   /**
@@ -471,6 +473,67 @@ export interface ScriptedModelServer {
  * @category constructors
  */
 export const make: (options?: Options) => Effect.Effect<ScriptedModelServer, never, Scope.Scope> = internal.make
+
+/**
+ * A scripted model server started from Promise code ({@link start}): the same server, with Promise methods, and
+ * `close()` in place of a Scope.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface StartedServer extends AsyncDisposable {
+  readonly port: number
+  /** `http://127.0.0.1:<port>`, the value of `ANTHROPIC_BASE_URL`. */
+  readonly url: string
+  /**
+   * The environment variables that point the real CLI at this server (see `ScriptedModelServer.env`); pass them as
+   * a query's `env` (which overlays `process.env`), e.g. `options: { env: server.env() }`. Throws
+   * `ScriptedModelServerError` (`reason: "Closed"`) after `close()`, and then creates nothing.
+   */
+  readonly env: (options?: EnvOptions) => Record<string, string>
+  /** Every request received so far, in arrival order. */
+  readonly requests: () => Promise<ReadonlyArray<RecordedRequest>>
+  /**
+   * The first request (received already or later) matching `predicate`. Rejects with `ScriptedModelServerError`:
+   * `reason: "Timeout"` after `timeoutMs` (default 10 000), `"Closed"` if the server closes first.
+   */
+  readonly waitForRequest: (
+    predicate: (request: RecordedRequest) => boolean,
+    options?: { readonly timeoutMs?: number }
+  ) => Promise<RecordedRequest>
+  /** Queues replies after those already queued. */
+  readonly addReplies: (...replies: ReadonlyArray<Reply>) => void
+  /** Replaces the handler; `undefined` restores `defaultHandler`. */
+  readonly setHandler: (handler: Handler | undefined) => void
+  /** The server itself, for Effect code. */
+  readonly server: ScriptedModelServer
+  /**
+   * Stops the server: in-flight replies end, sockets are destroyed, the temporary directories of `env()` are
+   * removed. Idempotent; resolves once all of that is done. Until then the server keeps Node running.
+   */
+  readonly close: () => Promise<void>
+  /** `await using server = await ScriptedModelServer.start()`: closes the server when the block ends. */
+  readonly [Symbol.asyncDispose]: () => Promise<void>
+}
+
+/**
+ * Starts a scripted model server from Promise code, without a Scope: stop it with `close()`, or let `await using`
+ * do it. (`Effect.runPromise(Effect.scoped(make()))` would close the server as soon as it resolves.)
+ *
+ * ```ts
+ * import { query } from "effect-claude-agent/promise"
+ * import { ScriptedModelServer } from "effect-claude-agent/testing"
+ *
+ * await using server = await ScriptedModelServer.start()
+ * for await (const message of query({ prompt: "SAY hello", options: { env: server.env() } })) {
+ *   if (message.type === "result") console.log(message)
+ * }
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const start: (options?: Options) => Promise<StartedServer> = internal.start
 
 // -------------------------------------------------------------------------------------------------
 // errors

@@ -27,6 +27,8 @@ import type * as Elicitation from "./Elicitation.js"
 import type * as Hooks from "./Hooks.js"
 import * as internal from "./internal/promise.js"
 import * as mcp from "./internal/promiseMcp.js"
+import type * as PromiseLogger from "./internal/promiseLogger.js"
+import * as SdkMcpInternal from "./internal/sdkMcp.js"
 import type * as Message from "./Message.js"
 import type * as Permissions from "./Permissions.js"
 import type * as SdkMcp from "./SdkMcp.js"
@@ -34,7 +36,13 @@ import type * as Transport from "./Transport.js"
 import type * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
 
+// every error of the SDK, so that `instanceof` needs no import of the Effect entry (test/promise.errors.test.ts)
 export {
+  /**
+   * @since 0.1.0
+   * @category errors
+   */
+  ApiError,
   /**
    * @since 0.1.0
    * @category errors
@@ -54,12 +62,37 @@ export {
    * @since 0.1.0
    * @category errors
    */
+  IdleTimeout,
+  /**
+   * @since 0.1.0
+   * @category errors
+   */
   InputClosed,
   /**
    * @since 0.1.0
    * @category errors
    */
+  InterruptTimeout,
+  /**
+   * @since 0.1.0
+   * @category errors
+   */
   InvalidOptions,
+  /**
+   * @since 0.1.0
+   * @category errors
+   */
+  LineTooLong,
+  /**
+   * @since 0.1.0
+   * @category errors
+   */
+  MalformedLine,
+  /**
+   * @since 0.1.0
+   * @category errors
+   */
+  Overloaded,
   /**
    * @since 0.1.0
    * @category errors
@@ -74,6 +107,11 @@ export {
    * @since 0.1.0
    * @category errors
    */
+  RateLimited,
+  /**
+   * @since 0.1.0
+   * @category errors
+   */
   SessionNotFound,
   /**
    * @since 0.1.0
@@ -84,8 +122,29 @@ export {
    * @since 0.1.0
    * @category errors
    */
-  StartupFailed
+  StartupFailed,
+  /**
+   * @since 0.1.0
+   * @category errors
+   */
+  VersionIncompatible
 } from "./AgentError.js"
+
+/**
+ * An in-process MCP server (from {@link createSdkMcpServer}) the CLI did not report as connected at the start of a
+ * turn; `status` is what it reported, or `"missing"`. Thrown by the iterator when the server's `onConnectFailure` is
+ * `"fail"` (the default).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const McpServerFailed: typeof SdkMcpInternal.McpServerFailed = SdkMcpInternal.McpServerFailed
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type McpServerFailed = SdkMcpInternal.McpServerFailed
 
 /**
  * Thrown by the iterator and the methods after the query was aborted with its `abortController`.
@@ -232,7 +291,10 @@ export type OnElicitation = (
 ) => Promise<ElicitationResult | null>
 
 /**
- * A hook callback (official signature).
+ * A hook callback (official signature): `input` is the event's input (`hook_event_name`, and for tool events
+ * `tool_name` / `tool_input`), `toolUseID` the id of the tool call for tool events (`PreToolUse`, `PostToolUse`, …)
+ * and `undefined` for the others, `signal` aborts when the CLI cancels the callback (e.g. at the matcher's
+ * `timeout`) or the query closes. A callback that throws or rejects answers by the matcher's `onFailure`.
  *
  * @since 0.1.0
  * @category callbacks
@@ -256,6 +318,23 @@ export interface HookCallbackMatcher {
 }
 
 /**
+ * The level of a log line of the SDK (`Options.logger`, `Options.logLevel`).
+ *
+ * @since 0.1.0
+ * @category logging
+ */
+export type LogLevel = PromiseLogger.Level
+
+/**
+ * Receives the SDK's own log lines (`Options.logger`): `message` is the text (with the cause rendered, when there is
+ * one), `annotations` the structured fields (e.g. `pid`). A logger that throws loses that line, never the query.
+ *
+ * @since 0.1.0
+ * @category logging
+ */
+export type LogFunction = PromiseLogger.LogFunction
+
+/**
  * The official `Options`, plus this SDK's knobs (see `AgentOptions.Options`).
  *
  * Official options this SDK does not implement are left out of this type: `sessionStore`, `sessionStoreFlush`,
@@ -274,6 +353,19 @@ export interface Options extends Omit<AgentOptions.Options, "onElicitation"> {
   readonly onElicitation?: OnElicitation | undefined
   /** How long `canUseTool` may take before the call is denied. Defaults to 5 minutes; `Infinity`: no timeout. */
   readonly permissionTimeoutMs?: number | undefined
+  /**
+   * Where the SDK's own log lines go: warnings such as a permission denied because `canUseTool` threw, a CLI that
+   * ignored SIGTERM, or a CLI that runs another session than requested. Defaults to one line per entry on
+   * **stderr** (`effect-claude-agent WARN Permission for Bash denied: … pid=…`); the SDK never writes to stdout, so
+   * a program that speaks a protocol on stdout stays clean. Pass a function to route the lines to your own logger.
+   * (`stderr` is another stream: the CLI's own stderr output.)
+   */
+  readonly logger?: LogFunction | undefined
+  /**
+   * The lowest level that reaches `logger`. Defaults to `"info"`; `"none"` silences the SDK, `"debug"` adds
+   * diagnostics (e.g. a CLI still running after its input closed).
+   */
+  readonly logLevel?: LogLevel | "none" | undefined
   readonly hooks?: Partial<Record<HookEvent, ReadonlyArray<HookCallbackMatcher>>> | undefined
   /**
    * The Transport to run on. Defaults to real processes (`NodeClaudeAgent.layer`); pass e.g.
@@ -334,7 +426,7 @@ export interface Query extends AsyncGenerator<SDKMessage, void> {
   readonly stopTask: (taskId: string) => Promise<void>
   /** The session id (known before the first message; see `ClaudeAgent.SessionOrigin`). */
   readonly sessionId: () => Promise<string>
-  /** The CLI's process id. */
+  /** The CLI's process id (`undefined` with an in-memory `transport` such as `ScriptedCli`). */
   readonly pid: () => Promise<number | undefined>
   /** Closes the query: the CLI is reaped; later calls reject. */
   readonly close: () => Promise<void>

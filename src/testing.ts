@@ -3,7 +3,8 @@
  *
  * - {@link ScriptedCli}: an in-memory fake CLI driven by a script (no process at all), with fault injection;
  * - {@link FakeCli}: a protocol-correct fake `claude` executable driven by a JSON scenario, for process-level tests;
- * - {@link ScriptedModelServer}: a scripted Anthropic API so the real CLI runs offline;
+ * - {@link ScriptedModelServer}: a scripted Anthropic API so the real CLI runs offline (`make()` in a Scope, or
+ *   `start()` → `close()` from Promise code);
  * - {@link Recording}: record a session's frames to JSONL, replay them without a CLI and diff what the client sends.
  *
  * @since 0.1.0

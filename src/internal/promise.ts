@@ -20,6 +20,7 @@ import type * as Transport from "../Transport.js"
 import type { CanUseTool, HookCallbackMatcher, OnElicitation, Options, Query, WarmQuery } from "../promise.js"
 import * as HooksInternal from "./hooks.js"
 import * as PermissionsInternal from "./permissions.js"
+import * as PromiseLogger from "./promiseLogger.js"
 import * as session from "./session.js"
 
 /** @internal */
@@ -113,6 +114,8 @@ const unsupportedOptions: Readonly<Record<string, (value: unknown) => string | u
     "with the SessionStore module of effect-claude-agent)",
   sessionStoreFlush: () => "only applies to sessionStore, which is not supported",
   permissionTimeoutMs: notMillis,
+  logger: PromiseLogger.notLogFunction,
+  logLevel: PromiseLogger.notLogLevel,
   loadTimeoutMs: () => "only applies to sessionStore, which is not supported",
   onUserDialog: () => "rendering the CLI's dialogs (request_user_dialog) is not supported",
   supportedDialogKinds: () => "only applies to onUserDialog, which is not supported",
@@ -159,6 +162,8 @@ const toEffectOptions = (options: Options): AgentOptions.Options => {
     abortController: _a,
     canUseTool: _c,
     hooks: _h,
+    logger: _l,
+    logLevel: _ll,
     onElicitation,
     permissionTimeoutMs: _p,
     transport: _t,
@@ -269,6 +274,8 @@ const begin = (
     ? nodeRuntime()
     : ManagedRuntime.make(options.transport)
   const ownRuntime = options.transport !== undefined
+  // every call into the runtime logs through the query's logger, finalizers included (never to stdout)
+  const logged = PromiseLogger.withLogging(options)
   // the session reads its Permissions and Hooks services once, when it starts
   const withExtensions = <A, E, R>(effect: Effect.Effect<A, E, R>) => {
     const { canUseTool, hooks, permissionTimeoutMs } = options
@@ -345,7 +352,7 @@ const begin = (
     })
 
   // one scope for the whole query: the session (process) and its message pull live in it
-  const started = runtime.runPromiseExit(withExtensions(
+  const started = runtime.runPromiseExit(logged(withExtensions(
     Effect.gen(function*() {
       const unsupported = unsupportedOption(options)
       if (unsupported !== undefined) return yield* Effect.fail(unsupported)
@@ -373,7 +380,7 @@ const begin = (
         Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause)))
       )
     })
-  ))
+  )))
   // never an unhandled rejection: failures surface through next() and the methods
   started.catch(() => undefined)
 
@@ -399,7 +406,7 @@ const begin = (
     release()
     abort?.signal.removeEventListener("abort", onAbort)
     closing = started.then(async (exit) => {
-      if (Exit.isSuccess(exit)) await runtime.runPromise(Scope.close(exit.value.scope, Exit.void))
+      if (Exit.isSuccess(exit)) await runtime.runPromise(logged(Scope.close(exit.value.scope, Exit.void)))
       if (ownRuntime) await runtime.dispose()
     }).catch(() => undefined)
     return closing
@@ -422,7 +429,7 @@ const begin = (
     const { internal } = await handles()
     if (aborted) throw new AbortError()
     if (closing !== undefined) throw new InputClosed({ reason: "closed" })
-    const exit = await runtime.runPromiseExit(f(internal))
+    const exit = await runtime.runPromiseExit(logged(f(internal)))
     if (Exit.isFailure(exit)) throw squash(exit.cause, aborted)
     return exit.value
   }

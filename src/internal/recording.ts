@@ -6,6 +6,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
@@ -262,7 +263,9 @@ const openWriter = (file: string) =>
     }),
     (fd) => Effect.sync(() => fs.closeSync(fd))
   ).pipe(
-    Effect.map((fd): Writer => {
+    // the warning below logs with the caller's logger (its runtime), not Effect's default one
+    Effect.zip(Effect.runtime<never>()),
+    Effect.map(([fd, runtime]): Writer => {
       let failed = false
       return {
         write: (entry) => {
@@ -271,7 +274,7 @@ const openWriter = (file: string) =>
             fs.writeSync(fd, `${JSON.stringify(entry)}\n`)
           } catch (error) {
             failed = true
-            Effect.runFork(Effect.logWarning(`Recording to ${file} stopped: ${String(error)}`))
+            Runtime.runFork(runtime)(Effect.logWarning(`Recording to ${file} stopped: ${String(error)}`))
           }
         }
       }

@@ -7,12 +7,13 @@ import * as Zlib from "node:zlib"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as PubSub from "effect/PubSub"
 import * as Schema from "effect/Schema"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as Api from "../ScriptedModelServer.js"
 
@@ -668,11 +669,21 @@ export const make = (options: Api.Options = {}): Effect.Effect<Api.ScriptedModel
           server.close(() => resume(Effect.void))
         })
     )
+    // runs first when the scope closes (finalizers run in reverse): from then on `env()` makes no directory
+    let closed = false
+    yield* Effect.addFinalizer(() => Effect.sync(() => void (closed = true)))
     const address = server.address()
     const port = isRecord(address) && typeof address.port === "number" ? address.port : 0
     const url = `http://127.0.0.1:${port}`
 
     const env = (envOptions: Api.EnvOptions = {}): Record<string, string> => {
+      if (closed) {
+        // the temporary directories are gone; making them again would leave them behind
+        throw new ScriptedModelServerError({
+          reason: "Closed",
+          description: "env() was called after the server closed (its HOME and runtime directories are removed)"
+        })
+      }
       let home = envOptions.home
       if (home === undefined && envOptions.freshHome === true) {
         home = mkdir(Path.join(root, `home-${++homes}`))
@@ -745,3 +756,35 @@ export const make = (options: Api.Options = {}): Effect.Effect<Api.ScriptedModel
       setHandler: (next) => Effect.sync(() => void (handler = next ?? defaultHandler))
     } satisfies Api.ScriptedModelServer
   })
+
+/** Runs `effect`; a failure rejects with the error itself (not a FiberFailure), so `instanceof` and `_tag` work. */
+const promised = <A, E>(effect: Effect.Effect<A, E>): Promise<A> =>
+  Effect.runPromiseExit(effect).then((exit) => {
+    if (Exit.isSuccess(exit)) return exit.value
+    throw Cause.squash(exit.cause)
+  })
+
+/** @internal */
+export const start = (options: Api.Options = {}): Promise<Api.StartedServer> => {
+  const scope = Effect.runSync(Scope.make())
+  let closing: Promise<void> | undefined
+  const close = () => (closing ??= promised(Scope.close(scope, Exit.void)))
+  return promised(Scope.extend(make(options), scope)).then((server): Api.StartedServer => ({
+    port: server.port,
+    url: server.url,
+    env: server.env,
+    requests: () => promised(server.requests),
+    waitForRequest: (predicate, waitOptions) =>
+      promised(
+        server.waitForRequest(
+          predicate,
+          waitOptions?.timeoutMs === undefined ? undefined : { timeout: Duration.millis(waitOptions.timeoutMs) }
+        )
+      ),
+    addReplies: (...replies) => Effect.runSync(server.addReplies(...replies)),
+    setHandler: (next) => Effect.runSync(server.setHandler(next)),
+    server,
+    close,
+    [Symbol.asyncDispose]: close
+  }), (error: unknown) => close().then(() => Promise.reject(error)))
+}
