@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { Permissions } from "effect-claude-agent"
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -150,6 +151,50 @@ describe("Bash allow rules against an attacker", () => {
     const spec = { ask: ["Bash(git push:*)"], allow: ["Bash(echo:*)", "Bash(git push:*)"] }
     expect(await bash(spec, "echo $(git push)")).toBe("fallback")
     expect(await bash(spec, "echo a && git push origin")).toBe("fallback")
+  })
+})
+
+describe("what Bash(echo:*) / Bash(cat:*) allow runs nothing else in a real bash", () => {
+  // differential: every command of this corpus that the rules allow is run by bash in an empty directory, which must
+  // stay empty (each payload would create a file); the corpus mixes bypass attempts with harmless commands
+  const corpus = [
+    "echo a<(touch X)", "echo $(<X)", "echo ${x/$(touch X)/y}", "echo ~+", "echo \"\\`touch X\\`\"",
+    "echo $'\\x27'; touch X", "{echo,hi}; touch X", "echo hi;touch X", "echo hi&&touch X",
+    "echo <<-EOF\n\t$(touch X)\n\tEOF", "cat <<-EOF\n\t`touch X`\n\tEOF", "cat <<EOF > X\nhi\nEOF",
+    "cat <<EOF >> X\nhi\nEOF", "cat <<EOF | tee X\nhi\nEOF", "cat <<EOF && touch X\nhi\nEOF",
+    "echo @(a|b)", "echo hi >&$X", "echo hi 2>&1-", "echo $'a\\'' ; touch X ; echo ''",
+    "echo 'a'\\''b'; touch X", "echo \"a'b\" 'c\"d' ; touch X", "echo a\\'b ; touch X ; echo \\'",
+    "echo $\"x\"; touch X", "echo \\$(touch X)", "echo '$(touch X)'", "echo \"\\$(touch X)\"", "echo $'$(touch X)'",
+    "echo a#b; touch X", "echo a #b\\\ntouch X", "echo <<EOF\nx\nEOF\ntouch X", "echo <<'EOF'\n$(touch X)\nEOF\n",
+    "echo <<E\"O\"F\n$(touch X)\nEOF", "echo <<\\EOF\n$(touch X)\nEOF", "echo ${x#$(touch X)}", "echo [a] ]",
+    "echo $@ $* $# $? $$ $!", "echo x\\\n; touch X", "echo hi \\\n&& touch X", "echo hi\r\ntouch X",
+    "echo hi |\ntouch X", "echo $(\ntouch X\n)", "echo `\ntouch X`", "echo hi >/dev/null 2>&1",
+    "echo {a,b}", "echo $'\\'' '; touch X #'", "echo $'\\\\'; touch X", "echo \"\\\"\"; touch X",
+    "echo 'it''s'; touch X", "echo hi>X", "echo hi>|X", "echo hi 1>X", "echo hi <>X", "echo hi >>X", "echo hi &>X",
+    "echo \"${x:-\"$(touch X)\"}\"", "echo \"${x:-'$(touch X)'}\"", "echo $\"$(touch X)\"", "echo hi | cat",
+    "echo a\necho b", "echo a;echo b;", "echo \\\\; touch X", "echo \\\\\\; touch X", "cat <<< \"$(touch X)\"",
+    "cat <<< $'x'; touch X", "echo hi # $(touch X)", "echo hi #\ntouch X", "echo hi & touch X", "echo hi\ttouch X"
+  ]
+  it("the corpus", async () => {
+    const spec = { allow: ["Bash(echo:*)", "Bash(cat:*)"] }
+    const allowed: Array<string> = []
+    for (const command of corpus) {
+      if (await bash(spec, command) !== "allow") continue
+      allowed.push(command)
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "bashrules-run-"))
+      try {
+        try {
+          execFileSync("bash", ["-c", command], { cwd: dir, stdio: "ignore", input: "", timeout: 10_000 })
+        } catch {
+          // a failing command is fine: only what it left behind counts
+        }
+        expect([command, fs.readdirSync(dir)]).toEqual([command, []])
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true })
+      }
+    }
+    // not vacuous: the harmless ones are allowed
+    expect(allowed).toEqual(expect.arrayContaining(["echo '$(touch X)'", "echo hi | cat", "echo a\necho b"]))
   })
 })
 

@@ -218,6 +218,20 @@ const writeOf = (redirect: Node): Word | undefined | "none" => {
   return target.literal === "/dev/null" ? "none" : target
 }
 
+const HEREDOC_PARTS = new Set(["heredoc_start", "heredoc_body", "heredoc_end"])
+
+/**
+ * Whether a heredoc's body runs nothing: its delimiter is quoted (no expansion at all), or its text has no command
+ * substitution, arithmetic or parameter expansion beyond `$NAME` / `${NAME}`. Read from the text, because
+ * tree-sitter-bash does not parse the body of every heredoc form (`<<-`).
+ */
+const heredocIsInert = (node: Node): boolean => {
+  const start = node.namedChildren.find((c) => c.type === "heredoc_start")?.text ?? ""
+  if (/['"\\]/.test(start)) return true
+  const body = node.namedChildren.filter((c) => c.type === "heredoc_body").map((c) => c.text).join("\n")
+  return !/`|\$[([]|\$\{(?![A-Za-z_][A-Za-z0-9_]*\})/.test(body)
+}
+
 /** A simple command from a `command` node and the redirections around it; `ok` is false when allow must not match. */
 const simpleCommand = (
   source: string,
@@ -229,7 +243,16 @@ const simpleCommand = (
   let assignments = 0
   let ok = true
   let previous: Node | undefined
-  const redirect = (r: Node) => {
+  const redirect = (r: Node): void => {
+    if (r.type === "heredoc_redirect") {
+      if (!heredocIsInert(r)) ok = false
+      // tree-sitter-bash puts what follows the heredoc operator on its line (`cat <<EOF > out | sh`) inside it
+      for (const child of r.namedChildren) {
+        if (REDIRECTS.has(child.type)) redirect(child)
+        else if (!HEREDOC_PARTS.has(child.type)) ok = false
+      }
+      return
+    }
     const target = writeOf(r)
     if (target === undefined) ok = false
     else if (target !== "none") writes.push(target)
