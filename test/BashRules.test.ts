@@ -261,6 +261,15 @@ describe("Bash allow rules on parsed words", () => {
       expect(await at("echo hi > out/$X")).toBe("fallback")
       fs.symlinkSync(os.tmpdir(), path.join(dir, "out", "link"))
       expect(await at("echo hi > out/link/pwned.txt")).toBe("fallback")
+      expect(await decide({ allow: ["Bash(echo:*)", "Edit(./out/*.txt)"] }, "Bash", { command: "echo >out/a.txt" }, dir))
+        .toBe("allow")
+      // deny (and ask) rules for Write and Edit judge the files a command writes, wherever it writes them
+      const guarded = { deny: ["Write(./secrets/**)", "Edit(./keys/*)"], ask: ["Write(./ask/**)"], allow: ["Bash"] }
+      expect(await decide(guarded, "Bash", { command: "echo hi > secrets/x" }, dir)).toBe("deny")
+      expect(await decide(guarded, "Bash", { command: "(echo hi) 2>keys/k" }, dir)).toBe("deny")
+      expect(await decide(guarded, "Bash", { command: "echo $(cat <<EOF > secrets/y\nEOF\n)" }, dir)).toBe("deny")
+      expect(await decide(guarded, "Bash", { command: "echo hi > ask/x" }, dir)).toBe("fallback")
+      expect(await decide(guarded, "Bash", { command: "echo hi > other/x" }, dir)).toBe("allow")
     } finally {
       fs.rmSync(dir, { recursive: true, force: true })
     }

@@ -226,6 +226,9 @@ const bashParser: Effect.Effect<Parser | undefined> = Effect.promise(() =>
   import("./bashParser.js").then((module) => module.parser).then((parser) => parser, () => undefined)
 )
 
+/** Rules for the tools that write files judge the files a shell command's redirections write. */
+const writesFiles = (parsed: ParsedRule): boolean => toolMatches(parsed.tool, "Write") || toolMatches(parsed.tool, "Edit")
+
 const writeRequest = (target: string, cwd: string): Request => ({
   toolName: "Write",
   input: { file_path: target },
@@ -240,11 +243,11 @@ const firstShellMatch = (
 ): RuleEntry | undefined => {
   const { all, top } = analysis
   const tool = request.toolName
-  const writeAllowed = (target: ShellRules.Word) =>
-    target.literal !== undefined &&
+  const writeAllowed = ({ literal }: ShellRules.Word) =>
+    literal !== undefined &&
     rules.some(({ entry, parsed }) =>
-      entry.behavior === "allow" && toolMatches(parsed.tool, "Write") &&
-      contentMatches(parsed, writeRequest(target.literal!, request.cwd), "allow")
+      entry.behavior === "allow" && writesFiles(parsed) &&
+      contentMatches(parsed, writeRequest(literal, request.cwd), "allow")
     )
   const covered = (command: ShellRules.SimpleCommand) =>
     rules.some(({ entry, parsed }) =>
@@ -253,7 +256,7 @@ const firstShellMatch = (
     ) && command.writes.every(writeAllowed)
   const writes = all.flatMap((command) => command.writes)
   return rules.find(({ entry, parsed }) => {
-    if (entry.behavior !== "allow" && toolMatches(parsed.tool, "Write") && parsed.tool !== tool) {
+    if (entry.behavior !== "allow" && writesFiles(parsed) && parsed.tool !== tool) {
       // a write redirection is a Write of its target for deny and ask rules
       if (writes.some((w) => contentMatches(parsed, writeRequest(w.literal ?? w.loose, request.cwd), entry.behavior))) {
         return true
@@ -281,7 +284,7 @@ const firstMatch = (rules: ReadonlyArray<CompiledRule>, request: Request): Effec
   }
   const needsParse = rules.some(({ entry, parsed }) =>
     (toolMatches(parsed.tool, tool) && hasContent(parsed)) ||
-    (entry.behavior !== "allow" && toolMatches(parsed.tool, "Write"))
+    (entry.behavior !== "allow" && writesFiles(parsed))
   )
   if (!needsParse) {
     return Effect.succeed(rules.find(({ parsed }) => toolMatches(parsed.tool, tool))?.entry)
