@@ -5,7 +5,61 @@
  *
  * @internal
  */
-import type { Node, Parser } from "web-tree-sitter"
+import type { Parser, Tree } from "web-tree-sitter"
+
+/**
+ * A node of the syntax tree, copied out of the parser's memory in one cursor walk: reading a tree-sitter node's
+ * properties crosses into WebAssembly each time, which cost ten times the parse when the rules read them directly.
+ */
+interface Node {
+  readonly type: string
+  readonly isNamed: boolean
+  readonly isMissing: boolean
+  /** The field of its parent this node is in (`body`, `destination`, …). */
+  readonly field: string | null
+  readonly startIndex: number
+  readonly endIndex: number
+  readonly text: string
+  readonly children: ReadonlyArray<Node>
+  readonly namedChildren: ReadonlyArray<Node>
+}
+
+/** Copies a tree (indices are UTF-16 code units of `source`, as web-tree-sitter reports them for a string). */
+const copyTree = (tree: Tree, source: string): Node => {
+  const cursor = tree.walk()
+  try {
+    const visit = (): Node => {
+      const type = cursor.nodeType
+      const isNamed = cursor.nodeIsNamed
+      const isMissing = cursor.nodeIsMissing
+      const field = cursor.currentFieldName
+      const startIndex = cursor.startIndex
+      const endIndex = cursor.endIndex
+      const children: Array<Node> = []
+      if (cursor.gotoFirstChild()) {
+        do children.push(visit())
+        while (cursor.gotoNextSibling())
+        cursor.gotoParent()
+      }
+      return {
+        type,
+        isNamed,
+        isMissing,
+        field,
+        startIndex,
+        endIndex,
+        text: source.slice(startIndex, endIndex),
+        children,
+        namedChildren: children.filter((c) => c.isNamed)
+      }
+    }
+    return visit()
+  } finally {
+    cursor.delete()
+  }
+}
+
+const childForField = (node: Node, field: string): Node | undefined => node.children.find((c) => c.field === field)
 
 /** A word of a simple command: its value after quote removal when it is a literal, and a best-effort reading. */
 export interface Word {
@@ -102,7 +156,7 @@ const SHELLS = new Set(["bash", "sh", "zsh", "dash", "ksh", "mksh", "busybox"])
 /** How deep `bash -c '…'` / `eval …` strings are parsed again for deny rules. */
 const MAX_DEPTH = 3
 
-const children = (node: Node): Array<Node> => node.children
+const children = (node: Node): ReadonlyArray<Node> => node.children
 
 /** Removes backslash escapes of an unquoted word; `\<newline>` disappears. */
 const unescapeUnquoted = (text: string): string => text.replace(/\\(\n|.)/gs, (_, c: string) => (c === "\n" ? "" : c))
@@ -186,16 +240,25 @@ const wordOf = (node: Node): Word => {
 /** A parameter expansion that only reads a variable: `${NAME}`, `${1}`, `${@}` (no operators, no subscripts). */
 const plainExpansion = (node: Node): boolean => /^\$\{([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])\}$/.test(node.text)
 
-/** Whether the tree holds only what an allowed command may hold. */
-const allowable = (node: Node): boolean => {
-  if (node.isMissing) return false
+/**
+ * How many `command` nodes the tree holds, or -1 when it holds anything an allowed command may not hold (one walk
+ * for both: crossing into the parser's memory is the cost of a decision).
+ */
+const allowableCommands = (node: Node): number => {
+  if (node.isMissing) return -1
   if (node.isNamed) {
-    if (!ALLOWED_KINDS.has(node.type)) return false
-    if (node.type === "expansion" && !plainExpansion(node)) return false
+    if (!ALLOWED_KINDS.has(node.type)) return -1
+    if (node.type === "expansion" && !plainExpansion(node)) return -1
   } else if (node.type === "&") {
-    return false
+    return -1
   }
-  return children(node).every(allowable)
+  let count = node.type === "command" ? 1 : 0
+  for (const child of children(node)) {
+    const n = allowableCommands(child)
+    if (n === -1) return -1
+    count += n
+  }
+  return count
 }
 
 /** Whether two adjacent words are really separate in bash (not joined by a line continuation). */
@@ -208,8 +271,8 @@ const REDIRECTS = new Set(["file_redirect", "heredoc_redirect", "herestring_redi
 const writeOf = (redirect: Node): Word | undefined | "none" => {
   if (redirect.type !== "file_redirect") return "none"
   const operator = children(redirect).find((c) => !c.isNamed)?.type ?? ""
-  const destination = redirect.childForFieldName("destination") ?? redirect.namedChildren.at(-1)
-  if (destination === null || destination === undefined) return undefined
+  const destination = childForField(redirect, "destination") ?? redirect.namedChildren.at(-1)
+  if (destination === undefined) return undefined
   const target = wordOf(destination)
   if (DUPLICATIONS.has(operator)) {
     return /^([0-9]+-?|-)$/.test(destination.text) && destination.type !== "string" ? "none" : target
@@ -297,9 +360,9 @@ const reduce = (source: string, node: Node, out: Array<SimpleCommand>): boolean 
           : SEPARATORS.has(child.type)
       )
     case "redirected_statement": {
-      const body = node.childForFieldName("body")
-      if (body === null || body.type !== "command") return false
-      const redirects = node.namedChildren.filter((c) => c.id !== body.id)
+      const body = childForField(node, "body")
+      if (body === undefined || body.type !== "command") return false
+      const redirects = node.namedChildren.filter((c) => c !== body)
       if (!redirects.every((r) => REDIRECTS.has(r.type))) return false
       const { command, ok } = simpleCommand(source, body, redirects)
       out.push(command)
@@ -330,13 +393,13 @@ const collect = (
   redirects: ReadonlyArray<Node> = []
 ): void => {
   if (node.type === "redirected_statement") {
-    const body = node.childForFieldName("body")
+    const body = childForField(node, "body")
     const around = node.namedChildren.filter((c) => REDIRECTS.has(c.type))
-    if (body === null || body.type !== "command") {
+    if (body === undefined || body.type !== "command") {
       const writes = around.map(writeOf).map((w) => (w === undefined ? word(undefined, "") : w))
       out.push({ words: [], assignments: 0, writes: writes.filter((w) => w !== "none") })
     }
-    for (const child of children(node)) collect(parser, source, child, depth, out, child.id === body?.id ? around : [])
+    for (const child of children(node)) collect(parser, source, child, depth, out, child === body ? around : [])
     return
   }
   if (node.type === "command") {
@@ -378,23 +441,24 @@ export const unparsed = (source: string): Analysis => ({ all: tokenCommands(sour
 export const analyze = (parser: Parser, source: string, depth = 0): Analysis => {
   const tree = parser.parse(source)
   if (tree === null) return unparsed(source)
+  let root: Node
+  let hasError: boolean
   try {
-    const root = tree.rootNode
-    const all: Array<SimpleCommand> = []
-    collect(parser, source, root, depth, all)
-    if (root.hasError) return { all: [...all, ...tokenCommands(source)], top: undefined }
-    const top: Array<SimpleCommand> = []
-    const reduced = allowable(root) && reduce(source, root, top) && countCommands(root) === top.length
-    return { all, top: reduced ? top : undefined }
+    hasError = tree.rootNode.hasError
+    root = copyTree(tree, source)
   } finally {
     tree.delete()
   }
+  const all: Array<SimpleCommand> = []
+  collect(parser, source, root, depth, all)
+  if (hasError) return { all: [...all, ...tokenCommands(source)], top: undefined }
+  const top: Array<SimpleCommand> = []
+  const commands = allowableCommands(root)
+  const reduced = commands !== -1 && reduce(source, root, top) && commands === top.length
+  return { all, top: reduced ? top : undefined }
 }
 
-const countCommands = (node: Node): number =>
-  (node.type === "command" ? 1 : 0) + children(node).reduce((n, c) => n + countCommands(c), 0)
-
-/** Words compared by a rule, after `NAME=value` assignments when `skipAssignments`. */
+/** The words a rule is compared with; `undefined` for a word whose value is not known before it runs. */
 type Reading = ReadonlyArray<string | undefined>
 
 /**
