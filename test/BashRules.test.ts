@@ -93,7 +93,12 @@ describe("Bash allow rules against an attacker", () => {
     "\"$X\" hi",
     "e*o hi",
     "~/echo hi",
-    "./echo hi"
+    "./echo hi",
+    "echo a; . ./x",
+    "echo a; source x",
+    "[[ -f x ]] && echo a",
+    "local x=1; echo a",
+    "declare -x A=1; echo a"
   ]
   for (const command of bypasses) {
     it(`Bash(echo:*) does not allow ${JSON.stringify(command)}`, async () => {
@@ -234,6 +239,8 @@ describe("Bash allow rules on parsed words", () => {
     for (
       const command of [
         "echo hi 2>&1",
+        "echo hi >&-",
+        "echo hi 2>&1-",
         "echo hi >&2",
         "echo hi 2>/dev/null",
         "echo hi >/dev/null 2>&1",

@@ -6,6 +6,7 @@
  *
  * @internal
  */
+/// <reference path="./emscripten.d.ts" />
 import { createRequire } from "node:module"
 import type { Parser } from "web-tree-sitter"
 

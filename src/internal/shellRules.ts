@@ -5,6 +5,7 @@
  *
  * @internal
  */
+/// <reference path="./emscripten.d.ts" />
 import type { Parser, Tree } from "web-tree-sitter"
 
 /**
@@ -271,6 +272,7 @@ const REDIRECTS = new Set(["file_redirect", "heredoc_redirect", "herestring_redi
 const writeOf = (redirect: Node): Word | undefined | "none" => {
   if (redirect.type !== "file_redirect") return "none"
   const operator = children(redirect).find((c) => !c.isNamed)?.type ?? ""
+  if (operator === ">&-" || operator === "<&-") return "none"
   const destination = childForField(redirect, "destination") ?? redirect.namedChildren.at(-1)
   if (destination === undefined) return undefined
   const target = wordOf(destination)
