@@ -152,6 +152,14 @@ describe("Bash allow rules against an attacker", () => {
     expect(await bash(spec, "echo 'rm x'")).toBe("allow")
   })
 
+  it("a tree nested deeper than the stack, or a very long command, is one that does not parse", async () => {
+    const spec = { deny: ["Bash(rm:*)"], allow: ["Bash(echo:*)"] }
+    const deep = "echo " + "$(".repeat(5000) + "rm x" + ")".repeat(5000)
+    expect(await bash(spec, deep)).toBe("deny")
+    expect(await bash({ allow: ["Bash(echo:*)"] }, deep.replace("rm x", "touch X"))).toBe("fallback")
+    expect(await bash(spec, `echo ${"a ".repeat(50_000)}; rm x`)).toBe("deny")
+  })
+
   it("an ask rule goes to the fallback when any simple command anywhere matches", async () => {
     const spec = { ask: ["Bash(git push:*)"], allow: ["Bash(echo:*)", "Bash(git push:*)"] }
     expect(await bash(spec, "echo $(git push)")).toBe("fallback")

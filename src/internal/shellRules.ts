@@ -154,6 +154,9 @@ const WRAPPERS = new Set([
 const EXEC_FLAGS = new Set(["-exec", "-execdir", "-ok", "-okdir"])
 const SHELLS = new Set(["bash", "sh", "zsh", "dash", "ksh", "mksh", "busybox"])
 
+/** How long one parse may run before the command counts as one that does not parse. */
+const PARSE_BUDGET_MS = 200
+
 /** How deep `bash -c '…'` / `eval …` strings are parsed again for deny rules. */
 const MAX_DEPTH = 3
 
@@ -427,10 +430,16 @@ const collect = (
   for (const child of children(node)) collect(parser, source, child, depth, out)
 }
 
+/**
+ * How many words a derived candidate command keeps (a run of crude tokens, the words after a wrapper): enough for any
+ * rule, and it keeps the number of words compared linear in the command's length.
+ */
+const MAX_RUN = 64
+
 /** Crude tokens of a command that does not parse: each run of tokens is a candidate command for deny rules. */
 const tokenCommands = (source: string): Array<SimpleCommand> => {
-  const tokens = source.split(/[\s;&|()<>`$'"{}\\]+/).filter((t) => t.length > 0)
-  return tokens.map((_, i) => ({ words: tokens.slice(i).map((t) => word(undefined, t)), assignments: 0, writes: [] }))
+  const tokens = source.split(/[\s;&|()<>`$'"{}\\]+/).filter((t) => t.length > 0).map((t) => word(undefined, t))
+  return tokens.map((_, i) => ({ words: tokens.slice(i, i + MAX_RUN), assignments: 0, writes: [] }))
 }
 
 /** A command that could not be parsed: nothing to allow, and every run of its crude tokens for deny rules. */
@@ -441,23 +450,31 @@ export const unparsed = (source: string): Analysis => ({ all: tokenCommands(sour
  * the error-tolerant parse found plus every run of its crude tokens (so deny rules still match).
  */
 export const analyze = (parser: Parser, source: string, depth = 0): Analysis => {
-  const tree = parser.parse(source)
+  // the model writes the command: a parse that takes too long (pathological error recovery) is abandoned
+  const deadline = performance.now() + PARSE_BUDGET_MS
+  const tree = parser.parse(source, null, { progressCallback: () => performance.now() > deadline })
   if (tree === null) return unparsed(source)
-  let root: Node
-  let hasError: boolean
   try {
-    hasError = tree.rootNode.hasError
-    root = copyTree(tree, source)
-  } finally {
-    tree.delete()
+    let root: Node
+    let hasError: boolean
+    try {
+      hasError = tree.rootNode.hasError
+      root = copyTree(tree, source)
+    } finally {
+      tree.delete()
+    }
+    const all: Array<SimpleCommand> = []
+    collect(parser, source, root, depth, all)
+    if (hasError) return { all: [...all, ...tokenCommands(source)], top: undefined }
+    const top: Array<SimpleCommand> = []
+    const commands = allowableCommands(root)
+    const reduced = commands !== -1 && reduce(source, root, top) && commands === top.length
+    return { all, top: reduced ? top : undefined }
+  } catch (error) {
+    // a tree nested deeper than the stack (thousands of `$(`) is read as a command that does not parse
+    if (error instanceof RangeError) return unparsed(source)
+    throw error
   }
-  const all: Array<SimpleCommand> = []
-  collect(parser, source, root, depth, all)
-  if (hasError) return { all: [...all, ...tokenCommands(source)], top: undefined }
-  const top: Array<SimpleCommand> = []
-  const commands = allowableCommands(root)
-  const reduced = commands !== -1 && reduce(source, root, top) && commands === top.length
-  return { all, top: reduced ? top : undefined }
 }
 
 /** The words a rule is compared with; `undefined` for a word whose value is not known before it runs. */
@@ -496,7 +513,7 @@ export const denyMatches = (content: string, command: SimpleCommand): boolean =>
   ]
   words.forEach((w, i) => {
     if (i === 0 ? false : WRAPPERS.has(basename(words[0]!)) || EXEC_FLAGS.has(words[i - 1]!)) {
-      candidates.push([basename(w), ...words.slice(i + 1)])
+      candidates.push([basename(w), ...words.slice(i + 1, i + MAX_RUN)])
     }
   })
   return candidates.some((c) => wordsMatch(content, c))
