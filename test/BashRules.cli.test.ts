@@ -42,7 +42,9 @@ describe("Bash and path rules against the real CLI", () => {
       const messages = yield* Stream.runCollect(ClaudeAgent.query("run them", options())).pipe(
         Effect.provide(policy)
       )
-      for (const file of ["X1", "X2", "X3", "X4", "X5"]) expect([file, fs.existsSync(path.join(cwd, file))]).toEqual([file, false])
+      for (const file of ["X1", "X2", "X3", "X4", "X5"]) {
+        expect([file, fs.existsSync(path.join(cwd, file))]).toEqual([file, false])
+      }
       const results = (yield* server.requests).filter((r) => r.isMessages).flatMap((r) => r.toolResults)
       expect(results).toHaveLength(bypasses.length + 1)
       for (const result of results.slice(0, bypasses.length)) {

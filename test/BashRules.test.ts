@@ -12,8 +12,14 @@ const request = (toolName: string, input: Record<string, unknown>, cwd = "/work/
   ({ toolName, input, cwd }) as Permissions.PermissionRequest
 
 /** What `rules` decides: "allow", "deny" (by a rule), or "fallback". */
+interface Spec {
+  readonly allow?: ReadonlyArray<string>
+  readonly deny?: ReadonlyArray<string>
+  readonly ask?: ReadonlyArray<string>
+}
+
 const decide = (
-  spec: { readonly allow?: ReadonlyArray<string>; readonly deny?: ReadonlyArray<string>; readonly ask?: ReadonlyArray<string> },
+  spec: Spec,
   toolName: string,
   input: Record<string, unknown>,
   cwd?: string
@@ -276,8 +282,8 @@ describe("Bash allow rules on parsed words", () => {
       expect(await at("echo hi > out/$X")).toBe("fallback")
       fs.symlinkSync(os.tmpdir(), path.join(dir, "out", "link"))
       expect(await at("echo hi > out/link/pwned.txt")).toBe("fallback")
-      expect(await decide({ allow: ["Bash(echo:*)", "Edit(./out/*.txt)"] }, "Bash", { command: "echo >out/a.txt" }, dir))
-        .toBe("allow")
+      const edit = { allow: ["Bash(echo:*)", "Edit(./out/*.txt)"] }
+      expect(await decide(edit, "Bash", { command: "echo >out/a.txt" }, dir)).toBe("allow")
       // deny (and ask) rules for Write and Edit judge the files a command writes, wherever it writes them
       const guarded = { deny: ["Write(./secrets/**)", "Edit(./keys/*)"], ask: ["Write(./ask/**)"], allow: ["Bash"] }
       expect(await decide(guarded, "Bash", { command: "echo hi > secrets/x" }, dir)).toBe("deny")

@@ -20,7 +20,11 @@ const load = async (): Promise<Parser> => {
   return parser
 }
 
-/** The parser, or the reason it could not be loaded (then no Bash content rule allows, and deny rules still match). */
+/**
+ * The parser, or the reason it could not be loaded (then no Bash content rule allows, and deny rules still match).
+ *
+ * @internal
+ */
 export const parser: Promise<Parser> = load()
 // observed by the first decision that awaits it; this keeps a failed load from being reported as unhandled meanwhile
 parser.catch(() => undefined)

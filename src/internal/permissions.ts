@@ -227,7 +227,8 @@ const bashParser: Effect.Effect<Parser | undefined> = Effect.promise(() =>
 )
 
 /** Rules for the tools that write files judge the files a shell command's redirections write. */
-const writesFiles = (parsed: ParsedRule): boolean => toolMatches(parsed.tool, "Write") || toolMatches(parsed.tool, "Edit")
+const writesFiles = (parsed: ParsedRule): boolean =>
+  toolMatches(parsed.tool, "Write") || toolMatches(parsed.tool, "Edit")
 
 const writeRequest = (target: string, cwd: string): Request => ({
   toolName: "Write",
@@ -291,7 +292,9 @@ const firstMatch = (rules: ReadonlyArray<CompiledRule>, request: Request): Effec
   }
   const analysis: Effect.Effect<ShellRules.Analysis> = tool === "PowerShell"
     ? Effect.succeed(ShellRules.powerShell(command))
-    : Effect.map(bashParser, (parser) => parser === undefined ? ShellRules.unparsed(command) : ShellRules.analyze(parser, command))
+    : Effect.map(bashParser, (parser) =>
+      parser === undefined ? ShellRules.unparsed(command) : ShellRules.analyze(parser, command)
+    )
   return Effect.map(analysis, (a) => firstShellMatch(rules, request, a))
 }
 
@@ -336,7 +339,10 @@ const rememberedDecision = (
   request: Request
 ): Effect.Effect<PermissionResult | undefined> => {
   const remembered = store.rules()
-  const ordered = [...remembered.filter((r) => r.behavior === "deny"), ...remembered.filter((r) => r.behavior === "allow")]
+  const ordered = [
+    ...remembered.filter((r) => r.behavior === "deny"),
+    ...remembered.filter((r) => r.behavior === "allow")
+  ]
   return Effect.map(firstMatch(compile(ordered), request), (entry) =>
     entry === undefined
       ? undefined
@@ -568,7 +574,8 @@ export const contribution = (
       const decision = Effect.onInterrupt(
         Effect.flatMap(
           rememberedDecision(store, request),
-          (hit): Effect.Effect<PermissionResult, unknown> => hit === undefined ? service.decide(request) : Effect.succeed(hit)
+          (hit): Effect.Effect<PermissionResult, unknown> =>
+            hit === undefined ? service.decide(request) : Effect.succeed(hit)
         ),
         () => Effect.sync(abandon)
       )

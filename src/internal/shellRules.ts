@@ -62,7 +62,11 @@ const copyTree = (tree: Tree, source: string): Node => {
 
 const childForField = (node: Node, field: string): Node | undefined => node.children.find((c) => c.field === field)
 
-/** A word of a simple command: its value after quote removal when it is a literal, and a best-effort reading. */
+/**
+ * A word of a simple command: its value after quote removal when it is a literal, and a best-effort reading.
+ *
+ * @internal
+ */
 export interface Word {
   /** The value bash passes, when no expansion can change it (no parameter, glob, brace, tilde or `$'…'`). */
   readonly literal: string | undefined
@@ -70,16 +74,20 @@ export interface Word {
   readonly loose: string
 }
 
-/** One simple command: its words (leading `NAME=value` assignments included) and its write redirections. */
+/**
+ * One simple command: its words (leading `NAME=value` assignments included) and its write redirections.
+ *
+ * @internal
+ */
 export interface SimpleCommand {
   readonly words: ReadonlyArray<Word>
   /** How many leading words are `NAME=value` assignments. */
   readonly assignments: number
-  /** The targets of redirections that write a file (`>`, `>>`, `>|`, `&>`, `&>>`, `<>`, `>& file`), `/dev/null` left out. */
+  /** The targets of redirections that write a file (`>`, `>>`, `>|`, `&>`, `&>>`, `<>`, `>& file`), not `/dev/null`. */
   readonly writes: ReadonlyArray<Word>
 }
 
-/** A command as the rules see it. */
+/** A command as the rules see it. @internal */
 export interface Analysis {
   /**
    * Every simple command anywhere: in substitutions, subshells, functions, control structures, heredocs, and in the
@@ -343,7 +351,8 @@ const simpleCommand = (
       const name = child.namedChildren[0]?.text ?? ""
       const parts = value.map(wordOf)
       const literal = parts.every((p) => p.literal !== undefined) ? parts.map((p) => p.literal).join("") : undefined
-      words.push(word(literal === undefined ? undefined : `${name}=${literal}`, `${name}=${parts.map((p) => p.loose).join("")}`))
+      const loose = `${name}=${parts.map((p) => p.loose).join("")}`
+      words.push(word(literal === undefined ? undefined : `${name}=${literal}`, loose))
       continue
     }
     words.push(wordOf(child))
@@ -442,12 +451,18 @@ const tokenCommands = (source: string): Array<SimpleCommand> => {
   return tokens.map((_, i) => ({ words: tokens.slice(i, i + MAX_RUN), assignments: 0, writes: [] }))
 }
 
-/** A command that could not be parsed: nothing to allow, and every run of its crude tokens for deny rules. */
+/**
+ * A command that could not be parsed: nothing to allow, and every run of its crude tokens for deny rules.
+ *
+ * @internal
+ */
 export const unparsed = (source: string): Analysis => ({ all: tokenCommands(source), top: undefined })
 
 /**
  * Analyses a Bash command. A command that does not parse cleanly has no `top` (no allow), and its `all` holds what
  * the error-tolerant parse found plus every run of its crude tokens (so deny rules still match).
+ *
+ * @internal
  */
 export const analyze = (parser: Parser, source: string, depth = 0): Analysis => {
   // the model writes the command: a parse that takes too long (pathological error recovery) is abandoned
@@ -483,6 +498,8 @@ type Reading = ReadonlyArray<string | undefined>
 /**
  * Whether a rule's content matches a command's words: `prefix:*` compares the leading words one by one, anything else
  * (with `*` wildcards) the words joined by single spaces. A word without a value (`undefined`) never matches.
+ *
+ * @internal
  */
 export const wordsMatch = (content: string, words: Reading): boolean => {
   if (content.endsWith(":*")) {
@@ -494,7 +511,7 @@ export const wordsMatch = (content: string, words: Reading): boolean => {
   return new RegExp(`^${escaped}$`, "s").test(words.join(" "))
 }
 
-/** Whether an allow rule's content matches a simple command: the literal words, assignments included. */
+/** Whether an allow rule's content matches a simple command: the literal words, assignments included. @internal */
 export const allowMatches = (content: string, command: SimpleCommand): boolean =>
   wordsMatch(content, command.words.map((w) => w.literal))
 
@@ -502,6 +519,8 @@ export const allowMatches = (content: string, command: SimpleCommand): boolean =
  * Whether a deny (or ask) rule's content matches a simple command, erring on the side of matching: the words as
  * written, without the leading assignments, with the command's basename (`/bin/rm` as `rm`), and every suffix of the
  * words of a wrapper (`sudo`, `env`, `xargs`, `time`, …) or after a `find -exec`.
+ *
+ * @internal
  */
 export const denyMatches = (content: string, command: SimpleCommand): boolean => {
   const words = command.words.slice(command.assignments).map((w) => w.loose)
@@ -523,6 +542,8 @@ export const denyMatches = (content: string, command: SimpleCommand): boolean =>
  * PowerShell has no parser here: an allow rule matches only a command of plain words (letters, digits and
  * `-_./:=,+\`), split at whitespace; a deny rule matches any run of its tokens, split at whitespace and PowerShell
  * metacharacters.
+ *
+ * @internal
  */
 export const powerShell = (source: string): Analysis => {
   const plain = /^[A-Za-z0-9_\-./:=,+\\ \t]+$/.test(source)
