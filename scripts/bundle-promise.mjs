@@ -14,9 +14,11 @@ const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
 
 /**
  * What stays an import besides Node's built-ins: what is loaded lazily or optionally at run time from the app's
- * node_modules (the MCP SDK, zod). The bundled CLI is only located (`require.resolve`), never imported.
+ * node_modules (the MCP SDK, zod, web-tree-sitter for Bash rules, which finds its own WebAssembly beside it). The
+ * bundled CLI is only located (`require.resolve`), never imported; the Bash grammar is found through the package's
+ * exports (`effect-claude-agent/assets/tree-sitter-bash.wasm`).
  */
-export const external = ["@modelcontextprotocol/sdk", "@modelcontextprotocol/sdk/*", "zod", "zod/*"]
+export const external = ["@modelcontextprotocol/sdk", "@modelcontextprotocol/sdk/*", "zod", "zod/*", "web-tree-sitter"]
 
 /** Bundles `src/promise.ts` into `outfile` (with a linked source map); resolves to esbuild's metafile. */
 export const bundlePromise = async ({ outfile }) => {

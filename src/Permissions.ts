@@ -285,21 +285,28 @@ export const deny = (message: string, options?: { readonly interrupt?: boolean }
 })
 
 /**
- * A rule: `"Tool"` or `"Tool(content)"` — `Bash(npm test:*)` (command prefix), `Bash(git status)` (exact, `*`
- * wildcards), `Read(./src/**)` / `Edit(/abs/**)` (path globs, relative to the session's cwd), `WebFetch(domain:x.com)`,
- * `mcp__server` (all tools of a server), `mcp__server__tool`. For Bash, a compound command (`a && b`, `a | b`, `a; b`)
- * matches an allow rule only if every part does, and a deny rule if any part does.
+ * Whether one rule, as an allow rule, matches a request. A rule is `"Tool"` or `"Tool(content)"`: `Bash(npm test:*)`
+ * (the command's first words), `Bash(git status)` (the whole command, `*` wildcards), `Read(./src/**)` /
+ * `Edit(/abs/**)` (path globs, relative to the session's cwd, matched on the real location with symlinks resolved),
+ * `WebFetch(domain:x.com)`, `mcp__server` (all tools of a server), `mcp__server__tool`. A Bash command is judged on
+ * its parse (tree-sitter-bash): a compound command (`a && b`, `a | b`, `a; b`) matches only if every part does, and
+ * one that substitutes, backgrounds, writes a file or runs anything more never matches a content rule (see
+ * SECURITY.md). An Effect because the Bash parser is loaded on first use.
  *
  * @since 0.1.0
  * @category rules
  */
-export const matches: (rule: string, request: Pick<PermissionRequest, "toolName" | "input" | "cwd">) => boolean =
-  internal.matches
+export const matches: (
+  rule: string,
+  request: Pick<PermissionRequest, "toolName" | "input" | "cwd">
+) => Effect.Effect<boolean> = internal.matches
 
 /**
  * A rule-based policy. With the object form, deny rules are checked first, then ask rules (which go to the
  * fallback), then allow rules; with a list, the first matching rule wins. Requests no rule matches go to
- * `fallback` (default: deny).
+ * `fallback` (default: deny). A deny or ask rule matches a Bash command when any simple command anywhere in it
+ * does (inside substitutions too); an allow rule only when the command is simple commands joined by `&&`, `||`,
+ * `;`, `|` and newlines that allow rules all match (see {@link matches} and SECURITY.md).
  *
  * @since 0.1.0
  * @category policies

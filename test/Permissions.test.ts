@@ -15,32 +15,34 @@ import { ScriptedCli } from "effect-claude-agent/testing"
 const req = (toolName: string, input: Record<string, unknown>, cwd = "/work/repo") => ({ toolName, input, cwd })
 
 describe("Permissions.matches", () => {
-  it("tool names, MCP servers and wildcards", () => {
-    expect(Permissions.matches("Read", req("Read", { file_path: "/x" }))).toBe(true)
-    expect(Permissions.matches("Read", req("Write", { file_path: "/x" }))).toBe(false)
-    expect(Permissions.matches("mcp__calc", req("mcp__calc__add", {}))).toBe(true)
-    expect(Permissions.matches("mcp__calc", req("mcp__calculator__add", {}))).toBe(false)
-    expect(Permissions.matches("mcp__calc__*", req("mcp__calc__sub", {}))).toBe(true)
-    expect(Permissions.matches("mcp__calc__add", req("mcp__calc__add", {}))).toBe(true)
+  const matches = (rule: string, request: ReturnType<typeof req>) => Effect.runPromise(Permissions.matches(rule, request))
+
+  it("tool names, MCP servers and wildcards", async () => {
+    expect(await matches("Read", req("Read", { file_path: "/x" }))).toBe(true)
+    expect(await matches("Read", req("Write", { file_path: "/x" }))).toBe(false)
+    expect(await matches("mcp__calc", req("mcp__calc__add", {}))).toBe(true)
+    expect(await matches("mcp__calc", req("mcp__calculator__add", {}))).toBe(false)
+    expect(await matches("mcp__calc__*", req("mcp__calc__sub", {}))).toBe(true)
+    expect(await matches("mcp__calc__add", req("mcp__calc__add", {}))).toBe(true)
   })
 
-  it("Bash prefixes, exact commands and wildcards", () => {
-    expect(Permissions.matches("Bash(npm test:*)", req("Bash", { command: "npm test" }))).toBe(true)
-    expect(Permissions.matches("Bash(npm test:*)", req("Bash", { command: "npm test -- --watch" }))).toBe(true)
-    expect(Permissions.matches("Bash(npm test:*)", req("Bash", { command: "npm testing" }))).toBe(false)
-    expect(Permissions.matches("Bash(git status)", req("Bash", { command: "git status" }))).toBe(true)
-    expect(Permissions.matches("Bash(git status)", req("Bash", { command: "git status -s" }))).toBe(false)
-    expect(Permissions.matches("Bash(git * --dry-run)", req("Bash", { command: "git push --dry-run" }))).toBe(true)
-    expect(Permissions.matches("Bash", req("Bash", { command: "anything" }))).toBe(true)
+  it("Bash prefixes, exact commands and wildcards", async () => {
+    expect(await matches("Bash(npm test:*)", req("Bash", { command: "npm test" }))).toBe(true)
+    expect(await matches("Bash(npm test:*)", req("Bash", { command: "npm test -- --watch" }))).toBe(true)
+    expect(await matches("Bash(npm test:*)", req("Bash", { command: "npm testing" }))).toBe(false)
+    expect(await matches("Bash(git status)", req("Bash", { command: "git status" }))).toBe(true)
+    expect(await matches("Bash(git status)", req("Bash", { command: "git status -s" }))).toBe(false)
+    expect(await matches("Bash(git * --dry-run)", req("Bash", { command: "git push --dry-run" }))).toBe(true)
+    expect(await matches("Bash", req("Bash", { command: "anything" }))).toBe(true)
   })
 
-  it("an allow rule must match every part of a compound command", () => {
+  it("an allow rule must match every part of a compound command", async () => {
     const rule = "Bash(npm test:*)"
-    expect(Permissions.matches(rule, req("Bash", { command: "npm test && rm -rf /" }))).toBe(false)
-    expect(Permissions.matches(rule, req("Bash", { command: "npm test && npm test -- -u" }))).toBe(true)
-    expect(Permissions.matches(rule, req("Bash", { command: "npm test | tee out; rm x" }))).toBe(false)
+    expect(await matches(rule, req("Bash", { command: "npm test && rm -rf /" }))).toBe(false)
+    expect(await matches(rule, req("Bash", { command: "npm test && npm test -- -u" }))).toBe(true)
+    expect(await matches(rule, req("Bash", { command: "npm test | tee out; rm x" }))).toBe(false)
     // separators inside quotes do not split
-    expect(Permissions.matches("Bash(echo:*)", req("Bash", { command: "echo 'a && b' \"c; d\"" }))).toBe(true)
+    expect(await matches("Bash(echo:*)", req("Bash", { command: "echo 'a && b' \"c; d\"" }))).toBe(true)
   })
 
   it("a deny rule matches when any part of a compound command does", async () => {
@@ -51,29 +53,29 @@ describe("Permissions.matches", () => {
     expect((await decide("npm test")).behavior).toBe("allow")
   })
 
-  it("path globs are relative to the session's cwd, absolute or home based", () => {
-    expect(Permissions.matches("Edit(./src/**)", req("Edit", { file_path: "/work/repo/src/a/b.ts" }))).toBe(true)
-    expect(Permissions.matches("Edit(./src/**)", req("Edit", { file_path: "/work/repo/test/b.ts" }))).toBe(false)
-    expect(Permissions.matches("Edit(src/*.ts)", req("Edit", { file_path: "src/a.ts" }))).toBe(true)
-    expect(Permissions.matches("Edit(src/*.ts)", req("Edit", { file_path: "src/deep/a.ts" }))).toBe(false)
-    expect(Permissions.matches("Read(/etc/**)", req("Read", { file_path: "/etc/passwd" }))).toBe(true)
-    expect(Permissions.matches("Read(**/*.md)", req("Read", { file_path: "/work/repo/docs/x.md" }))).toBe(true)
-    expect(Permissions.matches("Glob(./src/**)", req("Glob", { pattern: "*.ts", path: "/work/repo/src" }))).toBe(true)
+  it("path globs are relative to the session's cwd, absolute or home based", async () => {
+    expect(await matches("Edit(./src/**)", req("Edit", { file_path: "/work/repo/src/a/b.ts" }))).toBe(true)
+    expect(await matches("Edit(./src/**)", req("Edit", { file_path: "/work/repo/test/b.ts" }))).toBe(false)
+    expect(await matches("Edit(src/*.ts)", req("Edit", { file_path: "src/a.ts" }))).toBe(true)
+    expect(await matches("Edit(src/*.ts)", req("Edit", { file_path: "src/deep/a.ts" }))).toBe(false)
+    expect(await matches("Read(/etc/**)", req("Read", { file_path: "/etc/passwd" }))).toBe(true)
+    expect(await matches("Read(**/*.md)", req("Read", { file_path: "/work/repo/docs/x.md" }))).toBe(true)
+    expect(await matches("Glob(./src/**)", req("Glob", { pattern: "*.ts", path: "/work/repo/src" }))).toBe(true)
   })
 
-  it("WebFetch domains", () => {
-    expect(Permissions.matches("WebFetch(domain:example.com)", req("WebFetch", { url: "https://docs.example.com/x" })))
+  it("WebFetch domains", async () => {
+    expect(await matches("WebFetch(domain:example.com)", req("WebFetch", { url: "https://docs.example.com/x" })))
       .toBe(true)
-    expect(Permissions.matches("WebFetch(domain:example.com)", req("WebFetch", { url: "https://example.org/x" })))
+    expect(await matches("WebFetch(domain:example.com)", req("WebFetch", { url: "https://example.org/x" })))
       .toBe(false)
   })
 })
 
 describe("Permissions.rules", () => {
   const decide = (policy: Permissions.Policy, toolName: string, input: Record<string, unknown>) =>
-    Effect.runSync(policy({ ...req(toolName, input) } as Permissions.PermissionRequest))
+    Effect.runPromise(policy({ ...req(toolName, input) } as Permissions.PermissionRequest))
 
-  it("object form: deny, then ask (fallback), then allow; no match goes to the fallback", () => {
+  it("object form: deny, then ask (fallback), then allow; no match goes to the fallback", async () => {
     const asked: Array<string> = []
     const policy = Permissions.rules({
       allow: ["Bash", "Read"],
@@ -81,21 +83,21 @@ describe("Permissions.rules", () => {
       ask: ["Bash(git push:*)"],
       fallback: (r) => Effect.sync(() => (asked.push(r.toolName), Permissions.deny("asked and refused")))
     })
-    expect(decide(policy, "Bash", { command: "rm -rf x" })).toMatchObject({ behavior: "deny" })
-    expect(decide(policy, "Bash", { command: "git push origin" })).toEqual(Permissions.deny("asked and refused"))
-    expect(decide(policy, "Bash", { command: "ls" })).toEqual({ behavior: "allow" })
-    expect(decide(policy, "WebFetch", { url: "https://x" })).toEqual(Permissions.deny("asked and refused"))
+    expect(await decide(policy, "Bash", { command: "rm -rf x" })).toMatchObject({ behavior: "deny" })
+    expect(await decide(policy, "Bash", { command: "git push origin" })).toEqual(Permissions.deny("asked and refused"))
+    expect(await decide(policy, "Bash", { command: "ls" })).toEqual({ behavior: "allow" })
+    expect(await decide(policy, "WebFetch", { url: "https://x" })).toEqual(Permissions.deny("asked and refused"))
     expect(asked).toEqual(["Bash", "WebFetch"])
   })
 
-  it("list form: the first matching rule wins", () => {
+  it("list form: the first matching rule wins", async () => {
     const policy = Permissions.rules([
       { behavior: "allow", rule: "Bash(ls:*)" },
       { behavior: "deny", rule: "Bash", message: "no other Bash" }
     ])
-    expect(decide(policy, "Bash", { command: "ls -la" })).toEqual({ behavior: "allow" })
-    expect(decide(policy, "Bash", { command: "cat x" })).toEqual({ behavior: "deny", message: "no other Bash" })
-    expect(decide(policy, "Read", { file_path: "/x" })).toMatchObject({ behavior: "deny" })
+    expect(await decide(policy, "Bash", { command: "ls -la" })).toEqual({ behavior: "allow" })
+    expect(await decide(policy, "Bash", { command: "cat x" })).toEqual({ behavior: "deny", message: "no other Bash" })
+    expect(await decide(policy, "Read", { file_path: "/x" })).toMatchObject({ behavior: "deny" })
   })
 })
 

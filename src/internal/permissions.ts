@@ -4,6 +4,7 @@ import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { constVoid } from "effect/Function"
+import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { Options } from "../AgentOptions.js"
@@ -19,9 +20,11 @@ import type {
   Question,
   Service
 } from "../Permissions.js"
+import type { Parser } from "web-tree-sitter"
 import * as Deadlines from "./deadlines.js"
 import type { Contribution } from "./extensions.js"
 import { type CallbackHandler, handlerFrom, lazySignal, settleOnce } from "./fastPaths.js"
+import * as ShellRules from "./shellRules.js"
 
 const DEFAULT_TIMEOUT: Duration.DurationInput = "5 minutes"
 
@@ -110,59 +113,6 @@ const toolMatches = (ruleTool: string, toolName: string): boolean => {
   return ruleTool.startsWith("mcp__") && ruleTool.split("__").length === 2 && toolName.startsWith(`${ruleTool}__`)
 }
 
-/** Splits a shell command on `&&`, `||`, `;`, `|` and newlines outside quotes. */
-const splitCommand = (command: string): Array<string> => {
-  const parts: Array<string> = []
-  let current = ""
-  let quote: string | undefined
-  for (let i = 0; i < command.length; i++) {
-    const c = command[i]!
-    if (quote !== undefined) {
-      if (c === "\\" && quote === "\"") {
-        current += c + (command[i + 1] ?? "")
-        i++
-        continue
-      }
-      if (c === quote) quote = undefined
-      current += c
-      continue
-    }
-    if (c === "'" || c === "\"") {
-      quote = c
-      current += c
-      continue
-    }
-    if (c === "\\") {
-      current += c + (command[i + 1] ?? "")
-      i++
-      continue
-    }
-    const two = command.slice(i, i + 2)
-    if (two === "&&" || two === "||") {
-      parts.push(current)
-      current = ""
-      i++
-      continue
-    }
-    if (c === ";" || c === "|" || c === "\n") {
-      parts.push(current)
-      current = ""
-      continue
-    }
-    current += c
-  }
-  parts.push(current)
-  return parts.map((p) => p.trim()).filter((p) => p.length > 0)
-}
-
-const commandMatches = (pattern: string, command: string): boolean => {
-  if (pattern.endsWith(":*")) {
-    const prefix = pattern.slice(0, -2)
-    return command === prefix || command.startsWith(`${prefix} `)
-  }
-  return wildcard(pattern).test(command)
-}
-
 const PATH_FIELDS = ["file_path", "path", "notebook_path"] as const
 
 const resolvePattern = (pattern: string, cwd: string): string => {
@@ -172,25 +122,74 @@ const resolvePattern = (pattern: string, cwd: string): string => {
   return path.join(cwd, pattern)
 }
 
-type Match = "match" | "none" | "all-match" | "some-match"
+/** How many symlinks one path may go through before it counts as a loop (Linux's own limit). */
+const MAX_LINKS = 40
 
-const contentMatches = (
-  parsed: ParsedRule,
-  request: Pick<PermissionRequest, "toolName" | "input" | "cwd">,
-  behavior: PermissionBehavior
-): boolean => {
+const errorCode = (error: unknown): unknown =>
+  typeof error === "object" && error !== null && "code" in error ? error.code : undefined
+
+/**
+ * Where a path really is: its existing part with every symlink resolved (as the kernel resolves `..` after a
+ * symlink), the rest appended, and a dangling symlink followed to where a write would create its target.
+ * `undefined` when it cannot be known: a symlink loop, too many links, an unreadable directory.
+ */
+const realLocation = (p: string, hops = 0): string | undefined => {
+  if (hops > MAX_LINKS) return undefined
+  try {
+    return fs.realpathSync.native(p)
+  } catch (error) {
+    const code = errorCode(error)
+    if (code !== "ENOENT" && code !== "ENOTDIR") return undefined
+  }
+  const parent = path.dirname(p)
+  if (parent === p) return p
+  const realParent = realLocation(parent, hops)
+  if (realParent === undefined) return undefined
+  const here = path.join(realParent, path.basename(p))
+  let target: string
+  try {
+    target = fs.readlinkSync(here)
+  } catch (error) {
+    const code = errorCode(error)
+    return code === "EINVAL" || code === "ENOENT" || code === "ENOTDIR" ? here : undefined
+  }
+  return realLocation(path.isAbsolute(target) ? target : `${realParent}/${target}`, hops + 1)
+}
+
+/** A path glob with its literal directories resolved like {@link realLocation}. */
+const realGlob = (glob: string): string | undefined => {
+  const parts = glob.split("/")
+  const firstGlob = parts.findIndex((part) => /[*?[]/.test(part))
+  if (firstGlob === -1) return realLocation(glob)
+  const base = realLocation(parts.slice(0, firstGlob).join("/") || "/")
+  return base === undefined ? undefined : [base === "/" ? "" : base, ...parts.slice(firstGlob)].join("/")
+}
+
+/**
+ * A path rule on a path: an allow rule matches when the path's real location matches the rule's real glob (never
+ * when either cannot be resolved); a deny or ask rule when the lexical or the real path matches the lexical or the
+ * real glob, or when the path cannot be resolved.
+ */
+const pathMatches = (content: string, value: string, cwd: string, behavior: PermissionBehavior): boolean => {
+  const lexicalGlob = resolvePattern(content, cwd)
+  const real = realLocation(path.isAbsolute(value) ? value : `${cwd}/${value}`)
+  const realPattern = realGlob(lexicalGlob)
+  if (behavior === "allow") {
+    return real !== undefined && realPattern !== undefined && globToRegExp(realPattern).test(real)
+  }
+  if (real === undefined) return true
+  const targets = [path.resolve(cwd, value), real]
+  const globs = [lexicalGlob, ...(realPattern === undefined ? [] : [realPattern])].map(globToRegExp)
+  return globs.some((g) => targets.some((t) => g.test(t)))
+}
+
+type Request = Pick<PermissionRequest, "toolName" | "input" | "cwd">
+
+/** Whether a rule's content matches a request that is not a shell command. */
+const contentMatches = (parsed: ParsedRule, request: Request, behavior: PermissionBehavior): boolean => {
   const content = parsed.content
   if (content === undefined || content === "" || content === "*") return true
   const input = request.input
-  const command = input["command"]
-  if (typeof command === "string" && (request.toolName === "Bash" || request.toolName === "PowerShell")) {
-    const parts = splitCommand(command)
-    if (parts.length === 0) return false
-    const mode: Match = behavior === "deny" ? "some-match" : "all-match"
-    return mode === "some-match"
-      ? parts.some((p) => commandMatches(content, p)) || commandMatches(content, command)
-      : parts.every((p) => commandMatches(content, p))
-  }
   if (content.startsWith("domain:")) {
     const url = input["url"]
     if (typeof url !== "string") return false
@@ -204,28 +203,104 @@ const contentMatches = (
   }
   for (const field of PATH_FIELDS) {
     const value = input[field]
-    if (typeof value === "string") {
-      const target = path.resolve(request.cwd, value)
-      return globToRegExp(resolvePattern(content, request.cwd)).test(target)
-    }
+    if (typeof value === "string") return pathMatches(content, value, request.cwd, behavior)
   }
   return wildcard(content).test(JSON.stringify(input))
 }
 
-const ruleMatches = (
-  rule: string,
-  request: Pick<PermissionRequest, "toolName" | "input" | "cwd">,
-  behavior: PermissionBehavior
-): boolean => {
-  const parsed = parseRule(rule)
-  return toolMatches(parsed.tool, request.toolName) && contentMatches(parsed, request, behavior)
+type RuleEntry = { readonly behavior: PermissionBehavior; readonly rule: string; readonly message?: string }
+
+interface CompiledRule {
+  readonly entry: RuleEntry
+  readonly parsed: ParsedRule
+}
+
+const compile = (list: ReadonlyArray<RuleEntry>): ReadonlyArray<CompiledRule> =>
+  list.map((entry) => ({ entry, parsed: parseRule(entry.rule) }))
+
+const hasContent = (parsed: ParsedRule): parsed is ParsedRule & { readonly content: string } =>
+  parsed.content !== undefined && parsed.content !== "" && parsed.content !== "*"
+
+/** The parser, loaded on first use; `undefined` if it cannot be loaded (no Bash content rule then allows). */
+const bashParser: Effect.Effect<Parser | undefined> = Effect.promise(() =>
+  import("./bashParser.js").then((module) => module.parser).then((parser) => parser, () => undefined)
+)
+
+/** Rules for the tools that write files judge the files a shell command's redirections write. */
+const writesFiles = (parsed: ParsedRule): boolean =>
+  toolMatches(parsed.tool, "Write") || toolMatches(parsed.tool, "Edit")
+
+const writeRequest = (target: string, cwd: string): Request => ({
+  toolName: "Write",
+  input: { file_path: target },
+  cwd
+})
+
+/** The first rule that matches a shell command (see SECURITY.md, "Permission rules", for the semantics). */
+const firstShellMatch = (
+  rules: ReadonlyArray<CompiledRule>,
+  request: Request,
+  analysis: ShellRules.Analysis
+): RuleEntry | undefined => {
+  const { all, top } = analysis
+  const tool = request.toolName
+  const writeAllowed = ({ literal }: ShellRules.Word) =>
+    literal !== undefined &&
+    rules.some(({ entry, parsed }) =>
+      entry.behavior === "allow" && writesFiles(parsed) &&
+      contentMatches(parsed, writeRequest(literal, request.cwd), "allow")
+    )
+  const covered = (command: ShellRules.SimpleCommand) =>
+    rules.some(({ entry, parsed }) =>
+      entry.behavior === "allow" && toolMatches(parsed.tool, tool) &&
+      (!hasContent(parsed) || ShellRules.allowMatches(parsed.content, command))
+    ) && command.writes.every(writeAllowed)
+  const writes = all.flatMap((command) => command.writes)
+  return rules.find(({ entry, parsed }) => {
+    if (entry.behavior !== "allow" && writesFiles(parsed) && parsed.tool !== tool) {
+      // a write redirection is a Write of its target for deny and ask rules
+      if (writes.some((w) => contentMatches(parsed, writeRequest(w.literal ?? w.loose, request.cwd), entry.behavior))) {
+        return true
+      }
+    }
+    if (!toolMatches(parsed.tool, tool)) return false
+    if (!hasContent(parsed)) return true
+    if (entry.behavior !== "allow") return all.some((command) => ShellRules.denyMatches(parsed.content, command))
+    return top !== undefined && top.some((command) => ShellRules.allowMatches(parsed.content, command)) &&
+      top.every(covered)
+  })?.entry
+}
+
+/** The first rule of `rules` that matches the request (a shell command is parsed once, if a rule needs it). */
+const firstMatch = (rules: ReadonlyArray<CompiledRule>, request: Request): Effect.Effect<RuleEntry | undefined> => {
+  const command = request.input["command"]
+  const tool = request.toolName
+  const shell = typeof command === "string" && (tool === "Bash" || tool === "PowerShell")
+  if (!shell) {
+    return Effect.sync(() =>
+      rules.find(({ entry, parsed }) =>
+        toolMatches(parsed.tool, tool) && contentMatches(parsed, request, entry.behavior)
+      )?.entry
+    )
+  }
+  const needsParse = rules.some(({ entry, parsed }) =>
+    (toolMatches(parsed.tool, tool) && hasContent(parsed)) ||
+    (entry.behavior !== "allow" && writesFiles(parsed))
+  )
+  if (!needsParse) {
+    return Effect.succeed(rules.find(({ parsed }) => toolMatches(parsed.tool, tool))?.entry)
+  }
+  const analysis: Effect.Effect<ShellRules.Analysis> = tool === "PowerShell"
+    ? Effect.succeed(ShellRules.powerShell(command))
+    : Effect.map(bashParser, (parser) =>
+      parser === undefined ? ShellRules.unparsed(command) : ShellRules.analyze(parser, command)
+    )
+  return Effect.map(analysis, (a) => firstShellMatch(rules, request, a))
 }
 
 /** @internal */
-export const matches = (rule: string, request: Pick<PermissionRequest, "toolName" | "input" | "cwd">): boolean =>
-  ruleMatches(rule, request, "allow")
-
-type RuleEntry = { readonly behavior: PermissionBehavior; readonly rule: string; readonly message?: string }
+export const matches = (rule: string, request: Request): Effect.Effect<boolean> =>
+  Effect.map(firstMatch(compile([{ behavior: "allow", rule }]), request), (entry) => entry !== undefined)
 
 /** @internal */
 export const rules = <E = never, R = never>(
@@ -246,23 +321,34 @@ export const rules = <E = never, R = never>(
       ...((spec as { ask?: ReadonlyArray<string> }).ask ?? []).map((rule) => ({ behavior: "ask" as const, rule })),
       ...((spec as { allow?: ReadonlyArray<string> }).allow ?? []).map((rule) => ({ behavior: "allow" as const, rule }))
     ]
+  const compiled = compile(list)
   const fallback: Policy<E, R> = fallbackArg ??
     (Array.isArray(spec) ? undefined : (spec as { fallback?: Policy<E, R> }).fallback) ??
     ((request) => Effect.succeed({ behavior: "deny", message: `No permission rule allows ${request.toolName}` }))
-  return (request) => {
-    for (const entry of list) {
-      if (!ruleMatches(entry.rule, request, entry.behavior)) continue
+  return (request) =>
+    Effect.flatMap(firstMatch(compiled, request), (entry): Effect.Effect<PermissionResult, E, R> => {
+      if (entry === undefined || entry.behavior === "ask") return fallback(request)
       if (entry.behavior === "allow") return Effect.succeed({ behavior: "allow" })
-      if (entry.behavior === "deny") {
-        return Effect.succeed({
-          behavior: "deny",
-          message: entry.message ?? `Denied by permission rule ${entry.rule}`
-        })
-      }
-      return fallback(request)
-    }
-    return fallback(request)
-  }
+      return Effect.succeed({ behavior: "deny", message: entry.message ?? `Denied by permission rule ${entry.rule}` })
+    })
+}
+
+/** The session's remembered rules (deny before allow) as a decision, or `undefined` when none matches. */
+const rememberedDecision = (
+  store: InternalStore,
+  request: Request
+): Effect.Effect<PermissionResult | undefined> => {
+  const remembered = store.rules()
+  const ordered = [
+    ...remembered.filter((r) => r.behavior === "deny"),
+    ...remembered.filter((r) => r.behavior === "allow")
+  ]
+  return Effect.map(firstMatch(compile(ordered), request), (entry) =>
+    entry === undefined
+      ? undefined
+      : entry.behavior === "allow"
+      ? { behavior: "allow" }
+      : { behavior: "deny", message: `Denied by remembered rule ${entry.rule}` })
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -465,19 +551,6 @@ export const contribution = (
     if (mode === "deny") {
       return { answer: answer({ behavior: "deny", message: "Denied: this session's permission mode is deny" }) }
     }
-    const rememberedRules = store.rules()
-    for (const behavior of ["deny", "allow"] as const) {
-      const hit = rememberedRules.find((r) => r.behavior === behavior && ruleMatches(r.rule, request, behavior))
-      if (hit !== undefined) {
-        return {
-          answer: answer(
-            behavior === "allow"
-              ? { behavior: "allow" }
-              : { behavior: "deny", message: `Denied by remembered rule ${hit.rule}` }
-          )
-        }
-      }
-    }
     return {
       request,
       abandon: signal.abort,
@@ -498,7 +571,14 @@ export const contribution = (
       const prepared = prepare(body, requestId)
       if ("answer" in prepared) return Effect.succeed(prepared.answer)
       const { abandon, decided, failClosed, request } = prepared
-      const decision = Effect.onInterrupt(service.decide(request), () => Effect.sync(abandon))
+      const decision = Effect.onInterrupt(
+        Effect.flatMap(
+          rememberedDecision(store, request),
+          (hit): Effect.Effect<PermissionResult, unknown> =>
+            hit === undefined ? service.decide(request) : Effect.succeed(hit)
+        ),
+        () => Effect.sync(abandon)
+      )
       const bounded = deadlines === undefined ? decision : deadlines.bound(decision, () => new PermissionTimeout())
       return bounded.pipe(
         Effect.map(decided),
@@ -529,7 +609,11 @@ export const contribution = (
     const { abandon, decided, failClosed, request } = prepared
     const failed = (error: unknown) => reply.run(failClosed(`the permission handler failed: ${describeError(error)}`))
     return settleOnce({
-      call: () => policy(request),
+      // remembered rules come first; without any, the policy is called at once
+      call: () =>
+        store.rules().length === 0
+          ? policy(request)
+          : Effect.runPromise(rememberedDecision(store, request)).then((hit) => hit ?? policy(request)),
       deadlines,
       abandon,
       onValue: (result) => {

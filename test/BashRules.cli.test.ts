@@ -1,0 +1,82 @@
+// Permission rules against the real CLI: commands that got past `Bash(echo:*)` before rules were judged on a parse
+// do not run; an allowed compound command does; a Write through a symlink out of the allowed tree writes nothing.
+import { describe, expect, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { ClaudeAgent, Message, Permissions } from "effect-claude-agent"
+import { ScriptedModelServer } from "effect-claude-agent/testing"
+import { NodeClaudeAgent, noClaudeLeft, realCli } from "./support/cli.js"
+
+const { reply, text, toolUse } = ScriptedModelServer
+
+const FALLBACK = "no rule allows this"
+
+describe("Bash and path rules against the real CLI", () => {
+  it.live("Bash(echo:*) runs `echo a && echo b` but none of the bypasses; the model gets the denials", () =>
+    noClaudeLeft(Effect.scoped(Effect.gen(function*() {
+      const { options, cwd, server } = yield* realCli()
+      const bypasses = [
+        "echo $(touch X1)",
+        "echo hi & touch X2",
+        "echo hi > X3",
+        "echo \"${x:-$(touch X4)}\"",
+        "echo hi # it's\ntouch X5"
+      ]
+      yield* server.addReplies(
+        ...bypasses.map((command) => reply(toolUse("Bash", { command, description: "scripted" }))),
+        reply(toolUse("Bash", { command: "echo allowed-a && echo allowed-b", description: "scripted" })),
+        reply(text("done"))
+      )
+      const asked: Array<unknown> = []
+      const policy = Permissions.layer((request) =>
+        Effect.suspend(() => {
+          asked.push(request.input["command"])
+          return Permissions.rules({ allow: ["Bash(echo:*)"] }, () => Effect.succeed(Permissions.deny(FALLBACK)))(
+            request
+          )
+        })
+      )
+      const messages = yield* Stream.runCollect(ClaudeAgent.query("run them", options())).pipe(
+        Effect.provide(policy)
+      )
+      for (const file of ["X1", "X2", "X3", "X4", "X5"]) {
+        expect([file, fs.existsSync(path.join(cwd, file))]).toEqual([file, false])
+      }
+      const results = (yield* server.requests).filter((r) => r.isMessages).flatMap((r) => r.toolResults)
+      expect(results).toHaveLength(bypasses.length + 1)
+      for (const result of results.slice(0, bypasses.length)) {
+        expect(result.is_error).toBe(true)
+        expect(result.content).toContain(FALLBACK)
+      }
+      expect(results.at(-1)).toMatchObject({ is_error: false, content: "allowed-a\nallowed-b" })
+      // every bypass reached the policy (the CLI did not decide them itself)
+      expect(asked.slice(0, bypasses.length)).toEqual(bypasses)
+      const result = Chunk.toReadonlyArray(messages).find(Message.isResultMessage)
+      expect(result?.permission_denials).toHaveLength(bypasses.length)
+    })).pipe(Effect.provide(NodeClaudeAgent.layer))), 120_000)
+
+  it.live("Write(./src/**) does not allow a write through src/link -> ../outside", () =>
+    noClaudeLeft(Effect.scoped(Effect.gen(function*() {
+      const { options, cwd, server } = yield* realCli()
+      fs.mkdirSync(path.join(cwd, "src"))
+      fs.mkdirSync(path.join(cwd, "outside"))
+      fs.symlinkSync("../outside", path.join(cwd, "src", "link"))
+      yield* server.addReplies(
+        reply(toolUse("Write", { file_path: path.join(cwd, "src", "link", "pwned.txt"), content: "escaped\n" })),
+        reply(toolUse("Write", { file_path: path.join(cwd, "src", "ok.txt"), content: "inside\n" })),
+        reply(text("done"))
+      )
+      const policy = Permissions.layer(
+        Permissions.rules({ allow: ["Write(./src/**)"] }, () => Effect.succeed(Permissions.deny(FALLBACK)))
+      )
+      yield* Stream.runCollect(ClaudeAgent.query("write", options())).pipe(Effect.provide(policy))
+      expect(fs.existsSync(path.join(cwd, "outside", "pwned.txt"))).toBe(false)
+      expect(fs.readFileSync(path.join(cwd, "src", "ok.txt"), "utf8")).toBe("inside\n")
+      const results = (yield* server.requests).filter((r) => r.isMessages).flatMap((r) => r.toolResults)
+      expect(results.map((r) => r.is_error)).toEqual([true, false])
+      expect(results[0]?.content).toContain(FALLBACK)
+    })).pipe(Effect.provide(NodeClaudeAgent.layer))), 120_000)
+})
