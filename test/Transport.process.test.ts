@@ -276,8 +276,13 @@ describe("Transport (process)", () => {
       { parent, env: { ABSENT: undefined } },
       // a nesting marker to strip
       { parent: { ...parent, CLAUDECODE: "1" } },
-      // one the caller sets explicitly
+      // one the caller sets (or spreads) without keeping it
       { parent: { ...parent, NODE_OPTIONS: "--x" }, env: { NODE_OPTIONS: "--y" } },
+      // one the caller keeps, inherited or set
+      { parent: { ...parent, CLAUDECODE: "1" }, keep: ["CLAUDECODE"] },
+      { parent, env: { NODE_OPTIONS: "--y" }, keep: ["NODE_OPTIONS"] },
+      // set but not kept, the parent without it
+      { parent, env: { CLAUDECODE: "1", FAKE: "1" } },
       // a variable the caller removes
       { parent, env: { KEEP: undefined } },
       { parent, env: { FAKE: "1" }, mode: "replace" }
@@ -286,7 +291,9 @@ describe("Transport (process)", () => {
       const { env, extend } = commandEnv(c)
       expect(extend ? { ...c.parent, ...env } : env).toEqual(buildEnv(c))
     }
-    expect(cases.map((c) => commandEnv(c).extend)).toEqual([true, true, true, false, true, false, false])
+    expect(cases.map((c) => commandEnv(c).extend)).toEqual([true, true, true, false, false, true, true, true, false, false])
+    expect(buildEnv({ parent, env: { NODE_OPTIONS: "--y" }, keep: ["NODE_OPTIONS"] })["NODE_OPTIONS"]).toBe("--y")
+    expect(commandEnv({ parent, env: { CLAUDECODE: "1" } }).env["CLAUDECODE"]).toBe(undefined)
   })
 
   it.scopedLive("G11 replace mode: only the given variables (no PATH) and the CLI still starts", () =>
