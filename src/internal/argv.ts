@@ -145,7 +145,7 @@ export const protectArgs = (input: ReadonlyArray<string>): Effect.Effect<Readonl
           const found = fileFlagAt(args, i)
           if (found?.flag !== "--settings" || !isInlineJson(found.value)) continue
           try {
-            const parsed: unknown = JSON.parse(found.value)
+            const parsed: unknown = JSON.parse(found.value.trim())
             if (isRecord(parsed)) {
               at = i
               settings = parsed

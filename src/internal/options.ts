@@ -21,7 +21,7 @@ const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
 
 const parseJson = (text: string): unknown => {
   try {
-    return JSON.parse(text)
+    return JSON.parse(text.trim())
   } catch {
     return undefined
   }
