@@ -175,8 +175,11 @@ export const protectArgs = (input: ReadonlyArray<string>): Effect.Effect<Readonl
       (d) => Effect.sync(() => fs.rmSync(d, { recursive: true, force: true }))
     )
     fs.chmodSync(dir, 0o700)
-    for (const [n, i] of inline.entries()) {
+    const written = new Map<string, number>()
+    for (const i of inline) {
       const { flag, value } = fileFlagAt(args, i)!
+      const n = written.get(flag) ?? 0
+      written.set(flag, n + 1)
       const file = path.join(dir, `${flag.slice(2)}-${n}.json`)
       fs.writeFileSync(file, value.trim(), { mode: 0o600, flag: "wx" })
       if (args[i] === flag) args[i + 1] = file
