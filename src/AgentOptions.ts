@@ -294,7 +294,7 @@ export interface Options {
    * Policy-tier settings (filtered restrictive-only by the CLI; see the official SDK's documentation). They travel in
    * the `initialize` request (`--await-initialize --managed-settings-in-initialize`), never on the command line; the
    * CLI exits at start-up (`StartupFailed`) when it cannot apply them. Needs a CLI that has these flags (2.1.332
-   * has; 2.1.100 has no managed settings from the SDK at all).
+   * has; 2.1.100 refuses to start with them: it has no managed settings from the SDK at all).
    */
   readonly managedSettings?: Readonly<Record<string, unknown>> | undefined
   /** Bash sandbox settings (merged into `settings`). */
