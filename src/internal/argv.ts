@@ -105,7 +105,8 @@ const takeList = (args: Array<string>, flag: string): Array<string> => {
   return value === "" ? [] : value.split(",")
 }
 
-const isRecord = (u: unknown): u is Record<string, unknown> =>
+/** A JSON object (not an array, not `null`). @internal */
+export const isRecord = (u: unknown): u is Record<string, unknown> =>
   typeof u === "object" && u !== null && !Array.isArray(u)
 
 /** The position of a file flag's value: `--flag value` (value at `i + 1`) or `--flag=value` (inline). */

@@ -5,7 +5,7 @@ import * as Schema from "effect/Schema"
 import { InvalidOptions } from "../AgentError.js"
 import type { Extensions, Launch, McpServerConfig, Options } from "../AgentOptions.js"
 import * as Message from "../Message.js"
-import { isInlineJson } from "./argv.js"
+import { isInlineJson, isRecord } from "./argv.js"
 import { STRIPPED_ENV } from "./env.js"
 
 const invalid = (option: string, reason: string) => Effect.fail(new InvalidOptions({ option, reason }))
@@ -15,9 +15,6 @@ const isPositiveInteger = (n: number) => Number.isInteger(n) && n > 0
 const flag = (name: string, value: string | number) => `--${name}=${value}`
 
 const json = (value: unknown) => JSON.stringify(value)
-
-const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
-  typeof u === "object" && u !== null && !Array.isArray(u)
 
 const parseJson = (text: string): unknown => {
   try {
