@@ -5,7 +5,12 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 
-/** Past this many bytes of option flags, allow/deny tool lists move from argv into the settings file. @internal */
+/**
+ * Past this many bytes of option flags, allow/deny tool lists move from argv into the settings file (unless the
+ * settings are a file the caller named).
+ *
+ * @internal
+ */
 export const ARGV_BUDGET = 4096
 
 /** Flags whose value the CLI takes as a file path or as inline JSON: inline JSON goes into a private file. @internal */
@@ -135,7 +140,12 @@ const fileFlagAt = (args: ReadonlyArray<string>, i: number): { flag: string; val
 export const protectArgs = (input: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<string>, never, Scope.Scope> =>
   Effect.gen(function*() {
     const args = [...input]
-    if (args.join(" ").length > ARGV_BUDGET) {
+    // a settings file the caller named cannot take the lists (a second `--settings` would replace it)
+    const namesSettingsFile = args.some((_, i) => {
+      const found = fileFlagAt(args, i)
+      return found?.flag === "--settings" && !isInlineJson(found.value)
+    })
+    if (!namesSettingsFile && args.join(" ").length > ARGV_BUDGET) {
       const allow = takeList(args, "allowedTools")
       const deny = takeList(args, "disallowedTools")
       if (allow.length > 0 || deny.length > 0) {
