@@ -226,16 +226,30 @@ export interface Options {
   readonly additionalDirectories?: ReadonlyArray<string> | undefined
   /**
    * Environment variables for the CLI. They **overlay** the parent environment (`undefined` removes one) unless
-   * `envMode` is `"replace"`.
+   * `envMode` is `"replace"`. `CLAUDECODE` and `NODE_OPTIONS` are removed even when given here (a spread of
+   * `process.env` gives them too): name them in `keepEnv` to pass them on.
    */
   readonly env?: Readonly<Record<string, string | undefined>> | undefined
   /** `"overlay"` (default) or `"replace"`. */
   readonly envMode?: "overlay" | "replace" | undefined
+  /**
+   * Variables the SDK removes from the CLI's environment in every `envMode`, whether inherited or given in `env`,
+   * that the CLI gets anyway: `"CLAUDECODE"` (Claude Code's nesting marker: with it the CLI behaves as a session
+   * nested in another one) and `"NODE_OPTIONS"` (the parent's Node flags; a JavaScript CLI would run with them). A
+   * kept variable has the value `env` gives it, else the parent's (in `"overlay"` mode). Any other name is
+   * `InvalidOptions`. Defaults to none, as the official SDK, which always removes `NODE_OPTIONS`.
+   */
+  readonly keepEnv?: ReadonlyArray<"CLAUDECODE" | "NODE_OPTIONS"> | undefined
   /** Path of the `claude` executable (a `.js`/`.mjs` file is run with Node). Defaults to a search, see Transport. */
   readonly pathToClaudeCodeExecutable?: string | undefined
   /** Node arguments when the executable is a JavaScript file. */
   readonly executableArgs?: ReadonlyArray<string> | undefined
-  /** Extra CLI flags: `{ flag: null }` → `--flag`, `{ flag: "v" }` → `--flag v` (`--flag=v` if `v` starts with `-`). */
+  /**
+   * Extra CLI flags: `{ flag: null }` → `--flag`, `{ flag: "v" }` → `--flag v` (`--flag=v` if `v` starts with `-`).
+   * An inline JSON value of `settings` or `mcp-config` goes into a private file like the options' (a path stays a
+   * path); flags that would put settings or prompts on the command line (`managed-settings`, `agents`,
+   * `system-prompt`, `append-system-prompt`, `append-subagent-system-prompt`) are `InvalidOptions`: use the option.
+   */
   readonly extraArgs?: Readonly<Record<string, string | null>> | undefined
   /** Called with every chunk the CLI writes to stderr. */
   readonly stderr?: ((data: string) => void) | undefined
@@ -270,9 +284,18 @@ export interface Options {
   /** Run the main thread as this agent. */
   readonly agent?: string | undefined
   readonly settingSources?: ReadonlyArray<SettingSource> | undefined
-  /** Settings (an object, or the path of a settings file). */
+  /**
+   * Settings: an object, a JSON string (whatever whitespace or byte order mark it starts with; it must hold an
+   * object), or the path of a settings file. An object or JSON string is written to a private file (mode 0600) whose
+   * path the CLI gets, never to the command line.
+   */
   readonly settings?: string | Readonly<Record<string, unknown>> | undefined
-  /** Policy-tier settings. */
+  /**
+   * Policy-tier settings (filtered restrictive-only by the CLI; see the official SDK's documentation). They travel in
+   * the `initialize` request (`--await-initialize --managed-settings-in-initialize`), never on the command line; the
+   * CLI exits at start-up (`StartupFailed`) when it cannot apply them. Needs a CLI that has these flags (2.1.332
+   * has; 2.1.100 refuses to start with them: it has no managed settings from the SDK at all).
+   */
   readonly managedSettings?: Readonly<Record<string, unknown>> | undefined
   /** Bash sandbox settings (merged into `settings`). */
   readonly sandbox?: Readonly<Record<string, unknown>> | undefined

@@ -47,13 +47,18 @@ export interface LaunchSpec {
   readonly cwd?: string | undefined
   /**
    * Environment variables. By default they overlay the parent's environment (`undefined` removes a variable);
-   * with `envMode: "replace"` they are the whole environment. `CLAUDECODE` and `NODE_OPTIONS` are removed unless set
-   * here; `CLAUDE_CODE_ENTRYPOINT=sdk-ts`, `CLAUDE_CODE_SDK_READS_SESSION_STATE=1` and
-   * `BUN_ENABLE_CRASH_REPORTING=0` are added unless set here.
+   * with `envMode: "replace"` they are the whole environment. `CLAUDECODE` and `NODE_OPTIONS` are removed, even when
+   * set here, unless `keepEnv` names them; `CLAUDE_CODE_ENTRYPOINT=sdk-ts`, `CLAUDE_CODE_SDK_READS_SESSION_STATE=1`
+   * and `BUN_ENABLE_CRASH_REPORTING=0` are added unless set here.
    */
   readonly env?: Readonly<Record<string, string | undefined>> | undefined
   /** `"overlay"` (default) or `"replace"`. */
   readonly envMode?: "overlay" | "replace" | undefined
+  /**
+   * Of the variables removed by default (`CLAUDECODE`, `NODE_OPTIONS`), those to pass on as `env` or the parent
+   * give them.
+   */
+  readonly keepEnv?: ReadonlyArray<string> | undefined
   /** Longest stdout line accepted, in bytes. Longer lines are skipped with an in-band `LineTooLong`. Default 64 MiB. */
   readonly maxLineBytes?: number | undefined
   /** How much of stderr to keep for error messages, in bytes. Default 64 KiB. */

@@ -92,7 +92,7 @@ const argvCases: ReadonlyArray<readonly [string, AgentOptions.Options, ReadonlyA
     { settings: { a: 1 }, sandbox: { enabled: true } },
     ["--settings", "{\"a\":1,\"sandbox\":{\"enabled\":true,\"failIfUnavailable\":true}}"]
   ],
-  ["managedSettings", { managedSettings: { x: true } }, ["--managed-settings", "{\"x\":true}"]],
+  ["managedSettings", { managedSettings: { x: true } }, ["--await-initialize", "--managed-settings-in-initialize"]],
   [
     "plugins",
     { plugins: [{ type: "local", path: "/p1" }, { type: "local", path: "/p2", skipMcpDiscovery: true }] },

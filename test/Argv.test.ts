@@ -53,6 +53,18 @@ describe("argv hygiene (G12)", () => {
       expect(session.pid._tag).toBe("None")
     }))
 
+  it.scoped("with settings given as a file path, long tool lists stay in argv (one --settings: the caller's)", () =>
+    Effect.gen(function*() {
+      const args = yield* Deferred.make<ReadonlyArray<string>>()
+      const layer = ScriptedCli.layer((cli) => Deferred.succeed(args, cli.spec.args))
+      const allowedTools = Array.from({ length: 300 }, (_, i) => `mcp__server__tool_number_${i}`)
+      yield* ClaudeAgent.session({ allowedTools, settings: "/etc/claude/settings.json" }).pipe(Effect.provide(layer))
+      const seen = yield* Deferred.await(args)
+      expect(seen.filter((a) => a === "--settings")).toHaveLength(1)
+      expect(seen[seen.indexOf("--settings") + 1]).toBe("/etc/claude/settings.json")
+      expect(seen).toContain(`--allowedTools=${allowedTools.join(",")}`)
+    }))
+
   it.scoped("the files are removed when the session closes", () =>
     Effect.gen(function*() {
       const file = yield* Deferred.make<string>()

@@ -267,6 +267,35 @@ describe("Transport (process)", () => {
       }
     }).pipe(Effect.provide(TransportLive)))
 
+  it.scopedLive("G11 spawn environment: CLAUDECODE and NODE_OPTIONS removed from a spread of process.env, unless kept", () =>
+    Effect.gen(function*() {
+      const seenWith = (extra: Partial<Transport.LaunchSpec>) =>
+        Effect.gen(function*() {
+          const dir = fs.mkdtempSync(path.join(os.tmpdir(), "eca-env-"))
+          const log = path.join(dir, "log.json")
+          const connection = yield* open(spec(scenarios.exitOnEof({ log }), { cwd: dir, ...extra }))
+          yield* connection.endInput
+          yield* connection.awaitExit
+          return (yield* FakeCli.readLog(log)).start!.env
+        }).pipe(Effect.scoped)
+      process.env["CLAUDECODE"] = "1"
+      process.env["NODE_OPTIONS"] = "--no-warnings"
+      const spread = { ...process.env, FAKE_MARKER: "m" }
+      try {
+        for (const envMode of ["overlay", "replace"] as const) {
+          const env = yield* seenWith({ env: spread, envMode })
+          expect([env.CLAUDECODE, env.NODE_OPTIONS, env.PATH]).toEqual([null, null, process.env["PATH"]])
+        }
+        const kept = yield* seenWith({ env: spread, keepEnv: ["CLAUDECODE", "NODE_OPTIONS"] })
+        expect([kept.CLAUDECODE, kept.NODE_OPTIONS]).toEqual(["1", "--no-warnings"])
+        const inherited = yield* seenWith({ keepEnv: ["CLAUDECODE"] })
+        expect([inherited.CLAUDECODE, inherited.NODE_OPTIONS]).toEqual(["1", null])
+      } finally {
+        delete process.env["CLAUDECODE"]
+        delete process.env["NODE_OPTIONS"]
+      }
+    }).pipe(Effect.provide(TransportLive)))
+
   it("the spawn environment inherits the parent's without copying it unless something must be removed", () => {
     const parent = { PATH: "/bin", HOME: "/h", KEEP: "k" }
     const cases: ReadonlyArray<Parameters<typeof commandEnv>[0]> = [
@@ -276,8 +305,13 @@ describe("Transport (process)", () => {
       { parent, env: { ABSENT: undefined } },
       // a nesting marker to strip
       { parent: { ...parent, CLAUDECODE: "1" } },
-      // one the caller sets explicitly
+      // one the caller sets (or spreads) without keeping it
       { parent: { ...parent, NODE_OPTIONS: "--x" }, env: { NODE_OPTIONS: "--y" } },
+      // one the caller keeps, inherited or set
+      { parent: { ...parent, CLAUDECODE: "1" }, keep: ["CLAUDECODE"] },
+      { parent, env: { NODE_OPTIONS: "--y" }, keep: ["NODE_OPTIONS"] },
+      // set but not kept, the parent without it
+      { parent, env: { CLAUDECODE: "1", FAKE: "1" } },
       // a variable the caller removes
       { parent, env: { KEEP: undefined } },
       { parent, env: { FAKE: "1" }, mode: "replace" }
@@ -286,7 +320,9 @@ describe("Transport (process)", () => {
       const { env, extend } = commandEnv(c)
       expect(extend ? { ...c.parent, ...env } : env).toEqual(buildEnv(c))
     }
-    expect(cases.map((c) => commandEnv(c).extend)).toEqual([true, true, true, false, true, false, false])
+    expect(cases.map((c) => commandEnv(c).extend)).toEqual([true, true, true, false, false, true, true, true, false, false])
+    expect(buildEnv({ parent, env: { NODE_OPTIONS: "--y" }, keep: ["NODE_OPTIONS"] })["NODE_OPTIONS"]).toBe("--y")
+    expect(commandEnv({ parent, env: { CLAUDECODE: "1" } }).env["CLAUDECODE"]).toBe(undefined)
   })
 
   it.scopedLive("G11 replace mode: only the given variables (no PATH) and the CLI still starts", () =>

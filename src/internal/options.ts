@@ -5,6 +5,8 @@ import * as Schema from "effect/Schema"
 import { InvalidOptions } from "../AgentError.js"
 import type { Extensions, Launch, McpServerConfig, Options } from "../AgentOptions.js"
 import * as Message from "../Message.js"
+import { isInlineJson, isRecord } from "./argv.js"
+import { STRIPPED_ENV } from "./env.js"
 
 const invalid = (option: string, reason: string) => Effect.fail(new InvalidOptions({ option, reason }))
 
@@ -13,6 +15,27 @@ const isPositiveInteger = (n: number) => Number.isInteger(n) && n > 0
 const flag = (name: string, value: string | number) => `--${name}=${value}`
 
 const json = (value: unknown) => JSON.stringify(value)
+
+const parseJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text.trim())
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * `extraArgs` names refused because their value would sit on the command line, where every user of the machine can
+ * read it, with the option that carries the same value off it. (`--settings` and `--mcp-config` are accepted: an
+ * inline JSON value of theirs goes into a private file.)
+ */
+const EXTRA_ARGS_WITH_OPTIONS: Readonly<Record<string, string>> = {
+  "managed-settings": "managedSettings",
+  "agents": "agents",
+  "system-prompt": "systemPrompt",
+  "append-system-prompt": "systemPrompt",
+  "append-subagent-system-prompt": "agents"
+}
 
 /**
  * The servers the CLI runs itself (all but `sdk` ones), as the CLI takes them: a stdio config without `type` gets
@@ -67,8 +90,31 @@ export const toLaunch = (options: Options, extensions: Extensions = {}): Effect.
     if (options.permissionPromptToolName !== undefined && extensions.permissionPromptStdio === true) {
       return invalid("permissionPromptToolName", "cannot be combined with a Permissions handler (canUseTool)")
     }
-    if (typeof options.settings === "string" && options.sandbox !== undefined) {
+    // a settings string the CLI would read as JSON is parsed here, so that it goes into a private file like an object
+    let settingsObject: Readonly<Record<string, unknown>> | undefined
+    if (typeof options.settings === "string" && isInlineJson(options.settings)) {
+      const parsed = parseJson(options.settings)
+      if (!isRecord(parsed)) return invalid("settings", "a JSON string that is not a JSON object")
+      settingsObject = parsed
+    } else if (typeof options.settings === "object" && options.settings !== null) {
+      settingsObject = options.settings
+    }
+    if (typeof options.settings === "string" && settingsObject === undefined && options.sandbox !== undefined) {
       return invalid("sandbox", "cannot be merged into settings given as a file path; pass settings as an object")
+    }
+    if (options.managedSettings !== undefined && !isRecord(options.managedSettings)) {
+      return invalid("managedSettings", "must be a settings object")
+    }
+    for (const name of Object.keys(options.extraArgs ?? {})) {
+      const option = EXTRA_ARGS_WITH_OPTIONS[name.replace(/^-+/, "").split("=")[0]!]
+      if (option !== undefined) {
+        return invalid("extraArgs", `--${name} would put its value on the command line; use the ${option} option`)
+      }
+    }
+    for (const name of options.keepEnv ?? []) {
+      if (!STRIPPED_ENV.includes(name)) {
+        return invalid("keepEnv", `${JSON.stringify(name)} is not one of ${STRIPPED_ENV.join(", ")}`)
+      }
     }
     if (options.permissionMode === "bypassPermissions" && options.allowDangerouslySkipPermissions !== true) {
       return invalid("permissionMode", "bypassPermissions requires allowDangerouslySkipPermissions: true")
@@ -151,9 +197,10 @@ export const toLaunch = (options: Options, extensions: Extensions = {}): Effect.
     if (options.persistSession === false) args.push("--no-session-persistence")
 
     if (options.settings !== undefined || options.sandbox !== undefined) {
-      if (typeof options.settings === "string") args.push("--settings", options.settings)
-      else {
-        const settings: Record<string, unknown> = { ...options.settings }
+      if (settingsObject === undefined && typeof options.settings === "string") {
+        args.push("--settings", options.settings)
+      } else {
+        const settings: Record<string, unknown> = { ...settingsObject }
         if (options.sandbox !== undefined) {
           const sandbox = { ...options.sandbox }
           if (sandbox["enabled"] === true && sandbox["failIfUnavailable"] === undefined) {
@@ -164,7 +211,11 @@ export const toLaunch = (options: Options, extensions: Extensions = {}): Effect.
         args.push("--settings", json(settings))
       }
     }
-    if (options.managedSettings !== undefined) args.push("--managed-settings", json(options.managedSettings))
+    // the CLI reads `--managed-settings` only as JSON on the command line: they travel in `initialize` instead
+    if (options.managedSettings !== undefined) {
+      args.push("--await-initialize", "--managed-settings-in-initialize")
+      initialize["managedSettings"] = options.managedSettings
+    }
     for (const plugin of options.plugins ?? []) {
       args.push(flag(plugin.skipMcpDiscovery === true ? "plugin-dir-no-mcp" : "plugin-dir", plugin.path))
     }

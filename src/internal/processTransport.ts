@@ -12,6 +12,7 @@ import * as Stream from "effect/Stream"
 import { type CliNotFound, InputClosed, ProcessExited, SpawnFailed, type VersionIncompatible } from "../AgentError.js"
 import type * as Message from "../Message.js"
 import type { Connection, ExitStatus, LaunchSpec } from "../Transport.js"
+import { removeStaleDirs } from "./argv.js"
 import { type ResolvedCli, resolveCli } from "./cliPath.js"
 import { commandEnv } from "./env.js"
 import { sendFrom } from "./fastPaths.js"
@@ -118,12 +119,15 @@ const signal = (pid: number, sig: NodeJS.Signals, reaped = false) =>
 /** @internal */
 export const make = Effect.gen(function*() {
   const executor = yield* CommandExecutor.CommandExecutor
+  // private argument files left by hosts of this user that died without their finalizers: removed at the first open
+  const removeStale = yield* Effect.once(Effect.asVoid(removeStaleDirs()))
 
   const open = (
     spec: LaunchSpec
   ): Effect.Effect<Connection, CliNotFound | SpawnFailed | VersionIncompatible, Scope.Scope> =>
     Effect.gen(function*() {
-      const { env, extend } = commandEnv({ parent: process.env, env: spec.env, mode: spec.envMode })
+      yield* removeStale
+      const { env, extend } = commandEnv({ parent: process.env, env: spec.env, mode: spec.envMode, keep: spec.keepEnv })
       // the two variables the lookup reads, as the caller's overlay on the parent's environment would give them (a
       // copy of the whole of `process.env` costs ~30 µs per session)
       const lookup = (name: string) => spec.env !== undefined && name in spec.env ? spec.env[name] : process.env[name]

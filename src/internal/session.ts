@@ -128,6 +128,7 @@ export const make = (
       args,
       env: launch.env,
       envMode: options.envMode,
+      keepEnv: options.keepEnv,
       cwd: options.cwd,
       executable: options.pathToClaudeCodeExecutable,
       executableArgs: options.executableArgs,
