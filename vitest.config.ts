@@ -34,7 +34,13 @@ export default defineConfig({
         test: {
           ...shared,
           name: "bundle",
-          include: ["test/promise.test.ts", "test/promise.cli.test.ts", "test/**/*.bundle.test.ts"],
+          include: [
+            "test/promise.test.ts",
+            "test/promise.cli.test.ts",
+            "test/promise.abandon.test.ts",
+            "test/promise.abandon.cli.test.ts",
+            "test/**/*.bundle.test.ts"
+          ],
           globalSetup: ["./test/bundle.setup.ts"]
         }
       }
