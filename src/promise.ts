@@ -336,7 +336,10 @@ export interface Query extends AsyncGenerator<SDKMessage, void> {
   readonly sessionId: () => Promise<string>
   /** The CLI's process id. */
   readonly pid: () => Promise<number | undefined>
-  /** Closes the query, at any time (also while starting, or while the prompt waits): the CLI is reaped. */
+  /**
+   * Closes the query, at any time (also while starting, or while the prompt waits): the CLI is reaped; later calls
+   * reject.
+   */
   readonly close: () => Promise<void>
   /** `await using q = query(...)`: closes the query when the scope ends. */
   readonly [Symbol.asyncDispose]: () => Promise<void>
