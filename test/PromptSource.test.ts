@@ -140,8 +140,10 @@ describe("an async iterable read as a prompt can always be given up", () => {
         [Symbol.asyncIterator]: () => {
           let i = 0
           return {
-            next: () =>
-              Promise.resolve(i < values.length ? { done: false, value: values[i++]! } : { done: true, value: undefined }),
+            next: () => {
+              const value = values[i++]
+              return Promise.resolve(value !== undefined ? { done: false, value } : { done: true, value: undefined })
+            },
             return: () => {
               calls.return++
               return Promise.resolve({ done: true, value: undefined })
