@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from "vitest"
 import * as Effect from "effect/Effect"
 import {
   AbortError,
+  InputClosed,
   InvalidOptions,
   type Options,
   type Query,
@@ -256,7 +257,7 @@ describe("promise API: prompt items that are not user messages are InvalidOption
   })
 })
 
-describe("promise API: abort during the --version probe", () => {
+describe("promise API: abort or close() during the --version probe", () => {
   it("stops waiting at once and kills the probe process", async () => {
     const cli = slowVersionCli()
     try {
@@ -269,6 +270,22 @@ describe("promise API: abort during the --version probe", () => {
       await expect(settles(pending)).rejects.toBeInstanceOf(AbortError)
       await settles(q.close())
       expect(performance.now() - started).toBeLessThan(HANG_MS)
+      expect(probe.filter(isAlive)).toEqual([])
+      expect(ownedProcesses()).toEqual([])
+    } finally {
+      cli.remove()
+    }
+  })
+
+  it("close() meanwhile: settles at once, next() is done, methods reject with InputClosed, the probe is killed", async () => {
+    const cli = slowVersionCli()
+    try {
+      const q = query({ prompt: "hi", options: { pathToClaudeCodeExecutable: cli.executable } })
+      const pending = q.next()
+      const probe = await probeRunning()
+      await settles(q.close())
+      expect(await settles(pending)).toEqual({ done: true, value: undefined })
+      await expect(q.sessionId()).rejects.toBeInstanceOf(InputClosed)
       expect(probe.filter(isAlive)).toEqual([])
       expect(ownedProcesses()).toEqual([])
     } finally {
