@@ -277,7 +277,7 @@ describe("promise API: abort or close() during the --version probe", () => {
     }
   })
 
-  it("close() meanwhile: settles at once, next() is done, methods reject with InputClosed, the probe is killed", async () => {
+  it("close(): settles at once, next() is done, methods reject with InputClosed, the probe is killed", async () => {
     const cli = slowVersionCli()
     try {
       const q = query({ prompt: "hi", options: { pathToClaudeCodeExecutable: cli.executable } })
