@@ -38,7 +38,6 @@ export default defineConfig({
             "test/promise.test.ts",
             "test/promise.cli.test.ts",
             "test/promise.abandon.test.ts",
-            "test/promise.abandon.cli.test.ts",
             "test/**/*.bundle.test.ts"
           ],
           globalSetup: ["./test/bundle.setup.ts"]
