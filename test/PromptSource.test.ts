@@ -12,7 +12,7 @@ import { ScriptedCli } from "effect-claude-agent/testing"
 import { NodeClaudeAgent } from "./support/cli.js"
 import { isAlive, ownedProcesses } from "./support/process.js"
 import { fromAsyncIterable } from "../src/internal/promptSource.js"
-import { probeRunning, slowVersionCli } from "./support/slowVersion.js"
+import { leftAfterKill, probeRunning, slowVersionCli } from "./support/slowVersion.js"
 
 /** How long the test waits before it calls something a hang (the measured settle is a few milliseconds). */
 const HANG = "2 seconds"
@@ -265,10 +265,8 @@ describe("start-up is interruptible during the --version probe", () => {
         const fiber = yield* started(executable)
         const probe = yield* Effect.promise(() => probeRunning())
         yield* bounded(Fiber.interrupt(fiber))
-        // the probe is killed with SIGKILL when its last waiter leaves; give the kernel a moment to reap it
-        yield* Effect.sleep("100 millis")
-        expect(probe.filter(isAlive)).toEqual([])
-        expect(ownedProcesses()).toEqual([])
+        // the probe is killed with SIGKILL when its last waiter leaves
+        expect(yield* Effect.promise(() => leftAfterKill(probe))).toEqual([])
       })
     ))
 
@@ -285,9 +283,7 @@ describe("start-up is interruptible during the --version probe", () => {
         yield* Effect.sleep("100 millis")
         expect(probe.filter(isAlive)).toEqual(probe)
         yield* bounded(Fiber.interrupt(second))
-        yield* Effect.sleep("100 millis")
-        expect(probe.filter(isAlive)).toEqual([])
-        expect(ownedProcesses()).toEqual([])
+        expect(yield* Effect.promise(() => leftAfterKill(probe))).toEqual([])
       })
     ))
 })

@@ -15,8 +15,8 @@ import {
   type SDKUserMessage
 } from "effect-claude-agent/promise"
 import { FakeCli, ScriptedCli } from "effect-claude-agent/testing"
-import { descendants, isAlive, ownedProcesses } from "./support/process.js"
-import { probeRunning, slowVersionCli } from "./support/slowVersion.js"
+import { descendants, isAlive } from "./support/process.js"
+import { leftAfterKill, probeRunning, slowVersionCli } from "./support/slowVersion.js"
 
 /** How long a settle may take before the test calls it a hang (the measured settle is tens of milliseconds). */
 const HANG_MS = 2_000
@@ -270,8 +270,7 @@ describe("promise API: abort or close() during the --version probe", () => {
       await expect(settles(pending)).rejects.toBeInstanceOf(AbortError)
       await settles(q.close())
       expect(performance.now() - started).toBeLessThan(HANG_MS)
-      expect(probe.filter(isAlive)).toEqual([])
-      expect(ownedProcesses()).toEqual([])
+      expect(await leftAfterKill(probe)).toEqual([])
     } finally {
       cli.remove()
     }
@@ -286,8 +285,7 @@ describe("promise API: abort or close() during the --version probe", () => {
       await settles(q.close())
       expect(await settles(pending)).toEqual({ done: true, value: undefined })
       await expect(q.sessionId()).rejects.toBeInstanceOf(InputClosed)
-      expect(probe.filter(isAlive)).toEqual([])
-      expect(ownedProcesses()).toEqual([])
+      expect(await leftAfterKill(probe)).toEqual([])
     } finally {
       cli.remove()
     }

@@ -1,7 +1,7 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { OWNER_ENV, ownedProcesses } from "./process.js"
+import { isAlive, OWNER_ENV, ownedProcesses } from "./process.js"
 
 /**
  * A stand-in `claude` whose `--version` sleeps for a minute (a slow or frozen probe) and which exits 3 for anything
@@ -34,4 +34,17 @@ export const probeRunning = async (ms = 5_000): Promise<ReadonlyArray<number>> =
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
   throw new Error(`no --version probe running after ${ms} ms`)
+}
+
+/**
+ * The processes of `pids` still alive, and any other with the owner marker, once they are all gone or `ms` passed: a
+ * process sent SIGKILL takes the kernel a moment to end.
+ */
+export const leftAfterKill = async (pids: ReadonlyArray<number>, ms = 1_000): Promise<ReadonlyArray<number>> => {
+  const deadline = Date.now() + ms
+  while (true) {
+    const left = [...new Set([...pids.filter(isAlive), ...ownedProcesses()])]
+    if (left.length === 0 || Date.now() >= deadline) return left
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
 }
