@@ -39,6 +39,7 @@ export default defineConfig({
             "test/promise.cli.test.ts",
             "test/promise.logging.test.ts",
             "test/promise.errors.test.ts",
+            "test/promise.abandon.test.ts",
             "test/**/*.bundle.test.ts"
           ],
           globalSetup: ["./test/bundle.setup.ts"]

@@ -21,7 +21,7 @@
  * | `StartupFailed` | the CLI could not be started, exited or hung before answering `initialize` (`phase`) |
  * | `InterruptTimeout` | an interrupt was not acknowledged in time |
  * | `VersionIncompatible` | the CLI version is outside the tested range |
- * | `InvalidOptions` | options were rejected before anything was spawned |
+ * | `InvalidOptions` | options were rejected before anything was spawned, or the prompt could not be read (`option: "prompt"`) |
  * | `ProtocolViolation` | the CLI broke the protocol in a way the session cannot continue from |
  * | `RateLimited`, `Overloaded`, `ApiError` | a turn ended on an Anthropic API error after the CLI's own retries (opt-in: `ClaudeAgent.failOnApiError`) |
  *
@@ -348,7 +348,9 @@ export class VersionIncompatible extends Schema.TaggedError<VersionIncompatible>
 }
 
 /**
- * Options were rejected before anything was spawned.
+ * Options were rejected before anything was spawned; or, with `option: "prompt"`, the prompt could not be read: an
+ * item that is not a user message (rejected before it is written; `reason` names its index), or a prompt source that
+ * threw, rejected or died (`cause`).
  *
  * @since 0.1.0
  * @category errors
@@ -357,7 +359,9 @@ export class InvalidOptions extends Schema.TaggedError<InvalidOptions>("effect-c
   "InvalidOptions",
   {
     option: Schema.String,
-    reason: Schema.String
+    reason: Schema.String,
+    /** What the prompt source threw, rejected or died with, when that is why. */
+    cause: Schema.optional(Schema.Defect)
   }
 ) {
   /** @since 0.1.0 */

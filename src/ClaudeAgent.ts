@@ -235,6 +235,11 @@ export const session: (options?: Options) => Effect.Effect<Session, SessionError
  * ends when the CLI exits (at most 2 seconds later); the process is reaped when the stream ends, fails or is
  * interrupted.
  *
+ * A stream of prompts is read on a fiber of its own, interrupted without waiting when the query ends: its release
+ * never holds the query up. It fails the query with its own error `E`; if it dies, with `InvalidOptions { option:
+ * "prompt", cause }`; an item that is not a user message fails it with `InvalidOptions` naming the item's index
+ * before anything of it is written.
+ *
  * @since 0.1.0
  * @category constructors
  */

@@ -428,7 +428,10 @@ export interface Query extends AsyncGenerator<SDKMessage, void> {
   readonly sessionId: () => Promise<string>
   /** The CLI's process id (`undefined` with an in-memory `transport` such as `ScriptedCli`). */
   readonly pid: () => Promise<number | undefined>
-  /** Closes the query: the CLI is reaped; later calls reject. */
+  /**
+   * Closes the query, at any time (also while starting, or while the prompt waits): the CLI is reaped; later calls
+   * reject.
+   */
   readonly close: () => Promise<void>
   /** `await using q = query(...)`: closes the query when the scope ends. */
   readonly [Symbol.asyncDispose]: () => Promise<void>
@@ -437,6 +440,11 @@ export interface Query extends AsyncGenerator<SDKMessage, void> {
 /**
  * Starts a query (official signature). `prompt` is a string (one turn) or an async iterable of user messages
  * (streaming input: one turn per message; the query ends after the CLI answered the last one).
+ *
+ * The iterable never holds the query up: `close()`, `break`, `return()` and an abort settle while it waits (e.g. a
+ * generator suspended at an `await` for the user's next input; its `return()` is called, not awaited). An iterable
+ * that throws or rejects, or an item that is not a user message (never written), rejects `next()` with
+ * `InvalidOptions { option: "prompt" }` (`cause`: what was thrown; `reason`: the item's index) and reaps the CLI.
  *
  * @since 0.1.0
  * @category constructors

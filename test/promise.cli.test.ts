@@ -18,7 +18,7 @@ import {
   tool
 } from "effect-claude-agent/promise"
 import { ScriptedModelServer } from "effect-claude-agent/testing"
-import { descendants, OWNER_ENV, ownedProcesses } from "./support/process.js"
+import { descendants, isAlive, OWNER_ENV, ownedProcesses } from "./support/process.js"
 
 let scope: Scope.CloseableScope
 let server: ScriptedModelServer.ScriptedModelServer
@@ -269,6 +269,52 @@ describe("promise API against the real CLI", () => {
       break
     }
     expect(first?.type).toBe("system")
+    // afterEach asserts nothing is left
+  })
+})
+
+describe("promise API against the real CLI: a prompt generator waiting for the user's next input", () => {
+  const user = (content: string): SDKUserMessage => ({
+    type: "user",
+    message: { role: "user", content },
+    parent_tool_use_id: null,
+    session_id: ""
+  })
+  // generous for a loaded machine (measured: well under a second); before the fix, close() never settled
+  const CLOSE_BOUND_MS = 10_000
+
+  it("close() mid-conversation settles and reaps the CLI", async () => {
+    let answered: () => void = () => {}
+    const firstAnswered = new Promise<void>((resolve) => (answered = resolve))
+    async function* conversation(): AsyncGenerator<SDKUserMessage> {
+      yield user("SAY first")
+      await firstAnswered
+      yield user("SAY second")
+      // the user never types again
+      await new Promise<never>(() => {})
+    }
+    const q = query({ prompt: conversation(), options: base() })
+    const results: Array<string> = []
+    while (results.length < 2) {
+      const next = await q.next()
+      if (next.done === true) throw new Error("the conversation ended early")
+      const m = next.value
+      if (m.type === "result") results.push(m.subtype === "success" ? m.result : m.subtype)
+      if (results.length === 1) answered()
+    }
+    expect(results).toEqual(["first", "second"])
+    const pid = await q.pid()
+    expect(pid).toBeTypeOf("number")
+
+    let timer: ReturnType<typeof setTimeout> | undefined
+    await Promise.race([
+      q.close(),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`close() pending after ${CLOSE_BOUND_MS} ms`)), CLOSE_BOUND_MS)
+      })
+    ]).finally(() => clearTimeout(timer))
+    expect(isAlive(pid!)).toBe(false)
+    expect(await q.next()).toEqual({ done: true, value: undefined })
     // afterEach asserts nothing is left
   })
 })

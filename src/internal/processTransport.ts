@@ -4,7 +4,7 @@ import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import type * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
@@ -78,25 +78,44 @@ export const frameSourceOf = (
 ): Effect.Effect<FrameSource, never, Scope.Scope> | undefined => frameSources.get(messages)
 
 // Sessions started together share one `--version` probe per executable and range: 100 concurrent sessions spawned
-// 100 extra processes before the first answer was cached (by `version.ts`, which later sessions then hit).
-const probes = new Map<string, Promise<Exit.Exit<void, VersionIncompatible>>>()
+// 100 extra processes before the first answer was cached (by `version.ts`, which later sessions then hit). The probe
+// runs on a fiber of its own and belongs to the start-ups waiting for it: one that gives up (interrupted) stops
+// waiting at once, and when the last one leaves, the probe is interrupted, which kills its process group.
+interface SharedProbe {
+  readonly fiber: Fiber.RuntimeFiber<void, VersionIncompatible>
+  waiters: number
+}
+const probes = new Map<string, SharedProbe>()
 
 const checkVersionShared = (cli: ResolvedCli, range: string): Effect.Effect<void, VersionIncompatible> =>
-  Effect.suspend(() => {
-    if (range.trim() === "*") return Effect.void
-    const key = [cli.command, ...cli.prefixArgs, range].join("\0")
-    let probe = probes.get(key)
-    if (probe === undefined) {
-      // answered before (the version is cached by path and modification time): no probe, no fiber, no await
-      const known = knownVersion(cli)
-      if (known !== undefined) return judge({ version: known }, range)
-      const started = Effect.runPromiseExit(checkVersion(cli, range))
-      probe = started
-      probes.set(key, started)
-      void started.then(() => probes.delete(key))
-    }
-    return Effect.flatMap(Effect.promise(() => probe), (exit) => exit)
-  })
+  Effect.uninterruptibleMask((restore) =>
+    Effect.suspend(() => {
+      if (range.trim() === "*") return Effect.void
+      const key = [cli.command, ...cli.prefixArgs, range].join("\0")
+      let probe = probes.get(key)
+      if (probe === undefined) {
+        // answered before (the version is cached by path and modification time): no probe, no fiber, no await
+        const known = knownVersion(cli)
+        if (known !== undefined) return judge({ version: known }, range)
+        const started: SharedProbe = { fiber: Effect.runFork(checkVersion(cli, range)), waiters: 0 }
+        probe = started
+        probes.set(key, started)
+        started.fiber.addObserver(() => {
+          if (probes.get(key) === started) probes.delete(key)
+        })
+      }
+      const shared = probe
+      shared.waiters++
+      return restore(Fiber.join(shared.fiber)).pipe(
+        Effect.ensuring(Effect.suspend(() => {
+          if (--shared.waiters > 0) return Effect.void
+          if (probes.get(key) === shared) probes.delete(key)
+          // the last waiter left: a probe still running has no one to answer (its kill is synchronous)
+          return Fiber.interrupt(shared.fiber)
+        }))
+      )
+    })
+  )
 
 /**
  * Sends a signal to the process group (the CLI and everything it started), falling back to the process while it has

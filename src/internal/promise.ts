@@ -21,6 +21,7 @@ import type { CanUseTool, HookCallbackMatcher, OnElicitation, Options, Query, Wa
 import * as HooksInternal from "./hooks.js"
 import * as PermissionsInternal from "./permissions.js"
 import * as PromiseLogger from "./promiseLogger.js"
+import * as PromptSource from "./promptSource.js"
 import * as session from "./session.js"
 
 /** @internal */
@@ -289,8 +290,9 @@ const begin = (
   let closing: Promise<void> | undefined
   let done = false
 
-  const asPrompt = (prompt: PromptInput): string | Stream.Stream<Message.UserMessage, unknown> =>
-    typeof prompt === "string" ? prompt : Stream.fromAsyncIterable(prompt, (error) => error)
+  // the caller's iterable is read so that giving the query up never waits for it (see promptSource.ts)
+  const asPrompt = (prompt: PromptInput): string | Stream.Stream<Message.UserMessage, InvalidOptions> =>
+    typeof prompt === "string" ? prompt : PromptSource.fromAsyncIterable(prompt)
   // a warm query's prompt: `undefined` when the query is closed before one was given
   let give: (prompt: PromptInput | undefined) => void = noop
   const promptLater = !warm ? undefined : new Promise<PromptInput | undefined>((resolve) => {
@@ -351,6 +353,8 @@ const begin = (
       wakePump?.()
     })
 
+  // start-up stops at once when the query is closed or aborted meanwhile (the `--version` probe included)
+  const starting = new AbortController()
   // one scope for the whole query: the session (process) and its message pull live in it
   const started = runtime.runPromiseExit(logged(withExtensions(
     Effect.gen(function*() {
@@ -380,7 +384,7 @@ const begin = (
         Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause)))
       )
     })
-  )))
+  )), { signal: starting.signal })
   // never an unhandled rejection: failures surface through next() and the methods
   started.catch(() => undefined)
 
@@ -405,6 +409,7 @@ const begin = (
     // what was pulled but not handed out yet is dropped: next() is done from here on
     release()
     abort?.signal.removeEventListener("abort", onAbort)
+    starting.abort()
     closing = started.then(async (exit) => {
       if (Exit.isSuccess(exit)) await runtime.runPromise(logged(Scope.close(exit.value.scope, Exit.void)))
       if (ownRuntime) await runtime.dispose()
@@ -419,9 +424,15 @@ const begin = (
   abort?.signal.addEventListener("abort", onAbort, { once: true })
   if (aborted) void close()
 
+  /** Why the query could not start: start-up stopped by `close()` is `InputClosed`, by an abort `AbortError`. */
+  const startFailure = (cause: Cause.Cause<unknown>): unknown =>
+    closing !== undefined && !aborted && Cause.isInterruptedOnly(cause)
+      ? new InputClosed({ reason: "closed" })
+      : squash(cause, aborted)
+
   const handles = () =>
     started.then((exit) => {
-      if (Exit.isFailure(exit)) throw squash(exit.cause, aborted)
+      if (Exit.isFailure(exit)) throw startFailure(exit.cause)
       return exit.value
     })
 
@@ -453,7 +464,12 @@ const begin = (
           if (aborted) throw new AbortError()
           return { done: true, value: undefined }
         }
-        await handles()
+        const start = await started
+        if (Exit.isFailure(start)) {
+          // closed or aborted while starting: ends as above
+          if (done) continue
+          throw startFailure(start.cause)
+        }
         const exit = await pullChunk()
         if (Exit.isSuccess(exit)) {
           // closed while pulling: what arrived is dropped
@@ -539,7 +555,7 @@ const begin = (
   }
   if (ready === undefined) return { query: iterator, warm: notWarm }
   void started.then((exit) => {
-    if (Exit.isFailure(exit)) failReady(aborted ? new AbortError() : squash(exit.cause, aborted))
+    if (Exit.isFailure(exit)) failReady(aborted ? new AbortError() : startFailure(exit.cause))
   })
   return { query: iterator, warm: { ready, give } }
 }

@@ -1,9 +1,11 @@
 /** @internal */
+import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
@@ -39,6 +41,7 @@ import { protectArgs } from "./argv.js"
 import { liveTimeout } from "./liveTimer.js"
 import type { InternalStore } from "./permissions.js"
 import { resolveOrigin } from "./origin.js"
+import * as PromptSource from "./promptSource.js"
 
 const DRAIN_AFTER_LAST_RESULT = Duration.seconds(2)
 const IDLE_AFTER_RESULT = Duration.seconds(1)
@@ -595,22 +598,36 @@ export const driveParts = <E, R>(
       inputDone = true
     } else {
       const inputFailed = yield* Deferred.make<never, E | SessionError>()
-      yield* prompt.pipe(
-        Stream.runForEach((p) =>
-          Effect.zipRight(
+      let index = 0
+      // The caller's stream is read on a fiber that the end of the query interrupts without waiting for it: its
+      // release is the caller's code (e.g. the `return()` of a generator suspended at an `await`, which settles only
+      // once the generator resumes) and must not hold up reaping the CLI.
+      const reader = yield* prompt.pipe(
+        Stream.runForEach((p): Effect.Effect<void, SessionError> => {
+          const invalid = PromptSource.invalidItem(p, index++)
+          if (invalid !== undefined) return Effect.fail(invalid)
+          return Effect.zipRight(
             s.session.send(p),
             Effect.sync(() => {
               if (typeof p === "string" || p.shouldQuery !== false) expected++
             })
           )
-        ),
+        }),
         Effect.zipRight(Effect.sync(() => {
           inputDone = true
           check()
         })),
-        Effect.catchAll((error) => Deferred.fail(inputFailed, error)),
-        Effect.forkScoped
+        Effect.catchAllCause((cause: Cause.Cause<E | SessionError>) => {
+          const failure = Cause.failureOption(cause)
+          if (Option.isSome(failure)) return Deferred.fail(inputFailed, failure.value)
+          // a stream that died fails the query with a typed error; interrupted, it was the query that ended
+          return Cause.isInterruptedOnly(cause)
+            ? Effect.void
+            : Deferred.fail(inputFailed, PromptSource.died(cause))
+        }),
+        Effect.forkDaemon
       )
+      yield* Effect.addFinalizer(() => Fiber.interruptFork(reader))
       yield* Deferred.await(inputFailed).pipe(Effect.catchAll(stop), Effect.forkScoped)
     }
     // after the last result: stdin closes, and the stream ends when the CLI exits, or after a bounded drain
