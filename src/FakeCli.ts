@@ -105,6 +105,11 @@ export type Step =
   | { readonly op: "ignoreSigterm" }
   | { readonly op: "spawnGrandchild" }
   | {
+    readonly op: "spawnToolProcess"
+    readonly ignoreSigterm?: boolean | undefined
+    readonly clearEnv?: boolean | undefined
+  }
+  | {
     readonly op: "request"
     readonly subtype: string
     readonly body?: JsonObject | undefined
@@ -381,6 +386,20 @@ export const ignoreSigterm: Step = internal.ignoreSigterm
  * @category faults
  */
 export const spawnGrandchild: Step = internal.spawnGrandchild
+
+/**
+ * Starts a long-lived tool process (`sleep 300` through `/bin/sh`) the way the real CLI starts its Bash tool: in a
+ * session and process group of its own, so signalling the fake's group misses it, and left running when the fake
+ * exits (it is then re-parented to init). Writes a `system/status` frame with its pid in `tool_pid` once it runs.
+ * `ignoreSigterm`: it ignores SIGTERM (only SIGKILL ends it); `clearEnv`: it starts with an environment holding only
+ * `PATH` (as `env -i` would), so it carries none of the fake's variables.
+ *
+ * @since 0.1.0
+ * @category faults
+ */
+export const spawnToolProcess: (
+  options?: { readonly ignoreSigterm?: boolean; readonly clearEnv?: boolean }
+) => Step = internal.spawnToolProcess
 
 /**
  * Sends a control request to the SDK and waits for its answer (logged, see {@link Scenario.log}). Fails the

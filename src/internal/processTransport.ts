@@ -17,6 +17,7 @@ import { commandEnv } from "./env.js"
 import { sendFrom } from "./fastPaths.js"
 import { DEFAULT_MAX_LINE_BYTES, makeLineFramer } from "./framing.js"
 import { liveAwaitBounded, liveTimeout } from "./liveTimer.js"
+import * as Reaper from "./reaper.js"
 import { makeStderrTail } from "./stderrTail.js"
 import { checkVersion, judge, knownVersion, SUPPORTED_CLI_VERSIONS } from "./version.js"
 
@@ -123,7 +124,11 @@ export const make = Effect.gen(function*() {
     spec: LaunchSpec
   ): Effect.Effect<Connection, CliNotFound | SpawnFailed | VersionIncompatible, Scope.Scope> =>
     Effect.gen(function*() {
-      const { env, extend } = commandEnv({ parent: process.env, env: spec.env, mode: spec.envMode })
+      const base = commandEnv({ parent: process.env, env: spec.env, mode: spec.envMode })
+      // every process the CLI starts inherits the marker, which finds it at close wherever it went
+      const marker = Reaper.supported && spec.reapToolProcesses !== false ? Reaper.makeMarker() : undefined
+      const env = marker === undefined ? base.env : { ...base.env, [marker.name]: marker.value }
+      const extend = base.extend
       // the two variables the lookup reads, as the caller's overlay on the parent's environment would give them (a
       // copy of the whole of `process.env` costs ~30 µs per session)
       const lookup = (name: string) => spec.env !== undefined && name in spec.env ? spec.env[name] : process.env[name]
@@ -187,13 +192,28 @@ export const make = Effect.gen(function*() {
         Effect.forkScoped
       )
 
+      const killGraceMillis = spec.killGraceMillis ?? DEFAULT_KILL_GRACE_MILLIS
+      // the CLI's descendants seen while it ran (those that cleared their environment have no marker)
+      let tools: ReadonlyArray<Reaper.Proc> = []
+      // whether the tool processes were sent SIGTERM a whole kill grace ago already
+      let toolsHadGrace = false
+      const snapshotTools = Effect.sync(() => {
+        if (marker !== undefined && status === undefined) tools = Reaper.union(tools, Reaper.descendants(pid))
+      })
+
       const terminate = Effect.gen(function*() {
+        yield* snapshotTools
         yield* signal(pid, "SIGTERM")
-        const terminated = yield* liveTimeout(
-          Effect.interruptible(Deferred.await(exited)),
-          spec.killGraceMillis ?? DEFAULT_KILL_GRACE_MILLIS
-        )
+        // tool processes outside the CLI's group get their SIGTERM at the same time
+        if (marker !== undefined) {
+          yield* Effect.sync(() => {
+            tools = Reaper.union(tools, Reaper.marked(marker.name))
+            Reaper.send(tools, "SIGTERM")
+          })
+        }
+        const terminated = yield* liveTimeout(Effect.interruptible(Deferred.await(exited)), killGraceMillis)
         if (Option.isNone(terminated)) {
+          toolsHadGrace = true
           yield* Effect.logWarning("CLI ignored SIGTERM: SIGKILL").pipe(Effect.annotateLogs({ pid }))
           yield* signal(pid, "SIGKILL")
           yield* liveTimeout(Effect.interruptible(Deferred.await(exited)), REAP_TIMEOUT_MILLIS)
@@ -204,6 +224,7 @@ export const make = Effect.gen(function*() {
       yield* Effect.addFinalizer(() =>
         Effect.gen(function*() {
           inputEnded = true
+          yield* snapshotTools
           yield* input.end
           if (status === undefined) {
             const graceful = yield* liveTimeout(
@@ -217,6 +238,14 @@ export const make = Effect.gen(function*() {
           }
           // whatever the CLI left behind in its process group (tool subprocesses)
           yield* signal(pid, "SIGKILL", status !== undefined)
+          // and outside it (own process groups, re-parented to init)
+          if (marker !== undefined) {
+            yield* Reaper.reap({
+              markerName: marker.name,
+              known: tools,
+              graceMillis: toolsHadGrace ? 0 : killGraceMillis
+            })
+          }
         }).pipe(Effect.uninterruptible)
       )
 
