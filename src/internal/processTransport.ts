@@ -193,7 +193,8 @@ export const make = Effect.gen(function*() {
       )
 
       const killGraceMillis = spec.killGraceMillis ?? DEFAULT_KILL_GRACE_MILLIS
-      // the CLI's descendants seen while it ran (those that cleared their environment have no marker)
+      // the CLI's descendants when the SDK had to signal it (those that cleared their environment have no marker);
+      // a CLI that exits by itself had the chance to end its own tools
       let tools: ReadonlyArray<Reaper.Proc> = []
       // whether the tool processes were sent SIGTERM a whole kill grace ago already
       let toolsHadGrace = false
@@ -224,7 +225,6 @@ export const make = Effect.gen(function*() {
       yield* Effect.addFinalizer(() =>
         Effect.gen(function*() {
           inputEnded = true
-          yield* snapshotTools
           yield* input.end
           if (status === undefined) {
             const graceful = yield* liveTimeout(

@@ -6,8 +6,8 @@
  * - a marker in the environment: the CLI is started with `ECA_SESSION_<128-bit random hex>` set, which every
  *   descendant inherits unless it scrubs its environment; `/proc/<pid>/environ` (readable for the host's own
  *   processes) shows the environment a process was started with;
- * - parentage: while the CLI is alive, its live process tree (`ppid` in `/proc/<pid>/stat`), which also holds
- *   descendants that cleared their environment.
+ * - parentage: when the SDK has to signal the CLI, its process tree at that moment (`ppid` in `/proc/<pid>/stat`),
+ *   which also holds descendants that cleared their environment.
  *
  * A process is identified by its pid and start time, so a pid reused by another process is never signalled.
  *
@@ -43,16 +43,37 @@ interface Stat {
   readonly start: string
 }
 
-const readStat = (pid: string | number): Stat | undefined => {
-  let text: string
+/**
+ * Reads a procfs file into `buffer` (one open, one read, one close: `readFileSync` also stats and reads to EOF, which
+ * made a scan slower); the bytes read, or -1 when the file cannot be read. A file larger than `buffer` fills it.
+ */
+const readInto = (file: string, buffer: Buffer): number => {
+  let fd: number | undefined
   try {
-    text = fs.readFileSync(`/proc/${pid}/stat`, "latin1")
+    fd = fs.openSync(file, "r")
+    return fs.readSync(fd, buffer, 0, buffer.length, 0)
   } catch {
-    return undefined
+    return -1
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd)
   }
+}
+
+const STAT_BYTES = 4096
+const ENVIRON_BYTES = 64 * 1024
+
+const readStat = (pid: string | number, buffer: Buffer = Buffer.allocUnsafe(STAT_BYTES)): Stat | undefined => {
+  const length = readInto(`/proc/${pid}/stat`, buffer)
+  if (length <= 0) return undefined
+  const text = buffer.toString("latin1", 0, length)
   // the command name (field 2) may hold spaces and parentheses: fields are counted from the last ")"
   const fields = text.slice(text.lastIndexOf(")") + 2).split(" ")
   return { state: fields[0] ?? "", ppid: Number(fields[1]), start: fields[19] ?? "" }
+}
+
+const hasVariable = (environ: Buffer, length: number, needle: Buffer): boolean => {
+  const at = environ.subarray(0, length).indexOf(needle)
+  return at !== -1 && (at === 0 || environ[at - 1] === 0)
 }
 
 const running = (stat: Stat | undefined): stat is Stat =>
@@ -81,19 +102,27 @@ export const isRunning = (proc: Proc): boolean => {
 export const marked = (markerName: string): Array<Proc> => {
   const needle = Buffer.from(`${markerName}=`, "latin1")
   const self = String(process.pid)
+  const environ = Buffer.allocUnsafe(ENVIRON_BYTES)
+  const stat = Buffer.allocUnsafe(STAT_BYTES)
   const out: Array<Proc> = []
   for (const entry of pidEntries()) {
     if (entry === self) continue
-    let environ: Buffer
-    try {
-      environ = fs.readFileSync(`/proc/${entry}/environ`)
-    } catch {
-      continue
+    const file = `/proc/${entry}/environ`
+    const length = readInto(file, environ)
+    if (length <= 0) continue
+    let found = hasVariable(environ, length, needle)
+    if (!found && length === environ.length) {
+      // an environment larger than the buffer: read it whole
+      try {
+        const whole = fs.readFileSync(file)
+        found = hasVariable(whole, whole.length, needle)
+      } catch {
+        continue
+      }
     }
-    const at = environ.indexOf(needle)
-    if (at === -1 || (at > 0 && environ[at - 1] !== 0)) continue
-    const stat = readStat(entry)
-    if (running(stat)) out.push({ pid: Number(entry), start: stat.start })
+    if (!found) continue
+    const status = readStat(entry, stat)
+    if (running(status)) out.push({ pid: Number(entry), start: status.start })
   }
   return out
 }
@@ -101,8 +130,9 @@ export const marked = (markerName: string): Array<Proc> => {
 /** The running descendants of `root` (children, grandchildren, …), from the parent pid of every process. @internal */
 export const descendants = (root: number): Array<Proc> => {
   const children = new Map<number, Array<Proc>>()
+  const buffer = Buffer.allocUnsafe(STAT_BYTES)
   for (const entry of pidEntries()) {
-    const stat = readStat(entry)
+    const stat = readStat(entry, buffer)
     if (!running(stat)) continue
     const proc = { pid: Number(entry), start: stat.start }
     const siblings = children.get(stat.ppid)
