@@ -120,8 +120,10 @@ export interface Connection {
   /** The last bytes written to stderr, decoded. */
   readonly stderrTail: Effect.Effect<string>
   /**
-   * Terminates the process now (SIGTERM to its process group, SIGKILL after the kill grace) and waits (bounded) for
-   * it to exit, without closing the scope. The stream then fails with `ProcessExited`.
+   * Terminates the process now (SIGTERM to its process group and, see {@link LaunchSpec.reapToolProcesses}, to its
+   * tool processes; SIGKILL to the group after the kill grace) and waits (bounded) for it to exit, without closing
+   * the scope; tool processes still running are ended when the scope closes. The stream then fails with
+   * `ProcessExited`.
    */
   readonly kill: Effect.Effect<void>
 }

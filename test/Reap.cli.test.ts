@@ -10,7 +10,7 @@ import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
-import { ClaudeAgent, Message, Permissions } from "effect-claude-agent"
+import { type AgentOptions, ClaudeAgent, Message, Permissions, type Transport } from "effect-claude-agent"
 import { AbortError, query } from "effect-claude-agent/promise"
 import { NodeClaudeAgent, noClaudeLeft, realCli } from "./support/cli.js"
 import { isAlive } from "./support/process.js"
@@ -46,59 +46,58 @@ const resultText = (messages: Chunk.Chunk<Message.SdkMessage>) => {
   return result?.subtype === "success" ? result.result : `(${result?.subtype})`
 }
 
-const TIMEOUT = 120_000
-
 const allow = { permissionMode: "bypassPermissions", allowDangerouslySkipPermissions: true } as const
 
+const live = <A, E>(name: string, body: () => Effect.Effect<A, E, Scope.Scope | Transport.Transport>) =>
+  it.live(name, () => noClaudeLeft(Effect.scoped(body())).pipe(Effect.provide(NodeClaudeAgent.layer)), 120_000)
+
+/** A session in a scope of its own, with a turn running `command` until `sleep <seconds>` runs. */
+const sleepingTool = (options: AgentOptions.Options, command: string, seconds: string) =>
+  Effect.gen(function*() {
+    const scope = yield* Scope.make()
+    const session = yield* ClaudeAgent.session(options).pipe(Effect.provide(Permissions.allowAll), Scope.extend(scope))
+    const turn = yield* Effect.fork(Stream.runDrain(session.turn(bash(command))))
+    yield* started("sleep", seconds)
+    return { scope, session, turn }
+  })
+
 describe("Reaping tool processes against the real CLI", () => {
-  it.live("a command the Bash tool backgrounded is gone when the query ends normally", () =>
-    noClaudeLeft(Effect.gen(function*() {
+  live("a command the Bash tool backgrounded is gone when the query ends normally", () =>
+    Effect.gen(function*() {
       const { options } = yield* realCli()
       const messages = yield* Stream.runCollect(
         ClaudeAgent.query(bash("sh -c 'sleep 301.5' & echo started"), options())
       ).pipe(Effect.provide(Permissions.allowAll))
       expect(resultText(messages)).toBe("tool said: started")
       expect(running("sleep", "301.5")).toEqual([])
-    }).pipe(Effect.scoped)).pipe(Effect.provide(NodeClaudeAgent.layer)), TIMEOUT)
+    }))
 
-  it.live("a foreground tool is gone after the CLI was SIGKILLed (by the SDK, at once, after SIGTERM)", () =>
-    noClaudeLeft(Effect.gen(function*() {
+  live("a foreground tool is gone after the CLI was SIGKILLed (by the SDK, at once, after SIGTERM)", () =>
+    Effect.gen(function*() {
       const { options } = yield* realCli()
-      const scope = yield* Scope.make()
-      // a kill grace of 1 ms: the SDK SIGKILLs the CLI before it can end its tool itself
-      const session = yield* ClaudeAgent.session(options({ killGraceMillis: 1 })).pipe(
-        Effect.provide(Permissions.allowAll),
-        Scope.extend(scope)
+      // a kill grace of 1 ms, and a tool that ignores SIGTERM: the SDK SIGKILLs the CLI before it can end its tool
+      const { scope, turn } = yield* sleepingTool(
+        options({ killGraceMillis: 1 }),
+        "trap '' TERM; sh -c 'sleep 302.5'; echo done",
+        "302.5"
       )
-      // a tool that ignores SIGTERM: the CLI cannot end it before the SDK SIGKILLs the CLI
-      const turn = yield* Stream.runDrain(session.turn(bash("trap '' TERM; sh -c 'sleep 302.5'; echo done"))).pipe(
-        Effect.fork
-      )
-      yield* started("sleep", "302.5")
       yield* Fiber.interrupt(turn)
       yield* Scope.close(scope, Exit.void)
       expect(running("sleep", "302.5")).toEqual([])
-    }).pipe(Effect.scoped)).pipe(Effect.provide(NodeClaudeAgent.layer)), TIMEOUT)
+    }))
 
-  it.live("a foreground tool is gone after the CLI died of SIGKILL mid-tool, once the scope closes", () =>
-    noClaudeLeft(Effect.gen(function*() {
+  live("a foreground tool is gone after the CLI died of SIGKILL mid-tool, once the scope closes", () =>
+    Effect.gen(function*() {
       const { options } = yield* realCli()
-      const scope = yield* Scope.make()
-      const session = yield* ClaudeAgent.session(options()).pipe(
-        Effect.provide(Permissions.allowAll),
-        Scope.extend(scope)
-      )
-      const turn = yield* Stream.runDrain(session.turn(bash("sh -c 'sleep 303.5'; echo done"))).pipe(Effect.fork)
-      yield* started("sleep", "303.5")
+      const { scope, session, turn } = yield* sleepingTool(options(), "sh -c 'sleep 303.5'; echo done", "303.5")
       process.kill(Option.getOrThrow(session.pid), "SIGKILL")
-      const exit = yield* Fiber.await(turn)
-      expect(Exit.isFailure(exit)).toBe(true)
+      expect(Exit.isFailure(yield* Fiber.await(turn))).toBe(true)
       yield* Scope.close(scope, Exit.void)
       expect(running("sleep", "303.5")).toEqual([])
-    }).pipe(Effect.scoped)).pipe(Effect.provide(NodeClaudeAgent.layer)), TIMEOUT)
+    }))
 
-  it.live("Promise API: aborting during a foreground tool leaves no tool process", () =>
-    noClaudeLeft(Effect.gen(function*() {
+  live("Promise API: aborting during a foreground tool leaves no tool process", () =>
+    Effect.gen(function*() {
       const { options } = yield* realCli()
       const base = { cwd: options().cwd, env: options().env }
       const abortController = new AbortController()
@@ -106,7 +105,7 @@ describe("Reaping tool processes against the real CLI", () => {
         prompt: bash("sh -c 'sleep 304.5'; echo done"),
         options: { ...base, ...allow, abortController }
       })
-      const drained = Effect.runFork(Effect.promise(async () => {
+      const drained = yield* Effect.fork(Effect.promise(async () => {
         try {
           for await (const _ of aborted) {
             // the abort ends it
@@ -120,10 +119,10 @@ describe("Reaping tool processes against the real CLI", () => {
       abortController.abort()
       expect(yield* Fiber.join(drained)).toBeInstanceOf(AbortError)
       expect(running("sleep", "304.5")).toEqual([])
-    }).pipe(Effect.scoped)).pipe(Effect.provide(NodeClaudeAgent.layer)), TIMEOUT)
+    }))
 
-  it.live("Promise API: breaking out of for await after a backgrounded command leaves no tool process", () =>
-    noClaudeLeft(Effect.gen(function*() {
+  live("Promise API: breaking out of for await after a backgrounded command leaves no tool process", () =>
+    Effect.gen(function*() {
       const { options } = yield* realCli()
       const base = { cwd: options().cwd, env: options().env }
       const broken = query({ prompt: bash("sh -c 'sleep 305.5' & echo started"), options: { ...base, ...allow } })
@@ -135,5 +134,5 @@ describe("Reaping tool processes against the real CLI", () => {
       })
       expect(seen).toBe("tool result")
       expect(running("sleep", "305.5")).toEqual([])
-    }).pipe(Effect.scoped)).pipe(Effect.provide(NodeClaudeAgent.layer)), TIMEOUT)
+    }))
 })

@@ -99,8 +99,8 @@ const checkVersionShared = (cli: ResolvedCli, range: string): Effect.Effect<void
   })
 
 /**
- * Sends a signal to the process group (the CLI and everything it started), falling back to the process while it has
- * not been reaped (once it has, its pid may belong to another process).
+ * Sends a signal to the process group (the CLI and the processes it started that stayed in its group), falling back
+ * to the process while it has not been reaped (once it has, its pid may belong to another process).
  */
 const signal = (pid: number, sig: NodeJS.Signals, reaped = false) =>
   Effect.sync(() => {
