@@ -128,7 +128,6 @@ export const make = Effect.gen(function*() {
       // every process the CLI starts inherits the marker, which finds it at close wherever it went
       const marker = Reaper.supported && spec.reapToolProcesses !== false ? Reaper.makeMarker() : undefined
       const env = marker === undefined ? base.env : { ...base.env, [marker.name]: marker.value }
-      const extend = base.extend
       // the two variables the lookup reads, as the caller's overlay on the parent's environment would give them (a
       // copy of the whole of `process.env` costs ~30 µs per session)
       const lookup = (name: string) => spec.env !== undefined && name in spec.env ? spec.env[name] : process.env[name]
@@ -139,7 +138,7 @@ export const make = Effect.gen(function*() {
       })
       yield* checkVersionShared(cli, spec.cliVersions ?? SUPPORTED_CLI_VERSIONS)
       const args = [...cli.prefixArgs, ...BASE_ARGS, ...spec.args]
-      let command = Command.make(cli.command, ...args).pipe(Command.env(env, { extendEnv: extend }))
+      let command = Command.make(cli.command, ...args).pipe(Command.env(env, { extendEnv: base.extend }))
       if (spec.cwd !== undefined) command = Command.workingDirectory(command, spec.cwd)
 
       const proc = yield* executor.start(command).pipe(
