@@ -12,8 +12,11 @@ import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import { type AgentOptions, ClaudeAgent, Message, Permissions, type Transport } from "effect-claude-agent"
 import { AbortError, query } from "effect-claude-agent/promise"
+import { ScriptedModelServer } from "effect-claude-agent/testing"
 import { NodeClaudeAgent, noClaudeLeft, realCli } from "./support/cli.js"
 import { isAlive } from "./support/process.js"
+
+const { reply, text, toolUse } = ScriptedModelServer
 
 // the CLI refuses a command that starts with a long `sleep`: the foreground ones go through `sh -c`
 const bash = (command: string) => `TOOL Bash ${JSON.stringify({ command, description: "scripted" })}`
@@ -96,15 +99,18 @@ describe("Reaping tool processes against the real CLI", () => {
       expect(running("sleep", "303.5")).toEqual([])
     }))
 
-  live("Promise API: aborting during a foreground tool leaves no tool process", () =>
+  live("Promise API: aborting during a tool leaves no tool process, also none an earlier tool backgrounded", () =>
     Effect.gen(function*() {
-      const { options } = yield* realCli()
+      const { options, server } = yield* realCli()
+      const call = (command: string) => reply(toolUse("Bash", { command, description: "scripted" }))
+      yield* server.addReplies(
+        call("sh -c 'sleep 304.5' & echo started"),
+        call("sh -c 'sleep 314.5'; echo done"),
+        reply(text("never reached"))
+      )
       const base = { cwd: options().cwd, env: options().env }
       const abortController = new AbortController()
-      const aborted = query({
-        prompt: bash("sh -c 'sleep 304.5'; echo done"),
-        options: { ...base, ...allow, abortController }
-      })
+      const aborted = query({ prompt: "go", options: { ...base, ...allow, abortController } })
       const drained = yield* Effect.fork(Effect.promise(async () => {
         try {
           for await (const _ of aborted) {
@@ -115,10 +121,12 @@ describe("Reaping tool processes against the real CLI", () => {
           return error
         }
       }))
-      yield* started("sleep", "304.5")
+      yield* started("sleep", "314.5")
+      expect(running("sleep", "304.5")).toHaveLength(1)
       abortController.abort()
       expect(yield* Fiber.join(drained)).toBeInstanceOf(AbortError)
       expect(running("sleep", "304.5")).toEqual([])
+      expect(running("sleep", "314.5")).toEqual([])
     }))
 
   live("Promise API: breaking out of for await after a backgrounded command leaves no tool process", () =>
