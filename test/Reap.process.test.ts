@@ -7,6 +7,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import { spawn } from "node:child_process"
 import { ClaudeAgent, Transport } from "effect-claude-agent"
 import { FakeCli } from "effect-claude-agent/testing"
 import * as Reaper from "../src/internal/reaper.js"
@@ -139,7 +140,33 @@ describe("Reaping tool processes (process)", () => {
       }
     }).pipe(Effect.provide(TransportLive)), 30_000)
 
-  it("finds processes by marker and by parentage, never the host, and tells a reused pid apart", () => {
+  it.live("finds marked processes, also under nested markers; sessions closing together share one scan", () =>
+    Effect.gen(function*() {
+      const outer = Reaper.makeMarker()
+      const inner = Reaper.makeMarker()
+      const start = (env: Record<string, string>) =>
+        Effect.acquireRelease(
+          Effect.sync(() => spawn("sleep", ["30"], { stdio: "ignore", env: { ...process.env, ...env } })),
+          (child) => Effect.sync(() => child.kill("SIGKILL"))
+        )
+      const scans = Reaper.makeScans()
+      const first = scans.exited()
+      expect(scans.markedSince(outer.name, first)).toEqual([])
+      const both = yield* start({ [outer.name]: outer.value, [inner.name]: inner.value })
+      const pids = (procs: ReadonlyArray<Reaper.Proc>) => procs.map((p) => p.pid)
+      // the scan that started after exit `first` is reused: it did not see the process started since
+      expect(scans.markedSince(outer.name, first)).toEqual([])
+      const second = scans.exited()
+      expect(pids(scans.markedSince(outer.name, second))).toEqual([both.pid])
+      expect(pids(scans.markedSince(inner.name, second))).toEqual([both.pid])
+      expect(pids(Reaper.marked(inner.name))).toEqual([both.pid])
+      // a variable whose name only ends like a marker is not one
+      const lookalike = yield* start({ [`X${outer.name}`]: "1" })
+      expect(pids(Reaper.marked(outer.name))).toEqual([both.pid])
+      expect(isAlive(lookalike.pid!)).toBe(true)
+    }).pipe(Effect.scoped))
+
+  it("finds processes by parentage, never the host, and tells a reused pid apart", () => {
     const marker = Reaper.makeMarker()
     expect(marker.name).toMatch(/^ECA_SESSION_[0-9a-f]{32}$/)
     expect(Reaper.marked(marker.name)).toEqual([])

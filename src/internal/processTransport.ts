@@ -119,6 +119,7 @@ const signal = (pid: number, sig: NodeJS.Signals, reaped = false) =>
 /** @internal */
 export const make = Effect.gen(function*() {
   const executor = yield* CommandExecutor.CommandExecutor
+  const scans = Reaper.makeScans()
 
   const open = (
     spec: LaunchSpec
@@ -149,6 +150,8 @@ export const make = Effect.gen(function*() {
       const stderr = makeStderrTail(spec.stderrTailBytes ?? DEFAULT_STDERR_TAIL_BYTES, spec.onStderr)
       const exited = yield* Deferred.make<ExitStatus>()
       let status: ExitStatus | undefined
+      // which exit of this Transport's CLIs it was (see `Reaper.Scans`)
+      let exitNumber: number | undefined
       let inputEnded = false
       const input = yield* Mailbox.make<Uint8Array>()
 
@@ -185,6 +188,7 @@ export const make = Effect.gen(function*() {
         Effect.tap((s) =>
           Effect.sync(() => {
             status = s
+            if (marker !== undefined) exitNumber = scans.exited()
           })
         ),
         Effect.flatMap((s) => Deferred.succeed(exited, s)),
@@ -241,6 +245,7 @@ export const make = Effect.gen(function*() {
           if (marker !== undefined) {
             yield* Reaper.reap({
               markerName: marker.name,
+              found: exitNumber === undefined ? Reaper.marked(marker.name) : scans.markedSince(marker.name, exitNumber),
               known: tools,
               graceMillis: toolsHadGrace ? 0 : killGraceMillis
             })

@@ -71,11 +71,6 @@ const readStat = (pid: string | number, buffer: Buffer = Buffer.allocUnsafe(STAT
   return { state: fields[0] ?? "", ppid: Number(fields[1]), start: fields[19] ?? "" }
 }
 
-const hasVariable = (environ: Buffer, length: number, needle: Buffer): boolean => {
-  const at = environ.subarray(0, length).indexOf(needle)
-  return at !== -1 && (at === 0 || environ[at - 1] === 0)
-}
-
 const running = (stat: Stat | undefined): stat is Stat =>
   stat !== undefined && stat.state !== "Z" && stat.state !== "X" && stat.state !== "x"
 
@@ -93,38 +88,89 @@ export const isRunning = (proc: Proc): boolean => {
   return running(stat) && stat.start === proc.start
 }
 
+const PREFIX = Buffer.from(MARKER_PREFIX, "latin1")
+const NAME_BYTES = MARKER_PREFIX.length + 32
+const EQUALS = 0x3d
+
+/** The marker variables set in an environment block (`NAME=value\0…`). */
+const markerNames = (environ: Buffer): Array<string> => {
+  const names: Array<string> = []
+  for (let at = environ.indexOf(PREFIX); at !== -1; at = environ.indexOf(PREFIX, at + 1)) {
+    if ((at === 0 || environ[at - 1] === 0) && environ[at + NAME_BYTES] === EQUALS) {
+      names.push(environ.toString("latin1", at, at + NAME_BYTES))
+    }
+  }
+  return names
+}
+
 /**
- * Running processes whose initial environment holds the marker variable (any other than the host). Processes the
- * host may not read (other users', unless it runs as root) are skipped.
+ * Every running process (other than the host) whose initial environment holds a marker variable, by variable name
+ * (a process started under nested sessions holds several). Processes the host may not read (other users', unless it
+ * runs as root) are skipped.
  *
  * @internal
  */
-export const marked = (markerName: string): Array<Proc> => {
-  const needle = Buffer.from(`${markerName}=`, "latin1")
+export const scan = (): Map<string, Array<Proc>> => {
   const self = String(process.pid)
   const environ = Buffer.allocUnsafe(ENVIRON_BYTES)
   const stat = Buffer.allocUnsafe(STAT_BYTES)
-  const out: Array<Proc> = []
+  const out = new Map<string, Array<Proc>>()
   for (const entry of pidEntries()) {
     if (entry === self) continue
     const file = `/proc/${entry}/environ`
     const length = readInto(file, environ)
     if (length <= 0) continue
-    let found = hasVariable(environ, length, needle)
-    if (!found && length === environ.length) {
+    let block = environ.subarray(0, length)
+    if (length === environ.length) {
       // an environment larger than the buffer: read it whole
       try {
-        const whole = fs.readFileSync(file)
-        found = hasVariable(whole, whole.length, needle)
+        block = fs.readFileSync(file)
       } catch {
         continue
       }
     }
-    if (!found) continue
+    const names = markerNames(block)
+    if (names.length === 0) continue
     const status = readStat(entry, stat)
-    if (running(status)) out.push({ pid: Number(entry), start: status.start })
+    if (!running(status)) continue
+    const proc = { pid: Number(entry), start: status.start }
+    for (const name of names) {
+      const procs = out.get(name)
+      if (procs === undefined) out.set(name, [proc])
+      else procs.push(proc)
+    }
   }
   return out
+}
+
+/** The running processes that carry the marker variable `markerName` (see {@link scan}). @internal */
+export const marked = (markerName: string): Array<Proc> => scan().get(markerName) ?? []
+
+/**
+ * Scans shared by the sessions of one Transport. A session whose CLI has exited may use any scan that started after
+ * that exit: from then on only marked processes can start marked processes, so a scan that found none for its marker
+ * stays true. Many sessions closing together (their CLIs exit in the same tick) then pay for one pass over `/proc`.
+ *
+ * @internal
+ */
+export interface Scans {
+  /** Call when a CLI has exited; pass the result to {@link Scans.markedSince}. */
+  readonly exited: () => number
+  /** The processes carrying `markerName`, from a scan that started after exit number `exit` (a new one if needed). */
+  readonly markedSince: (markerName: string, exit: number) => ReadonlyArray<Proc>
+}
+
+/** @internal */
+export const makeScans = (): Scans => {
+  let exits = 0
+  let last: { readonly after: number; readonly found: Map<string, Array<Proc>> } | undefined
+  return {
+    exited: () => ++exits,
+    markedSince: (markerName, exit) => {
+      if (last === undefined || last.after < exit) last = { after: exits, found: scan() }
+      return last.found.get(markerName) ?? []
+    }
+  }
 }
 
 /** The running descendants of `root` (children, grandchildren, …), from the parent pid of every process. @internal */
@@ -190,11 +236,13 @@ const wallClock = Clock.make()
  */
 export const reap = (options: {
   readonly markerName: string
+  /** The marked processes found by the latest scan. */
+  readonly found: ReadonlyArray<Proc>
   readonly known: ReadonlyArray<Proc>
   readonly graceMillis: number
 }): Effect.Effect<void> =>
   Effect.gen(function*() {
-    let left: ReadonlyArray<Proc> = union(marked(options.markerName), options.known.filter(isRunning))
+    let left: ReadonlyArray<Proc> = union(options.found, options.known).filter(isRunning)
     if (left.length === 0) return
     yield* Effect.logDebug("tool processes left by the CLI").pipe(
       Effect.annotateLogs({ pids: left.map((p) => p.pid).join(",") })
