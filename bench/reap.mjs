@@ -81,6 +81,29 @@ const program = Effect.gen(function*() {
   for (let i = 0; i < FAKE_CLOSES; i++) leftovers.push(yield* fake(left)(true))
   rows.push([`… with one backgrounded tool process to reap, median of ${FAKE_CLOSES}`, ms(median(leftovers))])
 
+  // many sessions closed together (one scope): their CLIs exit in the same ticks, the scans are shared
+  const together = (count) => (reap) =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const options = FakeCli.options(FakeCli.echoScenario, { reapToolProcesses: reap })
+      yield* Effect.forEach(
+        Array.from({ length: count }),
+        () =>
+          Effect.flatMap(
+            Scope.extend(ClaudeAgent.session(options), scope),
+            (session) => Scope.extend(Stream.runDrain(session.turn("hi")), scope)
+          ),
+        { concurrency: "unbounded", discard: true }
+      )
+      const started = performance.now()
+      yield* Scope.close(scope, Exit.void)
+      return performance.now() - started
+    })
+  const CONCURRENT = 50
+  const concurrent = yield* compare(5, together(CONCURRENT))
+  rows.push([`${CONCURRENT} fake-CLI sessions closed together, median of 5: process group only`, ms(concurrent.off)])
+  rows.push([`… with tool reaping (default)`, ms(concurrent.on)])
+
   const server = yield* ScriptedModelServer.make()
   const cwd = fs.mkdtempSync(path.join(os.tmpdir(), "eca-bench-reap-"))
   const real = (reap) =>
