@@ -1,6 +1,7 @@
-// What reaping tool processes adds to closing a session: `npm run build && node bench/reap.mjs [fakeCloses] [realCloses]`.
-// Prints a markdown table (medians). Closes with `reapToolProcesses: false` (the process group only, as before) and
-// with the default alternate within one run, so both see the same machine load.
+// What reaping tool processes adds to closing a session:
+//   npm run build && node bench/reap.mjs [fakeCloses] [realCloses]
+// Prints a markdown table (medians). Closes with `reapToolProcesses: false` (the process group only) and with the
+// default alternate within one run, so both see the same machine load.
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
