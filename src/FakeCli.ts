@@ -3,7 +3,8 @@
  * package and driven by a {@link Scenario} (plain JSON data). It speaks stream-json like the real CLI — answers
  * `initialize` and the other control requests, answers prompts with scripted turns, asks `can_use_tool` — and can
  * misbehave on purpose: stall, crash, die by a signal, print banners, malformed, giant, split-UTF-8, CRLF or
- * U+2028 lines, flood stderr, ignore SIGTERM, leave a grandchild behind.
+ * U+2028 lines, flood stderr, ignore SIGTERM, leave a grandchild behind, start tool processes outside its process
+ * group.
  *
  * Unlike {@link ScriptedCli} (in memory), the fake runs as a real process through the real process Transport
  * (`NodeClaudeAgent.layer`), so spawning, framing, stderr draining and the kill sequence are all exercised.

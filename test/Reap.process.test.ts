@@ -17,28 +17,29 @@ const TransportLive = Transport.layerProcess.pipe(Layer.provide(NodeExecutor))
 
 const open = (spec: Transport.LaunchSpec) => Effect.flatMap(Transport.Transport, (t) => t.open(spec))
 
-/** The pids of the `system/status` frames that announce a tool process, up to `count` of them. */
-const toolPids = (connection: Transport.Connection, count: number) =>
-  connection.messages.pipe(
-    Stream.filterMap((frame) => {
-      const pid: unknown = frame.type === "system" && "tool_pid" in frame ? frame["tool_pid"] : undefined
-      return typeof pid === "number" ? Option.some(pid) : Option.none()
-    }),
-    Stream.take(count),
-    Stream.runCollect,
-    Effect.map(Chunk.toReadonlyArray)
-  )
+/** The pid of a `system/status` frame that announces a tool process. */
+const toolPid = (frame: { readonly type: string }): Option.Option<number> => {
+  const pid: unknown = frame.type === "system" && "tool_pid" in frame ? frame["tool_pid"] : undefined
+  return typeof pid === "number" ? Option.some(pid) : Option.none()
+}
 
-const kill = (pids: ReadonlyArray<number>) =>
-  Effect.sync(() => {
-    for (const pid of pids) {
-      try {
-        process.kill(pid, "SIGKILL")
-      } catch {
-        // gone
+/** The pids of the first `count` tool processes the connection announces. */
+const toolPids = (connection: Transport.Connection, count: number) =>
+  connection.messages.pipe(Stream.filterMap(toolPid), Stream.take(count), Stream.runCollect, Effect.map(Chunk.toArray))
+
+/** Asserts that every process of `pids` still runs, then kills them. */
+const stillRunning = (pids: ReadonlyArray<number>) =>
+  Effect.sync(() => expect(pids.filter(isAlive)).toEqual(pids)).pipe(
+    Effect.ensuring(Effect.sync(() => {
+      for (const pid of pids) {
+        try {
+          process.kill(pid, "SIGKILL")
+        } catch {
+          // gone
+        }
       }
-    }
-  })
+    }))
+  )
 
 /** Opens `scenario`, waits for its `count` tool processes, closes the scope; the pids and how long closing took. */
 const openAndClose = (scenario: FakeCli.Scenario, count: number, extra: Partial<Transport.LaunchSpec> = {}) =>
@@ -108,11 +109,7 @@ describe("Reaping tool processes (process)", () => {
       const { pids } = yield* openAndClose(FakeCli.scenario([FakeCli.spawnToolProcess()]), 1, {
         reapToolProcesses: false
       })
-      try {
-        expect(pids.filter(isAlive)).toEqual(pids)
-      } finally {
-        yield* kill(pids)
-      }
+      yield* stillRunning(pids)
     }).pipe(Effect.provide(TransportLive)), 30_000)
 
   it.live("the option reaches the Transport from the session options", () =>
@@ -121,23 +118,14 @@ describe("Reaping tool processes (process)", () => {
       const run = (reapToolProcesses: boolean | undefined) =>
         ClaudeAgent.query("go", FakeCli.options(scenario, { reapToolProcesses })).pipe(
           Stream.runCollect,
-          Effect.map((messages) =>
-            Chunk.toReadonlyArray(messages).flatMap((m) => {
-              const pid: unknown = m.type === "system" && "tool_pid" in m ? m["tool_pid"] : undefined
-              return typeof pid === "number" ? [pid] : []
-            })
-          )
+          Effect.map((messages) => Chunk.toArray(Chunk.filterMap(messages, toolPid)))
         )
       const reaped = yield* run(undefined)
       expect(reaped).toHaveLength(1)
       expect(reaped.filter(isAlive)).toEqual([])
       const left = yield* run(false)
-      try {
-        expect(left).toHaveLength(1)
-        expect(left.filter(isAlive)).toEqual(left)
-      } finally {
-        yield* kill(left)
-      }
+      expect(left).toHaveLength(1)
+      yield* stillRunning(left)
     }).pipe(Effect.provide(TransportLive)), 30_000)
 
   it.live("finds marked processes, also under nested markers; sessions closing together share one scan", () =>
