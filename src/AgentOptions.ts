@@ -9,7 +9,8 @@
  * - `env` **overlays** the parent environment (the official SDK replaces it, which loses `PATH`); set
  *   `envMode: "replace"` to replace it.
  * - SDK-level knobs that the official SDK hard-codes are options here: `controlRequestTimeout`,
- *   `initializeTimeout`, `closeGraceMillis`, `killGraceMillis`, `maxLineBytes`, `messageBufferSize`.
+ *   `initializeTimeout`, `closeGraceMillis`, `killGraceMillis`, `reapToolProcesses`, `maxLineBytes`,
+ *   `messageBufferSize`.
  *
  * @since 0.1.0
  */
@@ -372,6 +373,14 @@ export interface Options {
   readonly closeGraceMillis?: number | undefined
   /** After SIGTERM, how long before SIGKILL. Defaults to 2000 ms. */
   readonly killGraceMillis?: number | undefined
+  /**
+   * Whether closing the session also ends the tool processes the CLI started outside its process group (a command
+   * the Bash tool backgrounded, a tool still running when the CLI had to be SIGKILLed): SIGTERM, then SIGKILL after
+   * `killGraceMillis`. Works on Linux (a random marker in the CLI's environment, found in `/proc`); elsewhere only
+   * the CLI's process group is signalled. Set `false` to leave them running (e.g. a server the agent started on
+   * purpose). Defaults to `true`.
+   */
+  readonly reapToolProcesses?: boolean | undefined
   /** Longest stdout line accepted, in bytes. Defaults to 64 MiB. */
   readonly maxLineBytes?: number | undefined
   /**

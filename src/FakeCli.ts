@@ -3,7 +3,8 @@
  * package and driven by a {@link Scenario} (plain JSON data). It speaks stream-json like the real CLI — answers
  * `initialize` and the other control requests, answers prompts with scripted turns, asks `can_use_tool` — and can
  * misbehave on purpose: stall, crash, die by a signal, print banners, malformed, giant, split-UTF-8, CRLF or
- * U+2028 lines, flood stderr, ignore SIGTERM, leave a grandchild behind.
+ * U+2028 lines, flood stderr, ignore SIGTERM, leave a grandchild behind, start tool processes outside its process
+ * group.
  *
  * Unlike {@link ScriptedCli} (in memory), the fake runs as a real process through the real process Transport
  * (`NodeClaudeAgent.layer`), so spawning, framing, stderr draining and the kill sequence are all exercised.
@@ -104,6 +105,11 @@ export type Step =
   | { readonly op: "kill"; readonly signal: string }
   | { readonly op: "ignoreSigterm" }
   | { readonly op: "spawnGrandchild" }
+  | {
+    readonly op: "spawnToolProcess"
+    readonly ignoreSigterm?: boolean | undefined
+    readonly clearEnv?: boolean | undefined
+  }
   | {
     readonly op: "request"
     readonly subtype: string
@@ -381,6 +387,20 @@ export const ignoreSigterm: Step = internal.ignoreSigterm
  * @category faults
  */
 export const spawnGrandchild: Step = internal.spawnGrandchild
+
+/**
+ * Starts a long-lived tool process (`sleep 300` through `/bin/sh`) the way the real CLI starts its Bash tool: in a
+ * session and process group of its own, so signalling the fake's group misses it, and left running when the fake
+ * exits (it is then re-parented to init). Writes a `system/status` frame with its pid in `tool_pid` once it runs.
+ * `ignoreSigterm`: it ignores SIGTERM (only SIGKILL ends it); `clearEnv`: it starts with an environment holding only
+ * `PATH` (as `env -i` would), so it carries none of the fake's variables.
+ *
+ * @since 0.1.0
+ * @category faults
+ */
+export const spawnToolProcess: (
+  options?: { readonly ignoreSigterm?: boolean; readonly clearEnv?: boolean }
+) => Step = internal.spawnToolProcess
 
 /**
  * Sends a control request to the SDK and waits for its answer (logged, see {@link Scenario.log}). Fails the

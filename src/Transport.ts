@@ -2,7 +2,8 @@
  * The Transport owns a Claude Code process: it starts the CLI, yields everything it writes on stdout as decoded
  * {@link Message.Frame}s, writes our frames to its stdin through a single writer, keeps a bounded tail of its stderr,
  * and always cleans up: closing the scope ends stdin, waits a short grace, sends SIGTERM to the process group, then
- * SIGKILL, and reaps it.
+ * SIGKILL, and reaps it, and ends the tool processes the CLI started outside its group (see
+ * {@link LaunchSpec.reapToolProcesses}).
  *
  * `Transport` is a factory (one CLI process per session). Provide {@link layerProcess} (real processes through
  * `@effect/platform`'s `CommandExecutor`) or {@link layerMemory} (a scripted peer, no process) — the code that uses
@@ -70,6 +71,15 @@ export interface LaunchSpec {
   /** After SIGTERM, how long to wait before SIGKILL. Default 2000 ms. */
   readonly killGraceMillis?: number | undefined
   /**
+   * Whether closing also ends the processes the CLI started outside its process group: its Bash tool runs in a
+   * process group of its own, and a command it backgrounds outlives the tool, re-parented to init. On Linux the
+   * CLI's environment carries a random marker (`ECA_SESSION_<hex>`) that its descendants inherit; when the scope
+   * closes, every running process carrying it (and every descendant the CLI had while it ran) gets SIGTERM, then
+   * SIGKILL after `killGraceMillis`. Elsewhere only the process group is signalled. Set `false` to leave such
+   * processes running (e.g. a server the agent started on purpose). Defaults to `true`.
+   */
+  readonly reapToolProcesses?: boolean | undefined
+  /**
    * The CLI versions to accept (`>=2.1.100 <2.2.0`-style comparators; `"*"` accepts any). The version is read once
    * per executable: from the `package.json` of the npm package that installed the binary found by the default
    * lookup, otherwise with `--version`. Defaults to {@link SUPPORTED_CLI_VERSIONS}.
@@ -115,8 +125,10 @@ export interface Connection {
   /** The last bytes written to stderr, decoded. */
   readonly stderrTail: Effect.Effect<string>
   /**
-   * Terminates the process now (SIGTERM to its process group, SIGKILL after the kill grace) and waits (bounded) for
-   * it to exit, without closing the scope. The stream then fails with `ProcessExited`.
+   * Terminates the process now (SIGTERM to its process group and, see {@link LaunchSpec.reapToolProcesses}, to its
+   * tool processes; SIGKILL to the group after the kill grace) and waits (bounded) for it to exit, without closing
+   * the scope; tool processes still running are ended when the scope closes. The stream then fails with
+   * `ProcessExited`.
    */
   readonly kill: Effect.Effect<void>
 }

@@ -47,6 +47,7 @@ const every: { readonly [K in keyof Required<AgentOptions.Options>]: AgentOption
   env: { API_KEY: SECRET, ANTHROPIC_API_KEY: SECRET },
   envMode: "overlay",
   keepEnv: [],
+  reapToolProcesses: true,
   pathToClaudeCodeExecutable: "/nonexistent/claude",
   executableArgs: [],
   extraArgs: {

@@ -189,6 +189,15 @@ export const ignoreSigterm: Api.Step = { op: "ignoreSigterm" }
 export const spawnGrandchild: Api.Step = { op: "spawnGrandchild" }
 
 /** @internal */
+export const spawnToolProcess = (
+  options?: { readonly ignoreSigterm?: boolean; readonly clearEnv?: boolean }
+): Api.Step => ({
+  op: "spawnToolProcess",
+  ...(options?.ignoreSigterm === undefined ? {} : { ignoreSigterm: options.ignoreSigterm }),
+  ...(options?.clearEnv === undefined ? {} : { clearEnv: options.clearEnv })
+})
+
+/** @internal */
 export const request = (
   subtype: string,
   body?: Api.JsonObject,

@@ -437,6 +437,29 @@ const run = async (step: Step): Promise<void> => {
         uuid: randomUUID()
       })
     }
+    case "spawnToolProcess": {
+      // like the real CLI's Bash tool: a session and process group of its own; `ready` once SIGTERM is handled
+      const trap = step.ignoreSigterm === true ? "trap '' TERM; " : ""
+      const child = spawn("/bin/sh", ["-c", `${trap}echo ready; exec sleep 300`], {
+        detached: true,
+        stdio: ["ignore", "pipe", "ignore"],
+        ...(step.clearEnv === true ? { env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin" } } : {})
+      })
+      await new Promise<void>((resolve, reject) => {
+        child.once("error", reject)
+        child.stdout.once("data", () => resolve())
+      })
+      child.stdout.destroy()
+      child.unref()
+      return emit({
+        type: "system",
+        subtype: "status",
+        status: null,
+        tool_pid: child.pid,
+        session_id: sessionId,
+        uuid: randomUUID()
+      })
+    }
     case "request": {
       const requestId = `fake_${++requestCounter}`
       if (inputEnded) throw new ScriptFailure(`cannot send ${step.subtype}: stdin is closed`)

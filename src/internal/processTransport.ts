@@ -18,6 +18,7 @@ import { commandEnv } from "./env.js"
 import { sendFrom } from "./fastPaths.js"
 import { DEFAULT_MAX_LINE_BYTES, makeLineFramer } from "./framing.js"
 import { liveAwaitBounded, liveTimeout } from "./liveTimer.js"
+import * as Reaper from "./reaper.js"
 import { makeStderrTail } from "./stderrTail.js"
 import { checkVersion, judge, knownVersion, SUPPORTED_CLI_VERSIONS } from "./version.js"
 
@@ -118,8 +119,8 @@ const checkVersionShared = (cli: ResolvedCli, range: string): Effect.Effect<void
   )
 
 /**
- * Sends a signal to the process group (the CLI and everything it started), falling back to the process while it has
- * not been reaped (once it has, its pid may belong to another process).
+ * Sends a signal to the process group (the CLI and the processes it started that stayed in its group), falling back
+ * to the process while it has not been reaped (once it has, its pid may belong to another process).
  */
 const signal = (pid: number, sig: NodeJS.Signals, reaped = false) =>
   Effect.sync(() => {
@@ -140,13 +141,17 @@ export const make = Effect.gen(function*() {
   const executor = yield* CommandExecutor.CommandExecutor
   // private argument files left by hosts of this user that died without their finalizers: removed at the first open
   const removeStale = yield* Effect.once(Effect.asVoid(removeStaleDirs()))
+  const scans = Reaper.makeScans()
 
   const open = (
     spec: LaunchSpec
   ): Effect.Effect<Connection, CliNotFound | SpawnFailed | VersionIncompatible, Scope.Scope> =>
     Effect.gen(function*() {
       yield* removeStale
-      const { env, extend } = commandEnv({ parent: process.env, env: spec.env, mode: spec.envMode, keep: spec.keepEnv })
+      const base = commandEnv({ parent: process.env, env: spec.env, mode: spec.envMode, keep: spec.keepEnv })
+      // every process the CLI starts inherits the marker, which finds it at close wherever it went
+      const marker = Reaper.supported && spec.reapToolProcesses !== false ? Reaper.makeMarker() : undefined
+      const env = marker === undefined ? base.env : { ...base.env, [marker.name]: marker.value }
       // the two variables the lookup reads, as the caller's overlay on the parent's environment would give them (a
       // copy of the whole of `process.env` costs ~30 µs per session)
       const lookup = (name: string) => spec.env !== undefined && name in spec.env ? spec.env[name] : process.env[name]
@@ -157,7 +162,7 @@ export const make = Effect.gen(function*() {
       })
       yield* checkVersionShared(cli, spec.cliVersions ?? SUPPORTED_CLI_VERSIONS)
       const args = [...cli.prefixArgs, ...BASE_ARGS, ...spec.args]
-      let command = Command.make(cli.command, ...args).pipe(Command.env(env, { extendEnv: extend }))
+      let command = Command.make(cli.command, ...args).pipe(Command.env(env, { extendEnv: base.extend }))
       if (spec.cwd !== undefined) command = Command.workingDirectory(command, spec.cwd)
 
       const proc = yield* executor.start(command).pipe(
@@ -168,6 +173,8 @@ export const make = Effect.gen(function*() {
       const stderr = makeStderrTail(spec.stderrTailBytes ?? DEFAULT_STDERR_TAIL_BYTES, spec.onStderr)
       const exited = yield* Deferred.make<ExitStatus>()
       let status: ExitStatus | undefined
+      // which exit of this Transport's CLIs it was (see `Reaper.Scans`)
+      let exitNumber: number | undefined
       let inputEnded = false
       const input = yield* Mailbox.make<Uint8Array>()
 
@@ -204,19 +211,36 @@ export const make = Effect.gen(function*() {
         Effect.tap((s) =>
           Effect.sync(() => {
             status = s
+            if (marker !== undefined) exitNumber = scans.exited()
           })
         ),
         Effect.flatMap((s) => Deferred.succeed(exited, s)),
         Effect.forkScoped
       )
 
+      const killGraceMillis = spec.killGraceMillis ?? DEFAULT_KILL_GRACE_MILLIS
+      // the CLI's descendants when the SDK had to signal it (those that cleared their environment have no marker);
+      // a CLI that exits by itself had the chance to end its own tools
+      let tools: ReadonlyArray<Reaper.Proc> = []
+      // whether the tool processes were sent SIGTERM a whole kill grace ago already
+      let toolsHadGrace = false
+      const snapshotTools = Effect.sync(() => {
+        if (marker !== undefined && status === undefined) tools = Reaper.union(tools, Reaper.descendants(pid))
+      })
+
       const terminate = Effect.gen(function*() {
+        yield* snapshotTools
         yield* signal(pid, "SIGTERM")
-        const terminated = yield* liveTimeout(
-          Effect.interruptible(Deferred.await(exited)),
-          spec.killGraceMillis ?? DEFAULT_KILL_GRACE_MILLIS
-        )
+        // tool processes outside the CLI's group get their SIGTERM at the same time
+        if (marker !== undefined) {
+          yield* Effect.sync(() => {
+            tools = Reaper.union(tools, Reaper.marked(marker.name))
+            Reaper.send(tools, "SIGTERM")
+          })
+        }
+        const terminated = yield* liveTimeout(Effect.interruptible(Deferred.await(exited)), killGraceMillis)
         if (Option.isNone(terminated)) {
+          toolsHadGrace = true
           yield* Effect.logWarning("CLI ignored SIGTERM: SIGKILL").pipe(Effect.annotateLogs({ pid }))
           yield* signal(pid, "SIGKILL")
           yield* liveTimeout(Effect.interruptible(Deferred.await(exited)), REAP_TIMEOUT_MILLIS)
@@ -240,6 +264,15 @@ export const make = Effect.gen(function*() {
           }
           // whatever the CLI left behind in its process group (tool subprocesses)
           yield* signal(pid, "SIGKILL", status !== undefined)
+          // and outside it (own process groups, re-parented to init)
+          if (marker !== undefined) {
+            yield* Reaper.reap({
+              markerName: marker.name,
+              found: exitNumber === undefined ? Reaper.marked(marker.name) : scans.markedSince(marker.name, exitNumber),
+              known: tools,
+              graceMillis: toolsHadGrace ? 0 : killGraceMillis
+            })
+          }
         }).pipe(Effect.uninterruptible)
       )
 

@@ -139,6 +139,7 @@ export const make = (
       maxLineBytes: options.maxLineBytes,
       closeGraceMillis: options.closeGraceMillis,
       killGraceMillis: options.killGraceMillis,
+      reapToolProcesses: options.reapToolProcesses,
       cliVersions: options.cliVersions
     })
     const connection = yield* (Duration.isFinite(startupLimit)

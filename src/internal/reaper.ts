@@ -1,0 +1,270 @@
+/**
+ * Finds and ends the processes a CLI started, also those that left its process group or were re-parented to init
+ * (the CLI starts its Bash tool in a session of its own; a backgrounded command outlives the shell that started it).
+ *
+ * Two ways to recognise them, both read from Linux procfs without privileges:
+ * - a marker in the environment: the CLI is started with `ECA_SESSION_<128-bit random hex>` set, which every
+ *   descendant inherits unless it scrubs its environment; `/proc/<pid>/environ` (readable for the host's own
+ *   processes) shows the environment a process was started with;
+ * - parentage: when the SDK has to signal the CLI, its process tree at that moment (`ppid` in `/proc/<pid>/stat`),
+ *   which also holds descendants that cleared their environment.
+ *
+ * A process is identified by its pid and start time, so a pid reused by another process is never signalled.
+ *
+ * @internal
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
+import { randomBytes } from "node:crypto"
+import * as fs from "node:fs"
+
+/** The prefix of the marker variable; the full name ends with the session's random hex. @internal */
+export const MARKER_PREFIX = "ECA_SESSION_"
+
+/** Whether this platform lets the reaper see processes by environment and parentage (Linux procfs). @internal */
+export const supported: boolean = process.platform === "linux"
+
+/** A process as seen by one scan: its pid and its start time (clock ticks after boot). @internal */
+export interface Proc {
+  readonly pid: number
+  readonly start: string
+}
+
+/** A fresh marker: the name and value of the variable to put in the CLI's environment. @internal */
+export const makeMarker = (): { readonly name: string; readonly value: string } => ({
+  name: `${MARKER_PREFIX}${randomBytes(16).toString("hex")}`,
+  value: String(process.pid)
+})
+
+interface Stat {
+  readonly state: string
+  readonly ppid: number
+  readonly start: string
+}
+
+/**
+ * Reads a procfs file into `buffer` (one open, one read, one close: `readFileSync` also stats and reads to EOF, which
+ * made a scan slower); the bytes read, or -1 when the file cannot be read. A file larger than `buffer` fills it.
+ */
+const readInto = (file: string, buffer: Buffer): number => {
+  let fd: number | undefined
+  try {
+    fd = fs.openSync(file, "r")
+    return fs.readSync(fd, buffer, 0, buffer.length, 0)
+  } catch {
+    return -1
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd)
+  }
+}
+
+const STAT_BYTES = 4096
+const ENVIRON_BYTES = 64 * 1024
+
+const readStat = (pid: string | number, buffer: Buffer = Buffer.allocUnsafe(STAT_BYTES)): Stat | undefined => {
+  const length = readInto(`/proc/${pid}/stat`, buffer)
+  if (length <= 0) return undefined
+  const text = buffer.toString("latin1", 0, length)
+  // the command name (field 2) may hold spaces and parentheses: fields are counted from the last ")"
+  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ")
+  return { state: fields[0] ?? "", ppid: Number(fields[1]), start: fields[19] ?? "" }
+}
+
+const running = (stat: Stat | undefined): stat is Stat =>
+  stat !== undefined && stat.state !== "Z" && stat.state !== "X" && stat.state !== "x"
+
+const pidEntries = (): ReadonlyArray<string> => {
+  try {
+    return fs.readdirSync("/proc").filter((entry) => entry.charCodeAt(0) >= 48 && entry.charCodeAt(0) <= 57)
+  } catch {
+    return []
+  }
+}
+
+/** `true` while `proc` runs (not a zombie, and its pid was not reused). @internal */
+export const isRunning = (proc: Proc): boolean => {
+  const stat = readStat(proc.pid)
+  return running(stat) && stat.start === proc.start
+}
+
+const PREFIX = Buffer.from(MARKER_PREFIX, "latin1")
+const NAME_BYTES = MARKER_PREFIX.length + 32
+const EQUALS = 0x3d
+
+/** The marker variables set in an environment block (`NAME=value\0…`). */
+const markerNames = (environ: Buffer): Array<string> => {
+  const names: Array<string> = []
+  for (let at = environ.indexOf(PREFIX); at !== -1; at = environ.indexOf(PREFIX, at + 1)) {
+    if ((at === 0 || environ[at - 1] === 0) && environ[at + NAME_BYTES] === EQUALS) {
+      names.push(environ.toString("latin1", at, at + NAME_BYTES))
+    }
+  }
+  return names
+}
+
+/**
+ * Every running process (other than the host) whose initial environment holds a marker variable, by variable name
+ * (a process started under nested sessions holds several). Processes the host may not read (other users', unless it
+ * runs as root) are skipped.
+ *
+ * @internal
+ */
+export const scan = (): Map<string, Array<Proc>> => {
+  const self = String(process.pid)
+  const environ = Buffer.allocUnsafe(ENVIRON_BYTES)
+  const stat = Buffer.allocUnsafe(STAT_BYTES)
+  const out = new Map<string, Array<Proc>>()
+  for (const entry of pidEntries()) {
+    if (entry === self) continue
+    const file = `/proc/${entry}/environ`
+    const length = readInto(file, environ)
+    if (length <= 0) continue
+    let block = environ.subarray(0, length)
+    if (length === environ.length) {
+      // an environment larger than the buffer: read it whole
+      try {
+        block = fs.readFileSync(file)
+      } catch {
+        continue
+      }
+    }
+    const names = markerNames(block)
+    if (names.length === 0) continue
+    const status = readStat(entry, stat)
+    if (!running(status)) continue
+    const proc = { pid: Number(entry), start: status.start }
+    for (const name of names) {
+      const procs = out.get(name)
+      if (procs === undefined) out.set(name, [proc])
+      else procs.push(proc)
+    }
+  }
+  return out
+}
+
+/** The running processes that carry the marker variable `markerName` (see {@link scan}). @internal */
+export const marked = (markerName: string): Array<Proc> => scan().get(markerName) ?? []
+
+/**
+ * Scans shared by the sessions of one Transport. A session whose CLI has exited may use any scan that started after
+ * that exit: from then on only marked processes can start marked processes, so a scan that found none for its marker
+ * stays true. Many sessions closing together (their CLIs exit in the same tick) then pay for one pass over `/proc`.
+ *
+ * @internal
+ */
+export interface Scans {
+  /** Call when a CLI has exited; pass the result to {@link Scans.markedSince}. */
+  readonly exited: () => number
+  /** The processes carrying `markerName`, from a scan that started after exit number `exit` (a new one if needed). */
+  readonly markedSince: (markerName: string, exit: number) => ReadonlyArray<Proc>
+}
+
+/** @internal */
+export const makeScans = (): Scans => {
+  let exits = 0
+  let last: { readonly after: number; readonly found: Map<string, Array<Proc>> } | undefined
+  return {
+    exited: () => ++exits,
+    markedSince: (markerName, exit) => {
+      if (last === undefined || last.after < exit) last = { after: exits, found: scan() }
+      return last.found.get(markerName) ?? []
+    }
+  }
+}
+
+/** The running descendants of `root` (children, grandchildren, …), from the parent pid of every process. @internal */
+export const descendants = (root: number): Array<Proc> => {
+  const children = new Map<number, Array<Proc>>()
+  const buffer = Buffer.allocUnsafe(STAT_BYTES)
+  for (const entry of pidEntries()) {
+    const stat = readStat(entry, buffer)
+    if (!running(stat)) continue
+    const proc = { pid: Number(entry), start: stat.start }
+    const siblings = children.get(stat.ppid)
+    if (siblings === undefined) children.set(stat.ppid, [proc])
+    else siblings.push(proc)
+  }
+  const out: Array<Proc> = []
+  const pending = [root]
+  for (let pid = pending.pop(); pid !== undefined; pid = pending.pop()) {
+    for (const child of children.get(pid) ?? []) {
+      out.push(child)
+      pending.push(child.pid)
+    }
+  }
+  return out
+}
+
+/** Both lists, without duplicates (by pid and start time). @internal */
+export const union = (a: ReadonlyArray<Proc>, b: ReadonlyArray<Proc>): Array<Proc> => {
+  const seen = new Set(a.map((p) => `${p.pid}:${p.start}`))
+  return [...a, ...b.filter((p) => !seen.has(`${p.pid}:${p.start}`))]
+}
+
+/** Signals every process of `procs` that still runs as the same process. @internal */
+export const send = (procs: ReadonlyArray<Proc>, signal: NodeJS.Signals): void => {
+  for (const proc of procs) {
+    if (proc.pid === process.pid || !isRunning(proc)) continue
+    try {
+      process.kill(proc.pid, signal)
+    } catch {
+      // gone meanwhile, or not ours to signal
+    }
+  }
+}
+
+const POLL_MILLIS = 20
+const KILL_ROUNDS = 25
+
+/** Polls until the last look found no process; its output is that look. */
+const untilNone: Schedule.Schedule<ReadonlyArray<Proc>, ReadonlyArray<Proc>> = Schedule.spaced(POLL_MILLIS).pipe(
+  Schedule.passthrough<number, ReadonlyArray<Proc>, never>,
+  Schedule.whileInput((procs: ReadonlyArray<Proc>) => procs.length > 0)
+)
+
+/** Waits on the wall clock even under a `TestClock`: a finalizer must not hang on a test's clock. */
+const wallClock = Clock.make()
+
+/**
+ * Ends the marked processes and those of `known` that still run: SIGTERM, up to `graceMillis` for them to exit
+ * (polled), then SIGKILL — repeated, with a fresh scan each time, until no marked process is left (bounded: a
+ * process that forks faster than it is killed is reported with a warning). With `graceMillis` 0 (they had their
+ * SIGTERM already) it goes straight to SIGKILL.
+ *
+ * @internal
+ */
+export const reap = (options: {
+  readonly markerName: string
+  /** The marked processes found by the latest scan. */
+  readonly found: ReadonlyArray<Proc>
+  readonly known: ReadonlyArray<Proc>
+  readonly graceMillis: number
+}): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    let left: ReadonlyArray<Proc> = union(options.found, options.known).filter(isRunning)
+    if (left.length === 0) return
+    yield* Effect.logDebug("tool processes left by the CLI").pipe(
+      Effect.annotateLogs({ pids: left.map((p) => p.pid).join(",") })
+    )
+    if (options.graceMillis > 0) {
+      send(left, "SIGTERM")
+      left = yield* Effect.sync(() => left.filter(isRunning)).pipe(
+        Effect.repeat(untilNone.pipe(Schedule.upTo(options.graceMillis)))
+      )
+    }
+    // SIGKILL whatever still runs, and what was started meanwhile, until a scan finds nothing
+    const known = left
+    left = yield* Effect.sync(() => {
+      const now = union(marked(options.markerName), known.filter(isRunning))
+      send(now, "SIGKILL")
+      return now
+    }).pipe(
+      Effect.repeat(untilNone.pipe(Schedule.intersect(Schedule.recurs(KILL_ROUNDS)), Schedule.map(([last]) => last)))
+    )
+    if (left.length > 0) {
+      yield* Effect.logWarning("tool processes still running after SIGKILL").pipe(
+        Effect.annotateLogs({ pids: left.map((p) => p.pid).join(",") })
+      )
+    }
+  }).pipe(Effect.withClock(wallClock))
