@@ -126,12 +126,16 @@ export type PermissionResult =
     readonly updatedInput?: Readonly<Record<string, unknown>> | undefined
     readonly updatedPermissions?: ReadonlyArray<PermissionUpdate> | undefined
     readonly decisionClassification?: DecisionClassification | undefined
+    /** Accepted for parity with the official type; the answer always carries the request's own tool use id. */
+    readonly toolUseID?: string | undefined
   }
   | {
     readonly behavior: "deny"
     readonly message: string
     readonly interrupt?: boolean | undefined
     readonly decisionClassification?: DecisionClassification | undefined
+    /** Accepted for parity with the official type; the answer always carries the request's own tool use id. */
+    readonly toolUseID?: string | undefined
   }
 
 /**
