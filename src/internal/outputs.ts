@@ -37,9 +37,6 @@ const oneOf = <const L extends ReadonlyArray<string>>(...values: L) =>
 
 const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
-/** A field that must be absent here (the CLI would drop it): any value fails with `why`. */
-const misplaced = (why: string) => opt(Schema.Unknown.pipe(Schema.filter(() => why)))
-
 // ---------------------------------------------------------------------------------------------------------------------
 // permission decisions
 // ---------------------------------------------------------------------------------------------------------------------
@@ -228,58 +225,78 @@ const COMMON = {
 }
 
 /** The fields of a permission decision (what `canUseTool` answers), never part of a hook output. */
-const DECISION_FIELDS = ["behavior", "message", "interrupt", "updatedPermissions", "decisionClassification"]
+const DECISION_FIELDS: ReadonlySet<string> = new Set([
+  "behavior",
+  "message",
+  "interrupt",
+  "updatedPermissions",
+  "decisionClassification"
+])
+
+const TOP_FIELDS: ReadonlySet<string> = new Set([...Object.keys(COMMON), "asyncTimeout", "hookSpecificOutput"])
 
 const SPECIFIC_FIELDS: ReadonlySet<string> = new Set([
   "hookEventName",
   ...Object.values(SPECIFIC).flatMap((fields) => Object.keys(fields))
 ])
 
-/** `keys` (but those in `except`), each forbidden with the reason `why`. */
-const forbid = (
-  keys: Iterable<string>,
-  why: string,
-  except: Readonly<Record<string, unknown>> = {}
-): Record<string, ReturnType<typeof misplaced>> => {
-  const fields: Record<string, ReturnType<typeof misplaced>> = {}
-  for (const key of keys) if (!(key in except)) fields[key] = misplaced(why)
-  return fields
+/** The first key of `object` that is not in `own` but known elsewhere, with why it does not belong here. */
+const misplacedKey = (
+  object: object,
+  own: ReadonlySet<string>,
+  why: (key: string) => string | undefined
+): string | undefined => {
+  for (const key of Object.keys(object)) {
+    if (own.has(key)) continue
+    const reason = why(key)
+    if (reason !== undefined) return `${key}: ${reason}`
+  }
+  return undefined
 }
 
-/** The `hookSpecificOutput` of `event`: its fields, and every field known elsewhere forbidden. */
-const specificOutput = (event: HookEvent) => {
-  const own = { hookEventName: Schema.Literal(event), ...SPECIFIC[event] }
-  return Schema.Struct({
-    ...own,
-    ...forbid(
-      [...Object.keys(COMMON), "asyncTimeout"],
-      "belongs at the top level of the output, not in hookSpecificOutput",
-      own
-    ),
-    ...forbid([...SPECIFIC_FIELDS, ...DECISION_FIELDS], `is not a field of the ${event} hookSpecificOutput`, own)
-  })
+/**
+ * A field known at another place of a hook output, where the CLI would drop it silently: the top level, an event's
+ * `hookSpecificOutput` and `{ async: true }` each take only their own.
+ */
+const misplaced = (event: HookEvent) => {
+  const ownSpecific: ReadonlySet<string> = new Set(["hookEventName", ...Object.keys(SPECIFIC[event])])
+  const ownAsync: ReadonlySet<string> = new Set(["async", "asyncTimeout"])
+  const topLevel = (key: string) =>
+    key === "asyncTimeout"
+      ? "belongs only in an async output ({ async: true })"
+      : SPECIFIC_FIELDS.has(key)
+      ? "belongs in hookSpecificOutput, not at the top level"
+      : DECISION_FIELDS.has(key)
+      ? "is a field of a canUseTool decision, not of a hook output"
+      : undefined
+  const inSpecific = (key: string) =>
+    TOP_FIELDS.has(key)
+      ? "belongs at the top level of the output, not in hookSpecificOutput"
+      : SPECIFIC_FIELDS.has(key) || DECISION_FIELDS.has(key)
+      ? `is not a field of the ${event} hookSpecificOutput`
+      : undefined
+  const inAsync = (key: string) =>
+    TOP_FIELDS.has(key) || SPECIFIC_FIELDS.has(key) || DECISION_FIELDS.has(key)
+      ? "is ignored in an async output ({ async: true })"
+      : undefined
+  return (output: { readonly async?: unknown; readonly hookSpecificOutput?: unknown }): string | undefined => {
+    if (output.async === true) return misplacedKey(output, ownAsync, inAsync)
+    const specific = output.hookSpecificOutput
+    const top = misplacedKey(output, TOP_FIELDS, topLevel)
+    if (top !== undefined || typeof specific !== "object" || specific === null) return top
+    const inside = misplacedKey(specific, ownSpecific, inSpecific)
+    return inside === undefined ? undefined : `hookSpecificOutput.${inside}`
+  }
 }
 
 /** The synchronous output of a hook for `event`. */
 const syncOutput = (event: HookEvent) =>
   Schema.Struct({
-    ...forbid(SPECIFIC_FIELDS, "belongs in hookSpecificOutput, not at the top level", COMMON),
-    ...forbid(DECISION_FIELDS, "is a field of a canUseTool decision, not of a hook output"),
-    asyncTimeout: misplaced("belongs only in an async output ({ async: true })"),
     ...COMMON,
-    hookSpecificOutput: opt(specificOutput(event))
+    hookSpecificOutput: opt(Schema.Struct({ hookEventName: Schema.Literal(event), ...SPECIFIC[event] }))
   })
 
-/** `{ async: true }`: the CLI ignores every other field of it, so none that the SDK knows is allowed. */
-const asyncOutput = () =>
-  Schema.Struct({
-    ...forbid(
-      [...Object.keys(COMMON), "hookSpecificOutput", ...SPECIFIC_FIELDS, ...DECISION_FIELDS],
-      "is ignored in an async output ({ async: true })"
-    ),
-    async: Schema.Literal(true),
-    asyncTimeout: opt(Schema.Number)
-  })
+const AsyncOutput = Schema.Struct({ async: Schema.Literal(true), asyncTimeout: opt(Schema.Number) })
 
 type Decode = (u: unknown) => Either.Either<unknown, ParseResult.ParseIssue>
 
@@ -291,7 +308,8 @@ type Decode = (u: unknown) => Either.Either<unknown, ParseResult.ParseIssue>
  */
 export const hookOutputCheck = (event: HookEvent): (output: unknown) => Either.Either<HookOutput, string> => {
   const decodeSync: Decode = ParseResult.decodeUnknownEither(syncOutput(event))
-  const decodeAsync: Decode = ParseResult.decodeUnknownEither(asyncOutput())
+  const decodeAsync: Decode = ParseResult.decodeUnknownEither(AsyncOutput)
+  const misplacedIn = misplaced(event)
   return (output) => {
     if (output === undefined) return Either.right({})
     let json: unknown
@@ -303,9 +321,11 @@ export const hookOutputCheck = (event: HookEvent): (output: unknown) => Either.E
     }
     const why = notAnObject(json)
     if (why !== undefined) return Either.left(why)
-    const isAsync = (json as { readonly async?: unknown }).async === true
-    const decoded = isAsync ? decodeAsync(json) : decodeSync(json)
+    const object = json as { readonly async?: unknown; readonly hookSpecificOutput?: unknown }
+    const decoded = object.async === true ? decodeAsync(object) : decodeSync(object)
+    if (Either.isLeft(decoded)) return Either.left(firstIssue(decoded.left))
+    const wrongPlace = misplacedIn(object)
     // validated against the event's output schema (fields it does not know are kept)
-    return Either.isRight(decoded) ? Either.right(json as HookOutput) : Either.left(firstIssue(decoded.left))
+    return wrongPlace === undefined ? Either.right(object as HookOutput) : Either.left(wrongPlace)
   }
 }
