@@ -177,8 +177,8 @@ export type HookJSONOutput = Hooks.HookOutput
 
 /**
  * The permission callback (official signature). Return `{ behavior: "allow", updatedInput? , updatedPermissions? }`
- * or `{ behavior: "deny", message, interrupt? }`. Throwing, returning nothing or running past
- * `permissionTimeoutMs` denies (fail closed). `signal` aborts when the CLI withdraws the request or the query closes.
+ * or `{ behavior: "deny", message, interrupt? }`. Throwing, returning nothing or an invalid decision, or running past
+ * `permissionTimeoutMs` denies (fail closed), with a message saying why. `signal` aborts when the CLI withdraws the request or the query closes.
  *
  * @since 0.1.0
  * @category callbacks
@@ -232,7 +232,9 @@ export type OnElicitation = (
 ) => Promise<ElicitationResult | null>
 
 /**
- * A hook callback (official signature).
+ * A hook callback (official signature). Throwing, running past the matcher's timeout or returning an output that
+ * does not match the event's schema answers by the matcher's `onFailure` (`"block"` by default for PreToolUse and
+ * PermissionRequest).
  *
  * @since 0.1.0
  * @category callbacks
@@ -252,6 +254,10 @@ export interface HookCallbackMatcher {
   readonly hooks: ReadonlyArray<HookCallback>
   /** Seconds, for all hooks of the matcher. */
   readonly timeout?: number
+  /**
+   * What a hook that throws, times out or returns an invalid output answers. Defaults to `"block"` for PreToolUse and
+   * PermissionRequest, `"continue"` elsewhere.
+   */
   readonly onFailure?: "continue" | "block"
 }
 
