@@ -34,7 +34,12 @@ export default defineConfig({
         test: {
           ...shared,
           name: "bundle",
-          include: ["test/promise.test.ts", "test/promise.cli.test.ts", "test/**/*.bundle.test.ts"],
+          include: [
+            "test/promise.test.ts",
+            "test/promise.cli.test.ts",
+            "test/promise.outputs.test.ts",
+            "test/**/*.bundle.test.ts"
+          ],
           globalSetup: ["./test/bundle.setup.ts"]
         }
       }
