@@ -4,6 +4,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import { ClaudeAgent, Hooks, Permissions } from "effect-claude-agent"
 import { ScriptedCli } from "effect-claude-agent/testing"
@@ -26,44 +27,53 @@ const inputs = {
 } as const
 type Event = keyof typeof inputs
 
-/**
- * Registers one hook per output (for `event`, answering that output whatever it is, as a cast or plain JavaScript
- * would), calls each once, and returns the answers and the warnings logged.
- */
-const answersTo = (
-  event: Event,
-  outputs: ReadonlyArray<unknown>,
-  onFailure?: "continue" | "block"
+/** Runs a session whose scripted CLI runs `script` with `services`; returns what it handed back and the warnings. */
+const scripted = <A, S>(
+  script: (cli: ScriptedCli.ScriptedCli) => Effect.Effect<A, ScriptedCli.ScriptError>,
+  services: Layer.Layer<S>
 ) =>
   Effect.gen(function*() {
-    const done = yield* Deferred.make<ReadonlyArray<unknown>>()
+    const done = yield* Deferred.make<A>()
     const warnings: Array<string> = []
     const logger = Logger.make(({ logLevel, message }) => {
       if (logLevel._tag === "Warning") warnings.push(String(message))
     })
-    const hooks = Hooks.layer({
-      [event]: [{
-        hooks: outputs.map((output) => () => Effect.succeed(output)),
-        ...(onFailure !== undefined ? { onFailure } : {})
-      }]
-    } as Hooks.HookRegistrations)
-    const layer = ScriptedCli.layer((cli) =>
-      Effect.gen(function*() {
-        yield* cli.initialize
-        const answers: Array<unknown> = []
-        for (let i = 0; i < outputs.length; i++) {
-          const raw = yield* cli.requestRaw("hook_callback", { callback_id: `hook_${i}`, input: inputs[event] })
-          answers.push(raw.subtype === "success" ? raw.response : raw)
-        }
-        yield* Deferred.succeed(done, answers)
-      }), { stepTimeout: "1 hour" })
+    const layer = ScriptedCli.layer((cli) => Effect.flatMap(script(cli), (a) => Deferred.succeed(done, a)), {
+      stepTimeout: "1 hour"
+    })
     yield* ClaudeAgent.session().pipe(
       Effect.provide(layer),
-      Effect.provide(hooks),
+      Effect.provide(services),
       Effect.provide(Logger.replace(Logger.defaultLogger, logger))
     )
-    return { answers: yield* Deferred.await(done), warnings }
+    return { result: yield* Deferred.await(done), warnings }
   })
+
+/**
+ * Registers one hook per output (for `event`, answering that output whatever it is, as a cast or plain JavaScript
+ * would), calls each once, and returns the answers and the warnings logged.
+ */
+const answersTo = (event: Event, outputs: ReadonlyArray<unknown>, onFailure?: "continue" | "block") =>
+  Effect.map(
+    scripted(
+      (cli) =>
+        Effect.zipRight(
+          cli.initialize,
+          Effect.forEach(outputs, (_, i) =>
+            Effect.map(
+              cli.requestRaw("hook_callback", { callback_id: `hook_${i}`, input: inputs[event] }),
+              (raw) => raw.subtype === "success" ? raw.response : raw
+            ))
+        ),
+      Hooks.layer({
+        [event]: [{
+          hooks: outputs.map((output) => () => Effect.succeed(output)),
+          ...(onFailure !== undefined ? { onFailure } : {})
+        }]
+      } as Hooks.HookRegistrations)
+    ),
+    ({ result, warnings }) => ({ answers: result, warnings })
+  )
 
 const blocked = (why: RegExp) => ({
   hookSpecificOutput: {
@@ -197,28 +207,16 @@ describe("hook outputs are validated against their event's schema (Effect API)",
 /** A scripted CLI that asks the policy about one Bash call per decision; returns the answers and warnings. */
 const decisionsOf = (decisions: ReadonlyArray<unknown>) =>
   Effect.gen(function*() {
-    const done = yield* Deferred.make<ReadonlyArray<unknown>>()
-    const warnings: Array<string> = []
-    const logger = Logger.make(({ logLevel, message }) => {
-      if (logLevel._tag === "Warning") warnings.push(String(message))
-    })
     let i = 0
     const store = yield* Deferred.make<Permissions.PermissionStore>()
     const policy = Permissions.layer((request) =>
       Effect.as(Deferred.succeed(store, request.store), decisions[i++] as Permissions.PermissionResult)
     )
-    const layer = ScriptedCli.layer((cli) =>
-      Effect.gen(function*() {
-        const answers: Array<unknown> = []
-        for (let n = 0; n < decisions.length; n++) answers.push(yield* cli.canUseTool("Bash", { command: "touch x" }))
-        yield* Deferred.succeed(done, answers)
-      }), { stepTimeout: "1 hour" })
-    yield* ClaudeAgent.session().pipe(
-      Effect.provide(layer),
-      Effect.provide(policy),
-      Effect.provide(Logger.replace(Logger.defaultLogger, logger))
+    const { result, warnings } = yield* scripted(
+      (cli) => Effect.forEach(decisions, () => cli.canUseTool("Bash", { command: "touch x" })),
+      policy
     )
-    return { answers: yield* Deferred.await(done), warnings, store: yield* Deferred.await(store) }
+    return { answers: result, warnings, store: yield* Deferred.await(store) }
   })
 
 describe("permission decisions are validated (Effect API)", () => {
