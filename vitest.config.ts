@@ -40,6 +40,7 @@ export default defineConfig({
             "test/promise.logging.test.ts",
             "test/promise.errors.test.ts",
             "test/promise.abandon.test.ts",
+            "test/promise.outputs.test.ts",
             "test/**/*.bundle.test.ts"
           ],
           globalSetup: ["./test/bundle.setup.ts"]

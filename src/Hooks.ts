@@ -3,9 +3,11 @@
  * inputs and outputs. Callbacks are registered in the `initialize` request (as callback ids) and called by the CLI
  * over the control protocol.
  *
- * A callback that fails, dies or runs past its timeout answers according to its matcher's `onFailure`:
- * `"block"` (the default for `PreToolUse` and `PermissionRequest`: fail closed) denies the guarded action, `"continue"`
- * (the default elsewhere) lets it proceed. The session never crashes because of a hook.
+ * A callback that fails, dies, runs past its timeout or returns an output that does not match its event's schema
+ * (checked at runtime: a known field with the wrong type or value, a missing or foreign `hookEventName`, a field at the
+ * wrong level; unknown fields pass through) answers according to its matcher's `onFailure`: `"block"` (the default
+ * for `PreToolUse` and `PermissionRequest`: fail closed) denies the guarded action, `"continue"` (the default
+ * elsewhere) lets it proceed. The session never crashes because of a hook.
  *
  * Hook layers compose: `Hooks.layer(more)` adds to the hooks already provided to it.
  *
@@ -364,7 +366,8 @@ export interface HookSpecificOutputs {
 /**
  * A hook's answer: `{}` lets things continue; `continue: false` stops the agent (`stopReason`); `decision: "block"`
  * (with `reason`) blocks the action; `hookSpecificOutput` carries event-specific fields; `{ async: true }` lets the
- * hook finish in the background.
+ * hook finish in the background. Checked at runtime against the event's schema before it is sent (an output that
+ * does not match is a hook failure, see `HookMatcher.onFailure`).
  *
  * @since 0.1.0
  * @category models
@@ -383,7 +386,8 @@ export type HookOutput<E extends HookEvent = HookEvent> =
   | { readonly async: true; readonly asyncTimeout?: number }
 
 /**
- * A hook callback: the event input and the tool use id (for tool events). Any failure follows `onFailure`.
+ * A hook callback: the event input and the tool use id (for tool events). Any failure, and an output that does not
+ * match the event's schema, follows `onFailure`.
  *
  * The callback is interrupted when the CLI cancels it (`control_cancel_request`, e.g. at the matcher's timeout),
  * when it runs past its timeout, or when the session closes; a cancelled callback gets no answer. Non-Effect code
@@ -413,7 +417,10 @@ export interface HookMatcher<E extends HookEvent = HookEvent> {
    * `undefined` to use the SDK's bound (`Hooks.DEFAULT_TIMEOUT_SECONDS`), which is not sent to the CLI.
    */
   readonly timeout?: number | undefined
-  /** What a failing, dying or timed-out callback answers. Defaults to `"block"` for PreToolUse and PermissionRequest. */
+  /**
+   * What a failing, dying or timed-out callback answers, or one whose output does not match the event's schema.
+   * Defaults to `"block"` for PreToolUse and PermissionRequest.
+   */
   readonly onFailure?: "continue" | "block" | undefined
 }
 

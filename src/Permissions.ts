@@ -1,7 +1,7 @@
 /**
  * Decide which tool calls run: a service that answers the CLI's `can_use_tool` requests. **Fail closed**: a
- * decision that times out, fails, dies or is interrupted is a deny with a clear message, and the channel keeps
- * working for the next request.
+ * decision that times out, fails, dies, is interrupted or is not a valid `PermissionResult` (checked at runtime) is a
+ * deny with a clear message, and the channel keeps working for the next request.
  *
  * Provide one of the layers to a `query` or `session` (with `Effect.provide`); without a `Permissions` service the
  * CLI applies its own rules (anything that needs approval is denied).
@@ -115,7 +115,8 @@ export interface PermissionRequest {
 
 /**
  * The decision. `allow` may change the input the tool runs with (`updatedInput`) and accept suggested permission
- * changes (`updatedPermissions`); `deny` tells the model why (`message`) and can stop the turn (`interrupt`).
+ * changes (`updatedPermissions`); `deny` tells the model why (`message`) and can stop the turn (`interrupt`). A
+ * decision that does not have this shape at runtime (a cast, untyped code) is a deny saying what was wrong.
  *
  * @since 0.1.0
  * @category models
@@ -126,12 +127,16 @@ export type PermissionResult =
     readonly updatedInput?: Readonly<Record<string, unknown>> | undefined
     readonly updatedPermissions?: ReadonlyArray<PermissionUpdate> | undefined
     readonly decisionClassification?: DecisionClassification | undefined
+    /** Accepted for parity with the official type; the answer always carries the request's own tool use id. */
+    readonly toolUseID?: string | undefined
   }
   | {
     readonly behavior: "deny"
     readonly message: string
     readonly interrupt?: boolean | undefined
     readonly decisionClassification?: DecisionClassification | undefined
+    /** Accepted for parity with the official type; the answer always carries the request's own tool use id. */
+    readonly toolUseID?: string | undefined
   }
 
 /**
@@ -178,7 +183,7 @@ export interface PermissionStore {
  * @category models
  */
 export interface Service {
-  /** Decides one request; any failure is turned into a deny. */
+  /** Decides one request; any failure, and a result that is not a valid decision, is turned into a deny. */
   readonly decide: Policy<unknown>
   /** How long one decision may take before it becomes a deny. */
   readonly timeout: Duration.DurationInput

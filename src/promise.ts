@@ -236,8 +236,8 @@ export type HookJSONOutput = Hooks.HookOutput
 
 /**
  * The permission callback (official signature). Return `{ behavior: "allow", updatedInput? , updatedPermissions? }`
- * or `{ behavior: "deny", message, interrupt? }`. Throwing, returning nothing or running past
- * `permissionTimeoutMs` denies (fail closed). `signal` aborts when the CLI withdraws the request or the query closes.
+ * or `{ behavior: "deny", message, interrupt? }`. Throwing, returning nothing or an invalid decision, or running past
+ * `permissionTimeoutMs` denies (fail closed), with a message saying why. `signal` aborts when the CLI withdraws the request or the query closes.
  *
  * @since 0.1.0
  * @category callbacks
@@ -294,7 +294,9 @@ export type OnElicitation = (
  * A hook callback (official signature): `input` is the event's input (`hook_event_name`, and for tool events
  * `tool_name` / `tool_input`), `toolUseID` the id of the tool call for tool events (`PreToolUse`, `PostToolUse`, …)
  * and `undefined` for the others, `signal` aborts when the CLI cancels the callback (e.g. at the matcher's
- * `timeout`) or the query closes. A callback that throws or rejects answers by the matcher's `onFailure`.
+ * `timeout`) or the query closes. A callback that throws, rejects, runs past the matcher's
+ * timeout or returns an output that does not match the event's schema answers by the matcher's `onFailure` (`"block"`
+ * by default for PreToolUse and PermissionRequest).
  *
  * @since 0.1.0
  * @category callbacks
@@ -314,6 +316,10 @@ export interface HookCallbackMatcher {
   readonly hooks: ReadonlyArray<HookCallback>
   /** Seconds, for all hooks of the matcher. */
   readonly timeout?: number
+  /**
+   * What a hook that throws, times out or returns an invalid output answers. Defaults to `"block"` for PreToolUse and
+   * PermissionRequest, `"continue"` elsewhere.
+   */
   readonly onFailure?: "continue" | "block"
 }
 

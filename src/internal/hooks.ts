@@ -1,7 +1,8 @@
 /** @internal */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import { constVoid } from "effect/Function"
+import * as Either from "effect/Either"
+import { constVoid, identity } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -19,6 +20,7 @@ import {
 import * as Deadlines from "./deadlines.js"
 import type { Contribution } from "./extensions.js"
 import { type CallbackHandler, handlerFrom, lazySignal, settleOnce } from "./fastPaths.js"
+import { hookOutputCheck } from "./outputs.js"
 
 /** @internal */
 export const layer = (...registrations: ReadonlyArray<HookRegistrations>): Layer.Layer<Hooks> =>
@@ -122,6 +124,8 @@ interface Registered {
   readonly deadlines: Deadlines.Deadlines
   readonly onFailure: "continue" | "block"
   readonly validate: (u: unknown) => boolean
+  /** The output as the CLI will read it, or why it does not match the event's output schema. */
+  readonly checkOutput: (output: unknown) => Either.Either<HookOutput, string>
 }
 
 const GATING: ReadonlySet<HookEvent> = new Set<HookEvent>(["PreToolUse", "PermissionRequest"])
@@ -179,6 +183,12 @@ export const contribution = (registrations: ReadonlyArray<HookRegistrations>): C
     if (deadlines === undefined) bySeconds.set(seconds, deadlines = Deadlines.make(seconds * 1000))
     return deadlines
   }
+  const checks = new Map<HookEvent, (output: unknown) => Either.Either<HookOutput, string>>()
+  const checkFor = (event: HookEvent) => {
+    let check = checks.get(event)
+    if (check === undefined) checks.set(event, check = hookOutputCheck(event))
+    return check
+  }
   let counter = 0
   for (const registration of registrations) {
     for (const event of Object.keys(registration) as Array<HookEvent>) {
@@ -195,7 +205,8 @@ export const contribution = (registrations: ReadonlyArray<HookRegistrations>): C
             timeoutSeconds,
             deadlines: deadlinesFor(timeoutSeconds),
             onFailure: matcher.onFailure ?? (GATING.has(event) ? "block" : "continue"),
-            validate: Schema.is(HookInputs[event] as Schema.Schema<unknown>)
+            validate: Schema.is(HookInputs[event] as Schema.Schema<unknown>),
+            checkOutput: checkFor(event)
           })
         }
         if (ids.length === 0) continue
@@ -229,6 +240,10 @@ export const contribution = (registrations: ReadonlyArray<HookRegistrations>): C
           : {}
       )
     const timedOut = () => `no answer within ${registered.timeoutSeconds} s`
+    // an output that does not match the event's schema is a failure (the CLI would ignore what it cannot read):
+    // the output to send, or the answer by onFailure
+    const verdict = (output: unknown) =>
+      Either.mapLeft(registered.checkOutput(output), (why) => onFailure(`its output is invalid: ${why}`))
     if (!registered.validate(input)) {
       reply.run(onFailure("its input did not match the event's schema"))
       return constVoid
@@ -240,7 +255,10 @@ export const contribution = (registrations: ReadonlyArray<HookRegistrations>): C
       // built on the hook's fiber: a callback that throws instead of returning an Effect fails like one that dies
       const hook = Effect.suspend(() => registered.callback(typedInput, toolUseId))
       const bounded = registered.deadlines.bound(hook, () => new Error(timedOut()))
-      reply.run(Effect.catchAllCause(bounded, (cause) => onFailure(describe(cause))))
+      reply.run(Effect.matchCauseEffect(bounded, {
+        onFailure: (cause) => onFailure(describe(cause)),
+        onSuccess: (output) => Either.match(verdict(output), { onLeft: identity, onRight: Effect.succeed })
+      }))
       return constVoid
     }
 
@@ -254,7 +272,7 @@ export const contribution = (registrations: ReadonlyArray<HookRegistrations>): C
       }),
       deadlines: registered.deadlines,
       abandon: signal.abort,
-      onValue: (output) => reply.succeed(output),
+      onValue: (output) => Either.match(verdict(output), { onLeft: reply.run, onRight: reply.succeed }),
       onFailure: (error) => reply.run(onFailure(describeError(error))),
       onTimeout: () => reply.run(onFailure(timedOut()))
     })

@@ -3,6 +3,7 @@ import * as Cause from "effect/Cause"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import { constVoid } from "effect/Function"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -24,6 +25,7 @@ import type { Parser } from "web-tree-sitter"
 import * as Deadlines from "./deadlines.js"
 import type { Contribution } from "./extensions.js"
 import { type CallbackHandler, handlerFrom, lazySignal, settleOnce } from "./fastPaths.js"
+import { checkDecision } from "./outputs.js"
 import * as ShellRules from "./shellRules.js"
 
 const DEFAULT_TIMEOUT: Duration.DurationInput = "5 minutes"
@@ -469,8 +471,11 @@ type Prepared =
     readonly request: PermissionRequest
     /** Aborts `request.signal`: the decision was abandoned. */
     readonly abandon: () => void
-    /** The answer to a decision (remembering what it allows for the rest of the session). */
-    readonly decided: (result: PermissionResult) => Answer
+    /**
+     * The answer to a decision (remembering what it allows for the rest of the session), or, when the decision is
+     * not a valid `PermissionResult`, why (for `failClosed`).
+     */
+    readonly decided: (result: unknown) => Either.Either<Answer, string>
     /** A deny that logs why (timeout, failure): the permission handler fails closed. */
     readonly failClosed: (reason: string) => Effect.Effect<Answer>
   }
@@ -554,10 +559,14 @@ export const contribution = (
     return {
       request,
       abandon: signal.abort,
-      decided: (result) => {
-        if (result.behavior === "allow" && result.updatedPermissions) remember(store, result.updatedPermissions)
-        return answer(result)
-      },
+      decided: (result) =>
+        Either.match(checkDecision(result), {
+          onLeft: (why) => Either.left(`the permission handler returned an invalid decision: ${why}`),
+          onRight: (valid) => {
+            if (valid.behavior === "allow" && valid.updatedPermissions) remember(store, valid.updatedPermissions)
+            return Either.right(answer(valid))
+          }
+        }),
       failClosed: (reason) =>
         Effect.as(
           Effect.logWarning(`Permission for ${toolName} denied: ${reason}`),
@@ -581,7 +590,7 @@ export const contribution = (
       )
       const bounded = deadlines === undefined ? decision : deadlines.bound(decision, () => new PermissionTimeout())
       return bounded.pipe(
-        Effect.map(decided),
+        Effect.flatMap((result) => Either.match(decided(result), { onLeft: failClosed, onRight: Effect.succeed })),
         Effect.catchAllCause((cause) => {
           const failure = Cause.failureOption(cause)
           return failClosed(
@@ -617,13 +626,13 @@ export const contribution = (
       deadlines,
       abandon,
       onValue: (result) => {
-        let response: Answer
+        let response: Either.Either<Answer, string>
         try {
           response = decided(result)
         } catch (error) {
           return failed(error)
         }
-        reply.succeed(response)
+        Either.match(response, { onLeft: (why) => reply.run(failClosed(why)), onRight: reply.succeed })
       },
       onFailure: failed,
       onTimeout: () => reply.run(failClosed(timedOut()))
