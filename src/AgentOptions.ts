@@ -63,7 +63,8 @@ export type ThinkingConfig =
  *   adds only its minimal SDK framing, so the agent does what *you* prompt;
  * - a string (or several strings, joined by the CLI): your own system prompt;
  * - `{ type: "preset", preset: "claude_code", append? }`: Claude Code's own full system prompt (tools guidance,
- *   coding conventions…), optionally with your text appended.
+ *   coding conventions…), optionally with your text appended;
+ * - `{ type: "custom", prompt }`: the official SDK's spelling of your own system prompt (as a string or strings).
  *
  * @since 0.1.0
  * @category models
@@ -76,6 +77,12 @@ export type SystemPrompt =
     readonly preset: "claude_code"
     readonly append?: string | undefined
     readonly excludeDynamicSections?: boolean | undefined
+    readonly snapshot?: boolean | undefined
+  }
+  | {
+    readonly type: "custom"
+    readonly prompt: string | ReadonlyArray<string>
+    readonly snapshot?: boolean | undefined
   }
 
 /**

@@ -11,6 +11,7 @@
  * @since 0.1.0
  */
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"
+import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
@@ -18,7 +19,14 @@ import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
-import type { CliNotFound, InputClosed, ProcessExited, SpawnFailed, VersionIncompatible } from "./AgentError.js"
+import type {
+  CliNotFound,
+  InputClosed,
+  InvalidOptions,
+  ProcessExited,
+  SpawnFailed,
+  VersionIncompatible
+} from "./AgentError.js"
 import * as memory from "./internal/memoryTransport.js"
 import * as proc from "./internal/processTransport.js"
 import * as version from "./internal/version.js"
@@ -123,10 +131,13 @@ export interface Connection {
  * @category tags
  */
 export class Transport extends Context.Tag("effect-claude-agent/Transport")<Transport, {
-  /** Starts a CLI process for `spec`; closing the scope ends it (stdin EOF, then SIGTERM after `closeGraceMillis`). */
+  /**
+   * Starts a CLI process for `spec`; closing the scope ends it (stdin EOF, then SIGTERM after `closeGraceMillis`).
+   * Fails with `InvalidOptions` (option `cwd`) before anything is spawned when `cwd` is not an existing directory.
+   */
   readonly open: (
     spec: LaunchSpec
-  ) => Effect.Effect<Connection, CliNotFound | SpawnFailed | VersionIncompatible, Scope.Scope>
+  ) => Effect.Effect<Connection, CliNotFound | SpawnFailed | VersionIncompatible | InvalidOptions, Scope.Scope>
 }>() {}
 
 /**
@@ -154,7 +165,11 @@ export const BASE_ARGS: ReadonlyArray<string> = proc.BASE_ARGS
  * @since 0.1.0
  * @category layers
  */
-export const layerProcess: Layer.Layer<Transport, never, CommandExecutor.CommandExecutor> = Layer.effect(
+export const layerProcess: Layer.Layer<
+  Transport,
+  never,
+  CommandExecutor.CommandExecutor | FileSystem.FileSystem
+> = Layer.effect(
   Transport,
   proc.make
 )

@@ -1,6 +1,7 @@
 /** @internal */
 import * as Command from "@effect/platform/Command"
 import * as CommandExecutor from "@effect/platform/CommandExecutor"
+import * as FileSystem from "@effect/platform/FileSystem"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -9,7 +10,14 @@ import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { type CliNotFound, InputClosed, ProcessExited, SpawnFailed, type VersionIncompatible } from "../AgentError.js"
+import {
+  type CliNotFound,
+  InputClosed,
+  InvalidOptions,
+  ProcessExited,
+  SpawnFailed,
+  type VersionIncompatible
+} from "../AgentError.js"
 import type * as Message from "../Message.js"
 import type { Connection, ExitStatus, LaunchSpec } from "../Transport.js"
 import { type ResolvedCli, resolveCli } from "./cliPath.js"
@@ -118,11 +126,31 @@ const signal = (pid: number, sig: NodeJS.Signals, reaped = false) =>
 /** @internal */
 export const make = Effect.gen(function*() {
   const executor = yield* CommandExecutor.CommandExecutor
+  const fs = yield* FileSystem.FileSystem
+
+  /** A working directory that does not exist is the caller's mistake, told before anything is spawned. */
+  const checkCwd = (cwd: string): Effect.Effect<void, InvalidOptions> =>
+    fs.stat(cwd).pipe(
+      Effect.mapError((error) =>
+        new InvalidOptions({
+          option: "cwd",
+          reason: error._tag === "SystemError" && error.reason === "NotFound"
+            ? `${cwd} does not exist`
+            : `${cwd} cannot be used: ${error.message}`
+        })
+      ),
+      Effect.flatMap((info) =>
+        info.type === "Directory"
+          ? Effect.void
+          : Effect.fail(new InvalidOptions({ option: "cwd", reason: `${cwd} is not a directory` }))
+      )
+    )
 
   const open = (
     spec: LaunchSpec
-  ): Effect.Effect<Connection, CliNotFound | SpawnFailed | VersionIncompatible, Scope.Scope> =>
+  ): Effect.Effect<Connection, CliNotFound | SpawnFailed | VersionIncompatible | InvalidOptions, Scope.Scope> =>
     Effect.gen(function*() {
+      if (spec.cwd !== undefined) yield* checkCwd(spec.cwd)
       const { env, extend } = commandEnv({ parent: process.env, env: spec.env, mode: spec.envMode })
       // the two variables the lookup reads, as the caller's overlay on the parent's environment would give them (a
       // copy of the whole of `process.env` costs ~30 µs per session)

@@ -106,6 +106,7 @@ export const make = (
   internals: { readonly permissionStore?: InternalStore } = {}
 ): Effect.Effect<SessionInternal, SessionError, Transport | Scope.Scope> =>
   Effect.gen(function*() {
+    yield* Opts.validate(requested)
     const { options, origin } = resolveOrigin(requested)
     const startupLimit = yield* decodeTimeout("initializeTimeout", options.initializeTimeout, DEFAULT_STARTUP_TIMEOUT)
     const controlLimit = yield* decodeTimeout("controlRequestTimeout", options.controlRequestTimeout, Duration.seconds(60))
@@ -116,7 +117,7 @@ export const make = (
       DEFAULT_FIRST_MESSAGE_TIMEOUT
     )
     const extensions = yield* collectExtensions(options, internals.permissionStore)
-    const launch = yield* Opts.toLaunch(options, extensions)
+    const launch = yield* Opts.launchOf(options, extensions)
     const transport = yield* Transport
     const args = yield* protectArgs(launch.args)
     const clock = yield* Effect.clock
