@@ -425,6 +425,13 @@ export const make = (
       Stream.concat(whenStopped)
     )
 
+    // a turn ends with its result; the result of a resume the CLI could not find fails the turn after it is handed
+    // out (as `query` does), rather than ending it normally
+    const turnMessages = messages.pipe(
+      Stream.takeUntil(Message.isResultMessage),
+      Stream.concat(Stream.suspend(() => (notFound !== undefined ? Stream.fail(notFound) : Stream.empty)))
+    )
+
     const send = (prompt: Prompt) =>
       Effect.zipRight(
         protocol.send(Opts.userMessage(options, prompt)),
@@ -446,9 +453,13 @@ export const make = (
       send: (prompt) => send(prompt).pipe(Effect.withSpan("Session.send")),
       messages,
       turn: (prompt) =>
-        Stream.unwrap(Effect.as(send(prompt), messages.pipe(Stream.takeUntil(Message.isResultMessage)))).pipe(
-          Stream.withSpan("Session.turn")
-        ),
+        Stream.unwrap(send(prompt).pipe(
+          Effect.as(turnMessages),
+          // the CLI was gone before the prompt could be written (e.g. a resume it could not find): what it wrote
+          // before it exited says why, else the exit does
+          Effect.catchTag("ProcessExited", (error) =>
+            Effect.succeed(Stream.concat(turnMessages, Stream.fromEffect(Effect.flip(refineExited(error))))))
+        )).pipe(Stream.withSpan("Session.turn")),
       interrupt: Effect.flatMap(
         request("interrupt", {}, { timeout: interruptTimeout }).pipe(
           Effect.catchTag("ControlTimeout", (e) => Effect.fail(new InterruptTimeout({ timeoutMillis: e.timeoutMillis })))

@@ -1,0 +1,29 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { AgentError, ClaudeAgent, type Transport } from "effect-claude-agent"
+import { NodeClaudeAgent, noClaudeLeft, realCli } from "./support/cli.js"
+
+const live = <A, E>(name: string, body: () => Effect.Effect<A, E, Transport.Transport | Scope.Scope>) =>
+  it.live(name, () => noClaudeLeft(Effect.scoped(body())).pipe(Effect.provide(NodeClaudeAgent.layer)), 120_000)
+
+const unknownId = "00000000-0000-4000-8000-000000000000"
+
+describe("error rules against the real CLI", () => {
+  live("--resume of an unknown id: the first turn of a session fails with SessionNotFound, as query does", () =>
+    Effect.gen(function*() {
+      const { options } = yield* realCli()
+      const fromSession = yield* Effect.gen(function*() {
+        const session = yield* ClaudeAgent.session(options({ resume: unknownId }))
+        return yield* Stream.runDrain(session.turn("SAY hi"))
+      }).pipe(Effect.scoped, Effect.flip)
+      expect(fromSession).toBeInstanceOf(AgentError.SessionNotFound)
+      expect(fromSession).toMatchObject({ sessionId: unknownId })
+      const fromQuery = yield* ClaudeAgent.query("SAY hi", options({ resume: unknownId })).pipe(
+        Stream.runDrain,
+        Effect.flip
+      )
+      expect(fromQuery).toStrictEqual(fromSession)
+    }))
+})
