@@ -107,7 +107,10 @@ export interface Connection {
    * Single consumer: run it once.
    */
   readonly messages: Stream.Stream<Message.Frame, ProcessExited>
-  /** Writes one frame to stdin. Fails at once with `ProcessExited` after the process exited. */
+  /**
+   * Writes one frame to stdin. Fails at once with `InputClosed` after `endInput` (also when the process exited since),
+   * else with `ProcessExited` after the process exited.
+   */
   readonly send: (message: Message.StdinMessage) => Effect.Effect<void, ProcessExited | InputClosed>
   /** Closes stdin after everything already sent was written. Idempotent. */
   readonly endInput: Effect.Effect<void>

@@ -298,8 +298,9 @@ export const make = Effect.gen(function*() {
         command: [cli.command, ...args],
         messages,
         send: sendFrom((message) => {
-          if (status !== undefined) return processExited(status)
+          // the caller's own end of input wins over an exit that may have followed it
           if (inputEnded) return new InputClosed({ reason: "endInput" })
+          if (status !== undefined) return processExited(status)
           input.unsafeOffer(Buffer.from(JSON.stringify(message) + "\n", "utf8"))
           return undefined
         }),

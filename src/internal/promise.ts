@@ -328,6 +328,8 @@ const begin = (
   let aborted = abort?.signal.aborted === true
   let closing: Promise<void> | undefined
   let done = false
+  // why the query ended when it failed (the CLI died, a timeout…): later method calls reject with it, not InputClosed
+  let failedWith: unknown
 
   const asPrompt = (prompt: PromptInput): string | Stream.Stream<Message.UserMessage, unknown> =>
     typeof prompt === "string" ? prompt : Stream.fromAsyncIterable(prompt, (error) => error)
@@ -467,7 +469,7 @@ const begin = (
   const run = async <A>(f: (s: session.SessionInternal) => Effect.Effect<A, unknown>): Promise<A> => {
     const { internal } = await handles()
     if (aborted) throw new AbortError()
-    if (closing !== undefined) throw new InputClosed({ reason: "closed" })
+    if (closing !== undefined) throw failedWith ?? new InputClosed({ reason: "closed" })
     const exit = await runtime.runPromiseExit(f(internal))
     if (Exit.isFailure(exit)) throw squash(exit.cause, aborted)
     return exit.value
@@ -513,6 +515,7 @@ const begin = (
           : squash(exit.cause, aborted)
       }
     } catch (error) {
+      if (closing === undefined) failedWith = error
       await close()
       throw aborted ? new AbortError() : error
     }
