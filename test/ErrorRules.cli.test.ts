@@ -3,6 +3,7 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { AgentError, ClaudeAgent, type Transport } from "effect-claude-agent"
+import * as ScriptedModelServer from "../src/ScriptedModelServer.js"
 import { NodeClaudeAgent, noClaudeLeft, realCli } from "./support/cli.js"
 
 const live = <A, E>(name: string, body: () => Effect.Effect<A, E, Transport.Transport | Scope.Scope>) =>
@@ -25,5 +26,32 @@ describe("error rules against the real CLI", () => {
         Effect.flip
       )
       expect(fromQuery).toStrictEqual(fromSession)
+    }))
+
+  live("no credentials: failOnApiError fails with an ApiError that says authentication (\"Not logged in\")", () =>
+    Effect.gen(function*() {
+      const { options } = yield* realCli()
+      const error = yield* ClaudeAgent.query("SAY hi", options({ env: { ANTHROPIC_API_KEY: undefined } })).pipe(
+        ClaudeAgent.failOnApiError,
+        Stream.runDrain,
+        Effect.flip
+      )
+      expect(error).toBeInstanceOf(AgentError.ApiError)
+      expect(error).toMatchObject({ status: null, errorType: "authentication_error", isAuthentication: true })
+      expect((error as AgentError.ApiError).reason).toContain("Not logged in")
+      expect((error as AgentError.ApiError).message).toMatch(/^Authentication failed/)
+    }))
+
+  live("a key the API refuses (401): an ApiError that says authentication, with the CLI's message", () =>
+    Effect.gen(function*() {
+      const { options } = yield* realCli({ replies: [ScriptedModelServer.httpError(401)] })
+      const error = yield* ClaudeAgent.query("SAY hi", options()).pipe(
+        ClaudeAgent.failOnApiError,
+        Stream.runDrain,
+        Effect.flip
+      )
+      expect(error).toBeInstanceOf(AgentError.ApiError)
+      expect(error).toMatchObject({ status: 401, errorType: "authentication_error", isAuthentication: true })
+      expect((error as AgentError.ApiError).reason).toBe("Failed to authenticate. API Error: 401 scripted 401 error")
     }))
 })

@@ -106,3 +106,76 @@ describe("writes after end of input vs after the CLI exited: one rule", () => {
     await expect(q.setModel("haiku")).rejects.toBeInstanceOf(promise.InputClosed)
   })
 })
+
+describe("authentication failures through failOnApiError", () => {
+  /** What the CLI 2.1.332 writes without credentials: a synthetic assistant message, then an error result. */
+  const notLoggedIn = (cli: ScriptedCli.ScriptedCli) =>
+    Effect.gen(function*() {
+      yield* cli.expectUser
+      yield* cli.emit({
+        type: "assistant",
+        message: {
+          id: "m",
+          type: "message",
+          role: "assistant",
+          model: "<synthetic>",
+          content: [{ type: "text", text: "Not logged in · Please run /login" }]
+        },
+        parent_tool_use_id: null,
+        session_id: cli.sessionId,
+        uuid: "00000000-0000-4000-8000-000000000001",
+        error: "authentication_failed",
+        is_api_error_message: true
+      })
+      yield* cli.result("Not logged in · Please run /login", {
+        is_error: true,
+        terminal_reason: "api_error",
+        api_error_status: null
+      })
+      yield* cli.expectEndInput
+      yield* cli.exit(1)
+    })
+
+  it.scoped("\"Not logged in\" (no status): an ApiError that says authentication, with the CLI's message", () =>
+    Effect.gen(function*() {
+      const error = yield* ClaudeAgent.query("x").pipe(
+        ClaudeAgent.failOnApiError,
+        Stream.runDrain,
+        Effect.flip,
+        Effect.provide(ScriptedCli.layer(notLoggedIn))
+      )
+      expect(error._tag).toBe("ApiError")
+      const apiError = error as AgentError.ApiError
+      expect(apiError.isAuthentication).toBe(true)
+      expect(apiError.errorType).toBe("authentication_error")
+      expect(apiError.status).toBeNull()
+      expect(apiError.reason).toBe("Not logged in · Please run /login")
+      expect(apiError.message).toMatch(/^Authentication failed \(no status\): Not logged in · Please run \/login/)
+    }))
+
+  it("fromResult: a 401 is an authentication failure; another API error is not", () => {
+    const result = (fields: object) => ({
+      type: "result" as const,
+      subtype: "success" as const,
+      is_error: true,
+      result: "Invalid API key · Fix external API key",
+      terminal_reason: "api_error",
+      session_id: "s",
+      duration_ms: 1,
+      duration_api_ms: 0,
+      num_turns: 1,
+      total_cost_usd: 0,
+      usage: {},
+      modelUsage: {},
+      permission_denials: [],
+      uuid: "u",
+      ...fields
+    })
+    const refused = AgentError.fromResult(result({ api_error_status: 401 }) as never)
+    expect(refused).toMatchObject({ _tag: "ApiError", status: 401, errorType: "authentication_error" })
+    expect((refused as AgentError.ApiError).message).toMatch(/^Authentication failed \(401\)/)
+    const other = AgentError.fromResult(result({ api_error_status: 500 }) as never)
+    expect((other as AgentError.ApiError).isAuthentication).toBe(false)
+    expect(other?.message).toMatch(/^Anthropic API error \(500\)/)
+  })
+})
