@@ -110,10 +110,17 @@ export class ProcessExited extends Schema.TaggedError<ProcessExited>("effect-cla
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
+  /**
+   * How the process ended, without the stderr tail (e.g. "Claude Code process exited with code 1").
+   *
+   * @since 0.1.0
+   */
+  get summary(): string {
+    return `Claude Code process ${this.signal !== null ? `was killed by ${this.signal}` : `exited with code ${this.code}`}`
+  }
   /** @since 0.1.0 */
   override get message(): string {
-    const how = this.signal !== null ? `was killed by ${this.signal}` : `exited with code ${this.code}`
-    return `Claude Code process ${how}${tail(this.stderrTail)}`
+    return `${this.summary}${tail(this.stderrTail)}`
   }
 }
 

@@ -179,3 +179,19 @@ describe("authentication failures through failOnApiError", () => {
     expect(other?.message).toMatch(/^Anthropic API error \(500\)/)
   })
 })
+
+describe("StartupFailed's message", () => {
+  it.scoped("carries the stderr tail once", () =>
+    Effect.gen(function*() {
+      const layer = ScriptedCli.layer((cli) => cli.exit(1, "config is broken\n"), {
+        responders: { initialize: () => Effect.never }
+      })
+      const error = yield* ClaudeAgent.query("x").pipe(Stream.runDrain, Effect.flip, Effect.provide(layer))
+      expect(error._tag).toBe("StartupFailed")
+      expect(error.message.split("config is broken").length - 1).toBe(1)
+      expect(error.message).toBe(
+        "Claude Code failed to start (phase firstLine): Claude Code process exited with code 1\n" +
+          "--- stderr (last 17 chars) ---\nconfig is broken\n"
+      )
+    }))
+})

@@ -167,7 +167,8 @@ export const make = (
       // the CLI died before it answered initialize: that is a start-up failure, whoever sees it first
       return initializeAnswered ? error : new StartupFailed({
         phase: protocol.framesReceived() > 0 ? "initializeAck" : "firstLine",
-        reason: error.message,
+        // the tail is a field of its own: the message adds it once
+        reason: error.summary,
         exitCode: error.code,
         stderrTail: error.stderrTail,
         cause: error
@@ -300,7 +301,11 @@ export const make = (
         if (refined._tag === "SessionNotFound") return yield* Effect.fail(refined)
         const failure = new StartupFailed({
           phase: protocol.framesReceived() > 0 ? "initializeAck" : "firstLine",
-          reason: error._tag === "ControlTimeout" ? `no answer to initialize within ${startupMillis} ms` : error.message,
+          reason: error._tag === "ControlTimeout"
+            ? `no answer to initialize within ${startupMillis} ms`
+            : error._tag === "ProcessExited"
+            ? error.summary
+            : error.message,
           ...(error._tag === "ProcessExited" ? { exitCode: error.code } : {}),
           stderrTail: yield* connection.stderrTail,
           cause: error
