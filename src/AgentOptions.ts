@@ -411,6 +411,19 @@ export interface Launch {
 }
 
 /**
+ * Checks every option, as both APIs do before anything is spawned: the shape of each field as the official SDK
+ * takes it (`env` values are strings — `undefined` unsets one — without NUL, names without `=`; lists are arrays;
+ * enums, positive integers, MCP server configs, a `settings` JSON string that parses to an object, a `sessionId`
+ * that is a UUID, …) and the rules between fields. A bad option fails with `InvalidOptions { option, reason }`:
+ * `option` names the field, `reason` the path inside it and why. Unknown fields are ignored. (Whether `cwd`
+ * exists is checked by the process transport, also before anything is spawned.)
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const validate: (options: Options) => Effect.Effect<void, InvalidOptions> = internal.validate
+
+/**
  * Validates options and maps them to argv, environment and the `initialize` request, exactly as the official SDK
  * does (see the README's options table).
  *

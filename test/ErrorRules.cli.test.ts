@@ -54,4 +54,14 @@ describe("error rules against the real CLI", () => {
       expect(error).toMatchObject({ status: 401, errorType: "authentication_error", isAuthentication: true })
       expect((error as AgentError.ApiError).reason).toBe("Failed to authenticate. API Error: 401 scripted 401 error")
     }))
+
+  live("the official systemPrompt { type: \"custom\" } reaches the model as the system prompt", () =>
+    Effect.gen(function*() {
+      const { options, server } = yield* realCli()
+      yield* ClaudeAgent.query("SAY hi", options({ systemPrompt: { type: "custom", prompt: "CUSTOM-PROMPT-42" } })).pipe(
+        Stream.runDrain
+      )
+      const requests = yield* server.requests
+      expect(requests.some((r) => r.systemText.includes("CUSTOM-PROMPT-42"))).toBe(true)
+    }))
 })
