@@ -13,39 +13,33 @@ const notFound = new AgentError.SessionNotFound({
   reason: `No conversation found with session ID: ${unknownId}`
 })
 
+/** The first turn of a session resuming `unknownId` on a CLI running `script`: its failure and the messages seen. */
+const firstTurn = (script: (cli: ScriptedCli.ScriptedCli) => Effect.Effect<void, ScriptedCli.ScriptError>) =>
+  Effect.gen(function*() {
+    const seen: Array<string> = []
+    const error = yield* Effect.gen(function*() {
+      const session = yield* ClaudeAgent.session({ resume: unknownId })
+      return yield* Stream.runForEach(session.turn("hi"), (m) => Effect.sync(() => seen.push(m.type)))
+    }).pipe(
+      Effect.flip,
+      Effect.provide(ScriptedCli.layer(script, { responders: { initialize: () => Effect.never } }))
+    )
+    return { error, seen }
+  })
+
 describe("SessionNotFound from the first turn of a resumed session", () => {
-  it.scoped("session({ resume: unknown }): the first turn fails with SessionNotFound", () =>
+  it.scoped("session({ resume: unknown }): the first turn fails with SessionNotFound after the CLI's error result", () =>
     Effect.gen(function*() {
-      const layer = ScriptedCli.layer(unknownSession, { responders: { initialize: () => Effect.never } })
-      const error = yield* Effect.gen(function*() {
-        const session = yield* ClaudeAgent.session({ resume: unknownId })
-        return yield* Stream.runDrain(session.turn("hi"))
-      }).pipe(Effect.flip, Effect.provide(layer))
+      const { error, seen } = yield* firstTurn(unknownSession)
       expect(error).toStrictEqual(notFound)
+      // handed out before the failure, as query does
+      expect(seen).toStrictEqual(["result"])
     }))
 
   it.scoped("also when the CLI reads the prompt before it reports the unknown session", () =>
     Effect.gen(function*() {
-      const layer = ScriptedCli.layer((cli) => Effect.zipRight(cli.expectUser, unknownSession(cli)), {
-        responders: { initialize: () => Effect.never }
-      })
-      const error = yield* Effect.gen(function*() {
-        const session = yield* ClaudeAgent.session({ resume: unknownId })
-        return yield* Stream.runDrain(session.turn("hi"))
-      }).pipe(Effect.flip, Effect.provide(layer))
+      const { error } = yield* firstTurn((cli) => Effect.zipRight(cli.expectUser, unknownSession(cli)))
       expect(error).toStrictEqual(notFound)
-    }))
-
-  it.scoped("the CLI's error result is still handed out before the failure, as query does", () =>
-    Effect.gen(function*() {
-      const layer = ScriptedCli.layer(unknownSession, { responders: { initialize: () => Effect.never } })
-      const seen: Array<string> = []
-      const error = yield* Effect.gen(function*() {
-        const session = yield* ClaudeAgent.session({ resume: unknownId })
-        return yield* Stream.runForEach(session.turn("hi"), (m) => Effect.sync(() => seen.push(m.type)))
-      }).pipe(Effect.flip, Effect.provide(layer))
-      expect(error).toStrictEqual(notFound)
-      expect(seen).toStrictEqual(["result"])
     }))
 })
 
