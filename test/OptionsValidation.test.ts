@@ -215,6 +215,14 @@ describe("options are validated before anything is spawned (Promise API)", () =>
     })
   }
 
+  it("query() without params: no synchronous throw", async () => {
+    let q: promise.Query | undefined
+    expect(() => {
+      q = promise.query(undefined as never)
+    }).not.toThrow()
+    await expect(q!.next()).rejects.toMatchObject({ _tag: "InvalidOptions", option: "prompt" })
+  })
+
   it("startup() rejects with InvalidOptions, and does not throw", async () => {
     const { layer, state } = counting()
     await expect(promise.startup({ options: { permissionMode: "yolo" as "plan", transport: layer } })).rejects
