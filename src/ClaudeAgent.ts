@@ -198,10 +198,11 @@ export interface Session {
    * `{ type: "sdk", instance }`) are connected by the SDK first and routed like those given at start-up. An
    * in-process server of this session (the start-up ones included) that is not in `servers` is disconnected; one
    * already connected under the same name is kept as it is. Reports what the CLI added, removed and could not load.
+   * Configs are checked as `Options.mcpServers` is: a malformed one fails with `InvalidOptions` and nothing is sent.
    */
   readonly setMcpServers: (
     servers: Readonly<Record<string, McpServerConfig>>
-  ) => Effect.Effect<Message.McpSetServersResult, ControlMethodError>
+  ) => Effect.Effect<Message.McpSetServersResult, ControlMethodError | InvalidOptions>
   /** Stops a background task (a `task_notification` with status `stopped` follows). */
   readonly stopTask: (taskId: string) => Effect.Effect<void, ControlMethodError>
   /** Sends any other control request and returns the raw response (escape hatch for newer CLI features). */

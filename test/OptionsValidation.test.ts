@@ -9,6 +9,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { AgentError, AgentOptions, ClaudeAgent, Transport } from "effect-claude-agent"
 import * as promise from "effect-claude-agent/promise"
+import { ScriptedCli } from "effect-claude-agent/testing"
 import { NodeExecutor } from "./support/process.js"
 
 /** Options as a careless caller (plain JavaScript, a cast) may pass them. */
@@ -278,4 +279,18 @@ describe("cwd is checked with the file system before anything is spawned", () =>
     const q = promise.query({ prompt: "x", options: { cwd: "/nonexistent/dir" } })
     await expect(q.next()).rejects.toMatchObject({ _tag: "InvalidOptions", option: "cwd" })
   })
+})
+
+describe("setMcpServers checks its configs as the mcpServers option is checked", () => {
+  it.scoped("a malformed config is InvalidOptions (it was a TypeError)", () =>
+    Effect.gen(function*() {
+      const layer = ScriptedCli.layer((cli) => Effect.zipRight(cli.init(), cli.stall))
+      const error = yield* Effect.gen(function*() {
+        const session = yield* ClaudeAgent.session()
+        yield* session.initializationResult
+        return yield* Effect.flip(session.setMcpServers(raw({ mcpServers: { x: null } }).mcpServers!))
+      }).pipe(Effect.provide(layer))
+      expect(error).toMatchObject({ _tag: "InvalidOptions", option: "mcpServers" })
+      expect((error as AgentError.InvalidOptions).reason).toMatch(/^x: Expected Mcp/)
+    }))
 })

@@ -433,6 +433,19 @@ export const checker = <A, I>(schema: Schema.Schema<A, I>) => {
 
 const checkOptions = checker(OptionsSchema)
 
+const checkMcpServers = checker(Schema.Struct({ mcpServers: McpServers }))
+
+/**
+ * Checks the servers given to `setMcpServers` as the `mcpServers` option is checked.
+ *
+ * @internal
+ */
+export const validateMcpServers = (servers: unknown): Effect.Effect<void, InvalidOptions> =>
+  Effect.suspend(() => {
+    const invalid = checkMcpServers({ mcpServers: servers })
+    return invalid === undefined ? Effect.void : Effect.fail(invalid)
+  })
+
 /**
  * Checks every option before anything is spawned (the one entry point of both APIs).
  *

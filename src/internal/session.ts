@@ -509,10 +509,11 @@ export const make = (
         ),
       toggleMcpServer: (serverName, enabled) => unit("mcp_toggle", { serverName, enabled }),
       setMcpServers: (servers) =>
-        extensions.mcpServers.set(servers, (wire) =>
-          typed(Message.McpSetServersResult, "mcp_set_servers", { servers: wire })).pipe(
-            Effect.withSpan("Session.setMcpServers")
-          ),
+        Effect.zipRight(
+          Opts.validateMcpServers(servers),
+          extensions.mcpServers.set(servers, (wire) =>
+            typed(Message.McpSetServersResult, "mcp_set_servers", { servers: wire }))
+        ).pipe(Effect.withSpan("Session.setMcpServers")),
       stopTask: (taskId) => unit("stop_task", { task_id: taskId }),
       request: (subtype, payload, requestOptions) =>
         request(subtype, payload, requestOptions?.timeout !== undefined ? { timeout: requestOptions.timeout } : {})
