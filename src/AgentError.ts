@@ -110,10 +110,17 @@ export class ProcessExited extends Schema.TaggedError<ProcessExited>("effect-cla
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
+  /**
+   * How the process ended, without the stderr tail (e.g. "Claude Code process exited with code 1").
+   *
+   * @since 0.1.0
+   */
+  get summary(): string {
+    return `Claude Code process ${this.signal !== null ? `was killed by ${this.signal}` : `exited with code ${this.code}`}`
+  }
   /** @since 0.1.0 */
   override get message(): string {
-    const how = this.signal !== null ? `was killed by ${this.signal}` : `exited with code ${this.code}`
-    return `Claude Code process ${how}${tail(this.stderrTail)}`
+    return `${this.summary}${tail(this.stderrTail)}`
   }
 }
 
@@ -393,6 +400,8 @@ export class ProtocolViolation extends Schema.TaggedError<ProtocolViolation>("ef
   }
 }
 
+const AUTHENTICATION_ERROR = "authentication_error"
+
 const apiErrorFields = {
   /** The HTTP status of the last attempt (`429`, `529`, …), `null` when the request never got one. */
   status: Schema.NullOr(Schema.Number),
@@ -451,8 +460,21 @@ export class Overloaded extends Schema.TaggedError<Overloaded>("effect-claude-ag
 export class ApiError extends Schema.TaggedError<ApiError>("effect-claude-agent/ApiError")("ApiError", apiErrorFields) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
+  /**
+   * `true` when the CLI could not authenticate: no credentials ("Not logged in", `status: null`) or a key the API
+   * refused (401). `errorType` is then `"authentication_error"`.
+   *
+   * @since 0.1.0
+   */
+  get isAuthentication(): boolean {
+    return this.errorType === AUTHENTICATION_ERROR || this.status === 401
+  }
   /** @since 0.1.0 */
   override get message(): string {
+    if (this.isAuthentication) {
+      return `Authentication failed (${this.status ?? "no status"}): ${this.reason} — set ANTHROPIC_API_KEY or log ` +
+        `the CLI in (claude /login)`
+    }
     return `Anthropic API error (${this.status ?? "no status"}${this.errorType ? `, ${this.errorType}` : ""}): ${this.reason}`
   }
 }
@@ -470,15 +492,22 @@ export type ApiFailure = RateLimited | Overloaded | ApiError
  * `api_error_status`): `RateLimited` for 429s, `Overloaded` for 529s, else `ApiError`. `undefined` for any other
  * result, including a turn that failed for another reason (turns or budget used up, interrupted).
  *
+ * An authentication failure is an `ApiError` with `errorType: "authentication_error"`: a 401, or a CLI without
+ * credentials ("Not logged in", no request sent, no status). The CLI marks the latter only on the synthetic
+ * assistant message before the result (`error: "authentication_failed"`): pass that message's `error` as
+ * `assistantError` (`ClaudeAgent.failOnApiError` does).
+ *
  * @since 0.1.0
  * @category constructors
  */
-export const fromResult = (result: ResultMessage): ApiFailure | undefined => {
+export const fromResult = (result: ResultMessage, assistantError?: string | undefined): ApiFailure | undefined => {
   const status = typeof result.api_error_status === "number" ? result.api_error_status : null
   if (result.terminal_reason !== "api_error" && !(result.is_error && status !== null)) return undefined
-  const errorType = Predicate.hasProperty(result, "api_error_type") && typeof result.api_error_type === "string"
+  const reported = Predicate.hasProperty(result, "api_error_type") && typeof result.api_error_type === "string"
     ? result.api_error_type
     : undefined
+  const errorType = reported ??
+    (status === 401 || assistantError === "authentication_failed" ? AUTHENTICATION_ERROR : undefined)
   const fields = {
     status,
     ...(errorType !== undefined ? { errorType } : {}),

@@ -64,7 +64,8 @@ export type ThinkingConfig =
  *   adds only its minimal SDK framing, so the agent does what *you* prompt;
  * - a string (or several strings, joined by the CLI): your own system prompt;
  * - `{ type: "preset", preset: "claude_code", append? }`: Claude Code's own full system prompt (tools guidance,
- *   coding conventions…), optionally with your text appended.
+ *   coding conventions…), optionally with your text appended;
+ * - `{ type: "custom", prompt }`: the official SDK's spelling of your own system prompt (as a string or strings).
  *
  * @since 0.1.0
  * @category models
@@ -77,6 +78,12 @@ export type SystemPrompt =
     readonly preset: "claude_code"
     readonly append?: string | undefined
     readonly excludeDynamicSections?: boolean | undefined
+    readonly snapshot?: boolean | undefined
+  }
+  | {
+    readonly type: "custom"
+    readonly prompt: string | ReadonlyArray<string>
+    readonly snapshot?: boolean | undefined
   }
 
 /**
@@ -434,6 +441,19 @@ export interface Launch {
   /** The `initialize` request body (without `subtype`). */
   readonly initialize: Readonly<Record<string, unknown>>
 }
+
+/**
+ * Checks every option, as both APIs do before anything is spawned: the shape of each field as the official SDK
+ * takes it (`env` values are strings — `undefined` unsets one — without NUL, names without `=`; lists are arrays;
+ * enums, positive integers, MCP server configs, a `settings` JSON string that parses to an object, a `sessionId`
+ * that is a UUID, …) and the rules between fields. A bad option fails with `InvalidOptions { option, reason }`:
+ * `option` names the field, `reason` the path inside it and why. Unknown fields are ignored. (Whether `cwd`
+ * exists is checked by the process transport, also before anything is spawned.)
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const validate: (options: Options) => Effect.Effect<void, InvalidOptions> = internal.validate
 
 /**
  * Validates options and maps them to argv, environment and the `initialize` request, exactly as the official SDK

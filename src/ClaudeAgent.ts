@@ -198,10 +198,11 @@ export interface Session {
    * `{ type: "sdk", instance }`) are connected by the SDK first and routed like those given at start-up. An
    * in-process server of this session (the start-up ones included) that is not in `servers` is disconnected; one
    * already connected under the same name is kept as it is. Reports what the CLI added, removed and could not load.
+   * Configs are checked as `Options.mcpServers` is: a malformed one fails with `InvalidOptions` and nothing is sent.
    */
   readonly setMcpServers: (
     servers: Readonly<Record<string, McpServerConfig>>
-  ) => Effect.Effect<Message.McpSetServersResult, ControlMethodError>
+  ) => Effect.Effect<Message.McpSetServersResult, ControlMethodError | InvalidOptions>
   /** Stops a background task (a `task_notification` with status `stopped` follows). */
   readonly stopTask: (taskId: string) => Effect.Effect<void, ControlMethodError>
   /** Sends any other control request and returns the raw response (escape hatch for newer CLI features). */
@@ -302,7 +303,9 @@ export const queryWithOrigin: <E = never, R = never>(
  * message in the stream). Without it, such a turn ends like the official SDK's: a `result` with `is_error: true`.
  *
  * Retrying is then a policy of yours, e.g. `Effect.retry({ schedule, while: (e) => e._tag === "Overloaded" })`
- * around a query whose turn had no side effects yet.
+ * around a query whose turn had no side effects yet. A CLI without credentials ("Not logged in") or with a key the
+ * API refused (401) fails with an `ApiError` whose `isAuthentication` is `true` (`errorType: "authentication_error"`)
+ * and whose message says so, with the CLI's own text.
  *
  * @since 0.1.0
  * @category combinators
@@ -310,9 +313,15 @@ export const queryWithOrigin: <E = never, R = never>(
 export const failOnApiError = <E, R>(
   self: Stream.Stream<Message.SdkMessage, E, R>
 ): Stream.Stream<Message.SdkMessage, E | ApiFailure, R> =>
-  Stream.flatMap(self, (message) => {
-    const failure = message.type === "result" ? fromResult(message) : undefined
-    return failure === undefined
-      ? Stream.succeed(message)
-      : Stream.concat(Stream.succeed(message), Stream.fail(failure))
+  Stream.suspend(() => {
+    // the kind of the API error the turn's synthetic assistant message reported (e.g. "authentication_failed")
+    let assistantError: string | undefined
+    return Stream.flatMap(self, (message) => {
+      if (message.type === "assistant") assistantError = message.error
+      const failure = message.type === "result" ? fromResult(message, assistantError) : undefined
+      if (message.type === "result") assistantError = undefined
+      return failure === undefined
+        ? Stream.succeed(message)
+        : Stream.concat(Stream.succeed(message), Stream.fail(failure))
+    })
   })

@@ -12,6 +12,7 @@
  * @since 0.1.0
  */
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"
+import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
@@ -19,7 +20,14 @@ import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
-import type { CliNotFound, InputClosed, ProcessExited, SpawnFailed, VersionIncompatible } from "./AgentError.js"
+import type {
+  CliNotFound,
+  InputClosed,
+  InvalidOptions,
+  ProcessExited,
+  SpawnFailed,
+  VersionIncompatible
+} from "./AgentError.js"
 import * as memory from "./internal/memoryTransport.js"
 import * as proc from "./internal/processTransport.js"
 import * as version from "./internal/version.js"
@@ -114,7 +122,10 @@ export interface Connection {
    * Single consumer: run it once.
    */
   readonly messages: Stream.Stream<Message.Frame, ProcessExited>
-  /** Writes one frame to stdin. Fails at once with `ProcessExited` after the process exited. */
+  /**
+   * Writes one frame to stdin. Fails at once with `InputClosed` after `endInput` (also when the process exited since),
+   * else with `ProcessExited` after the process exited.
+   */
   readonly send: (message: Message.StdinMessage) => Effect.Effect<void, ProcessExited | InputClosed>
   /** Closes stdin after everything already sent was written. Idempotent. */
   readonly endInput: Effect.Effect<void>
@@ -140,10 +151,13 @@ export interface Connection {
  * @category tags
  */
 export class Transport extends Context.Tag("effect-claude-agent/Transport")<Transport, {
-  /** Starts a CLI process for `spec`; closing the scope ends it (stdin EOF, then SIGTERM after `closeGraceMillis`). */
+  /**
+   * Starts a CLI process for `spec`; closing the scope ends it (stdin EOF, then SIGTERM after `closeGraceMillis`).
+   * Fails with `InvalidOptions` (option `cwd`) before anything is spawned when `cwd` is not an existing directory.
+   */
   readonly open: (
     spec: LaunchSpec
-  ) => Effect.Effect<Connection, CliNotFound | SpawnFailed | VersionIncompatible, Scope.Scope>
+  ) => Effect.Effect<Connection, CliNotFound | SpawnFailed | VersionIncompatible | InvalidOptions, Scope.Scope>
 }>() {}
 
 /**
@@ -171,7 +185,11 @@ export const BASE_ARGS: ReadonlyArray<string> = proc.BASE_ARGS
  * @since 0.1.0
  * @category layers
  */
-export const layerProcess: Layer.Layer<Transport, never, CommandExecutor.CommandExecutor> = Layer.effect(
+export const layerProcess: Layer.Layer<
+  Transport,
+  never,
+  CommandExecutor.CommandExecutor | FileSystem.FileSystem
+> = Layer.effect(
   Transport,
   proc.make
 )

@@ -118,6 +118,8 @@ export const make = (
     let frames = 0
     // why the protocol ended, made when first needed (on a clean exit no one asks, and a tagged error is not free)
     let terminated: (() => ProcessExited | InputClosed) | undefined
+    // the caller ended stdin: later requests fail with `InputClosed`, even once the CLI has exited
+    let inputEnded = false
 
     const out = yield* Mailbox.make<Message.SdkMessage, ProcessExited>(options.bufferSize ?? DEFAULT_BUFFER)
     const inbound = yield* FiberMap.make<string>()
@@ -376,7 +378,10 @@ export const make = (
       requestOptions?: RequestOptions
     ): Effect.Effect<Effect.Effect<unknown, RequestError>, RequestError> =>
       Effect.suspend(() => {
-        if (terminated !== undefined) return Effect.fail(terminated())
+        if (terminated !== undefined) {
+          // the caller's own end of input wins over the exit that may have followed it
+          return Effect.fail(inputEnded ? new InputClosed({ reason: "endInput" }) : terminated())
+        }
         const requestId = `req_${++counter}_${prefix}`
         const timeout = requestOptions?.timeout === undefined
           ? defaultTimeout
@@ -500,7 +505,10 @@ export const make = (
           const error = terminated?.()
           return error?._tag === "InputClosed" ? Effect.fail(error) : connection.send(message)
         }),
-      endInput: connection.endInput,
+      endInput: Effect.suspend(() => {
+        inputEnded = true
+        return connection.endInput
+      }),
       messages,
       takeMessages: takeAll,
       endMessages: Effect.asVoid(out.end),

@@ -4,7 +4,7 @@
  * Variables the SDK removes from the CLI's environment, wherever they come from (the parent's environment, `env`
  * in either mode, a spread of `process.env`), unless `keepEnv` names them. @internal
  */
-export const STRIPPED_ENV: ReadonlyArray<string> = ["CLAUDECODE", "NODE_OPTIONS"]
+export const STRIPPED_ENV = ["CLAUDECODE", "NODE_OPTIONS"] as const
 
 /** Variables the SDK sets unless the caller sets them explicitly. @internal */
 export const SDK_ENV: Readonly<Record<string, string>> = {

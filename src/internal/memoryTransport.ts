@@ -56,8 +56,9 @@ export const makeConnection = (
       command: ["memory", ...BASE_ARGS, ...spec.args],
       messages: Mailbox.toStream(stdout),
       send: sendFrom((message) => {
-        if (status !== undefined) return processExited(status)
+        // the caller's own end of input wins over an exit that may have followed it
         if (ended) return new InputClosed({ reason: "endInput" })
+        if (status !== undefined) return processExited(status)
         // a copy through JSON, as a real pipe would make
         const copy = JSON.parse(JSON.stringify(message)) as Message.StdinMessage
         sent.push(copy)

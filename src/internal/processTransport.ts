@@ -1,6 +1,7 @@
 /** @internal */
 import * as Command from "@effect/platform/Command"
 import * as CommandExecutor from "@effect/platform/CommandExecutor"
+import * as FileSystem from "@effect/platform/FileSystem"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -9,7 +10,14 @@ import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { type CliNotFound, InputClosed, ProcessExited, SpawnFailed, type VersionIncompatible } from "../AgentError.js"
+import {
+  type CliNotFound,
+  InputClosed,
+  InvalidOptions,
+  ProcessExited,
+  SpawnFailed,
+  type VersionIncompatible
+} from "../AgentError.js"
 import type * as Message from "../Message.js"
 import type { Connection, ExitStatus, LaunchSpec } from "../Transport.js"
 import { removeStaleDirs } from "./argv.js"
@@ -142,11 +150,31 @@ export const make = Effect.gen(function*() {
   // private argument files left by hosts of this user that died without their finalizers: removed at the first open
   const removeStale = yield* Effect.once(Effect.asVoid(removeStaleDirs()))
   const scans = Reaper.makeScans()
+  const fs = yield* FileSystem.FileSystem
+
+  /** A working directory that does not exist is the caller's mistake, told before anything is spawned. */
+  const checkCwd = (cwd: string): Effect.Effect<void, InvalidOptions> =>
+    fs.stat(cwd).pipe(
+      Effect.mapError((error) =>
+        new InvalidOptions({
+          option: "cwd",
+          reason: error._tag === "SystemError" && error.reason === "NotFound"
+            ? `${cwd} does not exist`
+            : `${cwd} cannot be used: ${error.message}`
+        })
+      ),
+      Effect.flatMap((info) =>
+        info.type === "Directory"
+          ? Effect.void
+          : Effect.fail(new InvalidOptions({ option: "cwd", reason: `${cwd} is not a directory` }))
+      )
+    )
 
   const open = (
     spec: LaunchSpec
-  ): Effect.Effect<Connection, CliNotFound | SpawnFailed | VersionIncompatible, Scope.Scope> =>
+  ): Effect.Effect<Connection, CliNotFound | SpawnFailed | VersionIncompatible | InvalidOptions, Scope.Scope> =>
     Effect.gen(function*() {
+      if (spec.cwd !== undefined) yield* checkCwd(spec.cwd)
       yield* removeStale
       const base = commandEnv({ parent: process.env, env: spec.env, mode: spec.envMode, keep: spec.keepEnv })
       // every process the CLI starts inherits the marker, which finds it at close wherever it went
@@ -326,8 +354,9 @@ export const make = Effect.gen(function*() {
         command: [cli.command, ...args],
         messages,
         send: sendFrom((message) => {
-          if (status !== undefined) return processExited(status)
+          // the caller's own end of input wins over an exit that may have followed it
           if (inputEnded) return new InputClosed({ reason: "endInput" })
+          if (status !== undefined) return processExited(status)
           input.unsafeOffer(Buffer.from(JSON.stringify(message) + "\n", "utf8"))
           return undefined
         }),

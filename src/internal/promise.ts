@@ -7,6 +7,8 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { InputClosed, InvalidOptions } from "../AgentError.js"
@@ -19,6 +21,7 @@ import * as Permissions from "../Permissions.js"
 import type * as Transport from "../Transport.js"
 import type { CanUseTool, HookCallbackMatcher, OnElicitation, Options, Query, WarmQuery } from "../promise.js"
 import * as HooksInternal from "./hooks.js"
+import * as Opts from "./options.js"
 import * as PermissionsInternal from "./permissions.js"
 import * as PromiseLogger from "./promiseLogger.js"
 import * as PromptSource from "./promptSource.js"
@@ -114,9 +117,6 @@ const unsupportedOptions: Readonly<Record<string, (value: unknown) => string | u
     "mirroring transcripts to an external store is not supported; the CLI writes transcripts to disk (read them " +
     "with the SessionStore module of effect-claude-agent)",
   sessionStoreFlush: () => "only applies to sessionStore, which is not supported",
-  permissionTimeoutMs: notMillis,
-  logger: PromiseLogger.notLogFunction,
-  logLevel: PromiseLogger.notLogLevel,
   loadTimeoutMs: () => "only applies to sessionStore, which is not supported",
   onUserDialog: () => "rendering the CLI's dialogs (request_user_dialog) is not supported",
   supportedDialogKinds: () => "only applies to onUserDialog, which is not supported",
@@ -134,7 +134,7 @@ const unsupportedOptions: Readonly<Record<string, (value: unknown) => string | u
 }
 
 /** The first official option passed that this SDK does not implement, as an `InvalidOptions`. @internal */
-export const unsupportedOption = (options: Options): InvalidOptions | undefined => {
+export const unsupportedOption = (options: object): InvalidOptions | undefined => {
   const given: { readonly [option: string]: unknown } = { ...options }
   for (const [option, check] of Object.entries(unsupportedOptions)) {
     const value = given[option]
@@ -144,6 +144,50 @@ export const unsupportedOption = (options: Options): InvalidOptions | undefined 
   }
   return undefined
 }
+
+const isFunction = (u: unknown): u is (...args: ReadonlyArray<never>) => unknown => typeof u === "function"
+const fn = Schema.declare(isFunction, { identifier: "function" })
+
+/** The options schema of both APIs, with the fields only the Promise API has. */
+const PromiseOptionsSchema = Schema.Struct({
+  ...Opts.optionFields,
+  abortController: Schema.optional(Schema.declare(
+    (u: unknown): u is AbortController =>
+      Predicate.hasProperty(u, "signal") && Predicate.hasProperty(u.signal, "aborted") &&
+      typeof u.signal.aborted === "boolean" && Predicate.hasProperty(u.signal, "addEventListener") &&
+      isFunction(u.signal.addEventListener) && Predicate.hasProperty(u.signal, "removeEventListener") &&
+      isFunction(u.signal.removeEventListener),
+    { identifier: "AbortController" }
+  )),
+  canUseTool: Schema.optional(fn),
+  permissionTimeoutMs: Schema.optional(Schema.Number.pipe(Schema.filter(notMillis))),
+  hooks: Schema.optional(Schema.Record({
+    key: Schema.String,
+    value: Schema.Array(Schema.Struct({
+      matcher: Schema.optional(Schema.String),
+      hooks: Schema.Array(fn),
+      timeout: Schema.optional(Schema.Number.pipe(
+        Schema.filter((n) => (Number.isFinite(n) && n > 0) || `must be a positive number of seconds, got ${n}`)
+      )),
+      onFailure: Schema.optional(Schema.Literal("continue", "block"))
+    }).annotations({ identifier: "HookCallbackMatcher" }))
+  })),
+  transport: Schema.optional(Schema.declare(Layer.isLayer, { identifier: "Layer" })),
+  logger: Schema.optional(fn),
+  logLevel: Schema.optional(Schema.Literal(...PromiseLogger.minimumLevels))
+}).pipe(Schema.filter(Opts.combinations))
+
+const checkPromiseOptions = Opts.checker(PromiseOptionsSchema)
+
+/**
+ * Why the options cannot be used, if they cannot: an official option this SDK does not implement, or an option that
+ * fails the options schema.
+ *
+ * @internal
+ */
+export const invalidOptions = (options: unknown): InvalidOptions | undefined =>
+  (typeof options === "object" && options !== null ? unsupportedOption(options) : undefined) ??
+    checkPromiseOptions(options)
 
 /**
  * The official callback as an `onElicitation` Effect: a throw or a rejection fails (the session then answers
@@ -209,7 +253,7 @@ const promptError = (prompt: unknown) =>
 export const query = (params: {
   readonly prompt: PromptInput
   readonly options?: Options | undefined
-}): Query => begin(false, params.prompt, params.options ?? {}).query
+} | undefined): Query => begin(false, params?.prompt, params?.options ?? {}).query
 
 /** @internal */
 export const startup = (params: {
@@ -268,8 +312,11 @@ export const startup = (params: {
 const begin = (
   warm: boolean,
   promptNow: unknown,
-  options: Options
+  given: Options
 ): { readonly query: Query; readonly warm: Warm } => {
+  // options that fail the check are not read at all: the query fails with why, through the iterator and the methods
+  const invalid = invalidOptions(given)
+  const options: Options = invalid === undefined ? given : {}
   // a transport of the caller's own is built for this query alone (it may hold state); the default one is shared
   const runtime: ManagedRuntime.ManagedRuntime<Transport.Transport, never> = options.transport === undefined
     ? nodeRuntime()
@@ -289,6 +336,8 @@ const begin = (
   let aborted = abort?.signal.aborted === true
   let closing: Promise<void> | undefined
   let done = false
+  // why the query ended when it failed (the CLI died, a timeout…): later method calls reject with it, not InputClosed
+  let failedWith: unknown
 
   // the caller's iterable is read so that giving the query up never waits for it (see promptSource.ts)
   const asPrompt = (prompt: PromptInput): string | Stream.Stream<Message.UserMessage, InvalidOptions> =>
@@ -358,8 +407,7 @@ const begin = (
   // one scope for the whole query: the session (process) and its message pull live in it
   const started = runtime.runPromiseExit(logged(withExtensions(
     Effect.gen(function*() {
-      const unsupported = unsupportedOption(options)
-      if (unsupported !== undefined) return yield* Effect.fail(unsupported)
+      if (invalid !== undefined) return yield* Effect.fail(invalid)
       if (!warm && !isPrompt(promptNow)) return yield* Effect.fail(promptError(promptNow))
       const scope = yield* Scope.make()
       return yield* Effect.gen(function*() {
@@ -439,7 +487,7 @@ const begin = (
   const run = async <A>(f: (s: session.SessionInternal) => Effect.Effect<A, unknown>): Promise<A> => {
     const { internal } = await handles()
     if (aborted) throw new AbortError()
-    if (closing !== undefined) throw new InputClosed({ reason: "closed" })
+    if (closing !== undefined) throw failedWith ?? new InputClosed({ reason: "closed" })
     const exit = await runtime.runPromiseExit(logged(f(internal)))
     if (Exit.isFailure(exit)) throw squash(exit.cause, aborted)
     return exit.value
@@ -490,6 +538,7 @@ const begin = (
           : squash(exit.cause, aborted)
       }
     } catch (error) {
+      if (closing === undefined) failedWith = error
       await close()
       throw aborted ? new AbortError() : error
     }

@@ -44,18 +44,8 @@ const levelOf = (level: LogLevel.LogLevel): Level =>
     ? "error"
     : "fatal"
 
-/** The `logLevel` values, for validation and messages. @internal */
+/** The `logLevel` values (the options schema checks against them). @internal */
 export const minimumLevels: ReadonlyArray<MinimumLevel> = Object.keys(levels) as Array<MinimumLevel>
-
-/** Why `value` is not a `logLevel`, if it is not. @internal */
-export const notLogLevel = (value: unknown): string | undefined =>
-  typeof value === "string" && Object.hasOwn(levels, value)
-    ? undefined
-    : `${JSON.stringify(value) ?? String(value)} is not one of ${minimumLevels.map((l) => `"${l}"`).join(", ")}`
-
-/** Why `value` is not a `logger`, if it is not. @internal */
-export const notLogFunction = (value: unknown): string | undefined =>
-  typeof value === "function" ? undefined : `a ${value === null ? "null" : typeof value} is not a function`
 
 const part = (value: unknown): string =>
   typeof value === "string"

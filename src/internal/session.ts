@@ -109,6 +109,7 @@ export const make = (
   internals: { readonly permissionStore?: InternalStore } = {}
 ): Effect.Effect<SessionInternal, SessionError, Transport | Scope.Scope> =>
   Effect.gen(function*() {
+    yield* Opts.validate(requested)
     const { options, origin } = resolveOrigin(requested)
     const startupLimit = yield* decodeTimeout("initializeTimeout", options.initializeTimeout, DEFAULT_STARTUP_TIMEOUT)
     const controlLimit = yield* decodeTimeout("controlRequestTimeout", options.controlRequestTimeout, Duration.seconds(60))
@@ -119,7 +120,7 @@ export const make = (
       DEFAULT_FIRST_MESSAGE_TIMEOUT
     )
     const extensions = yield* collectExtensions(options, internals.permissionStore)
-    const launch = yield* Opts.toLaunch(options, extensions)
+    const launch = yield* Opts.launchOf(options, extensions)
     const transport = yield* Transport
     const args = yield* protectArgs(launch.args)
     const clock = yield* Effect.clock
@@ -171,7 +172,8 @@ export const make = (
       // the CLI died before it answered initialize: that is a start-up failure, whoever sees it first
       return initializeAnswered ? error : new StartupFailed({
         phase: protocol.framesReceived() > 0 ? "initializeAck" : "firstLine",
-        reason: error.message,
+        // the tail is a field of its own: the message adds it once
+        reason: error.summary,
         exitCode: error.code,
         stderrTail: error.stderrTail,
         cause: error
@@ -304,7 +306,11 @@ export const make = (
         if (refined._tag === "SessionNotFound") return yield* Effect.fail(refined)
         const failure = new StartupFailed({
           phase: protocol.framesReceived() > 0 ? "initializeAck" : "firstLine",
-          reason: error._tag === "ControlTimeout" ? `no answer to initialize within ${startupMillis} ms` : error.message,
+          reason: error._tag === "ControlTimeout"
+            ? `no answer to initialize within ${startupMillis} ms`
+            : error._tag === "ProcessExited"
+            ? error.summary
+            : error.message,
           ...(error._tag === "ProcessExited" ? { exitCode: error.code } : {}),
           stderrTail: yield* connection.stderrTail,
           cause: error
@@ -429,6 +435,13 @@ export const make = (
       Stream.concat(whenStopped)
     )
 
+    // a turn ends with its result; the result of a resume the CLI could not find fails the turn after it is handed
+    // out (as `query` does), rather than ending it normally
+    const turnMessages = messages.pipe(
+      Stream.takeUntil(Message.isResultMessage),
+      Stream.concat(Stream.suspend(() => (notFound !== undefined ? Stream.fail(notFound) : Stream.empty)))
+    )
+
     const send = (prompt: Prompt) =>
       Effect.zipRight(
         protocol.send(Opts.userMessage(options, prompt)),
@@ -450,9 +463,13 @@ export const make = (
       send: (prompt) => send(prompt).pipe(Effect.withSpan("Session.send")),
       messages,
       turn: (prompt) =>
-        Stream.unwrap(Effect.as(send(prompt), messages.pipe(Stream.takeUntil(Message.isResultMessage)))).pipe(
-          Stream.withSpan("Session.turn")
-        ),
+        Stream.unwrap(send(prompt).pipe(
+          Effect.as(turnMessages),
+          // the CLI was gone before the prompt could be written (e.g. a resume it could not find): what it wrote
+          // before it exited says why, else the exit does
+          Effect.catchTag("ProcessExited", (error) =>
+            Effect.succeed(Stream.concat(turnMessages, Stream.fromEffect(Effect.flip(refineExited(error))))))
+        )).pipe(Stream.withSpan("Session.turn")),
       interrupt: Effect.flatMap(
         request("interrupt", {}, { timeout: interruptTimeout }).pipe(
           Effect.catchTag("ControlTimeout", (e) => Effect.fail(new InterruptTimeout({ timeoutMillis: e.timeoutMillis })))
@@ -497,10 +514,11 @@ export const make = (
         ),
       toggleMcpServer: (serverName, enabled) => unit("mcp_toggle", { serverName, enabled }),
       setMcpServers: (servers) =>
-        extensions.mcpServers.set(servers, (wire) =>
-          typed(Message.McpSetServersResult, "mcp_set_servers", { servers: wire })).pipe(
-            Effect.withSpan("Session.setMcpServers")
-          ),
+        Effect.zipRight(
+          Opts.validateMcpServers(servers),
+          extensions.mcpServers.set(servers, (wire) =>
+            typed(Message.McpSetServersResult, "mcp_set_servers", { servers: wire }))
+        ).pipe(Effect.withSpan("Session.setMcpServers")),
       stopTask: (taskId) => unit("stop_task", { task_id: taskId }),
       request: (subtype, payload, requestOptions) =>
         request(subtype, payload, requestOptions?.timeout !== undefined ? { timeout: requestOptions.timeout } : {})

@@ -4,7 +4,7 @@ import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
 
 /** Real processes: the CommandExecutor the process Transport needs. */
-export const NodeExecutor = NodeCommandExecutor.layer.pipe(Layer.provide(NodeFileSystem.layer))
+export const NodeExecutor = NodeCommandExecutor.layer.pipe(Layer.provideMerge(NodeFileSystem.layer))
 
 /** `true` when the process exists and is not a zombie. */
 export const isAlive = (pid: number): boolean => {
