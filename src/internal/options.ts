@@ -11,7 +11,7 @@ import * as Schema from "effect/Schema"
 import { InvalidOptions, type ProcessExited } from "../AgentError.js"
 import type { Extensions, Launch, McpServerConfig, Options } from "../AgentOptions.js"
 import * as Message from "../Message.js"
-import { isInlineJson } from "./argv.js"
+import { isInlineJson, isRecord } from "./argv.js"
 import { STRIPPED_ENV } from "./env.js"
 
 const invalid = (option: string, reason: string) => Effect.fail(new InvalidOptions({ option, reason }))
@@ -210,7 +210,7 @@ const SettingsString = Schema.String.pipe(
   Schema.filter((s) => {
     if (!isInlineJson(s)) return s.length > 0 || "must be a settings file's path or a JSON object"
     try {
-      const parsed: unknown = JSON.parse(s)
+      const parsed: unknown = JSON.parse(s.trim())
       return (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) || "is not a JSON object"
     } catch (error) {
       return `is not valid JSON (${error instanceof Error ? error.message : String(error)})`
@@ -501,10 +501,10 @@ export const launchOf = (options: Options, extensions: Extensions = {}): Effect.
     }
     // a settings string the CLI would read as JSON goes into a private file like an object (the schema checked that
     // it parses to an object)
-    const settingsObject: Readonly<Record<string, unknown>> | undefined =
-      typeof options.settings === "string"
-        ? isInlineJson(options.settings) ? parseJson(options.settings) as Readonly<Record<string, unknown>> : undefined
-        : options.settings
+    const parsedSettings = typeof options.settings === "string" && isInlineJson(options.settings)
+      ? parseJson(options.settings)
+      : options.settings
+    const settingsObject = isRecord(parsedSettings) ? parsedSettings : undefined
 
     // --- argv ----------------------------------------------------------------------------------------------------
     if (options.effort !== undefined) args.push(flag("effort", options.effort))
