@@ -202,4 +202,9 @@ describe("red team: path rules", () => {
       fs.rmSync(dir, { recursive: true, force: true })
     }
   })
+
+  it("a deny rule on `~/…` matches a file_path written with `~/` (the CLI expands it to the home directory)", async () => {
+    const guarded = { deny: ["Write(~/.ssh/**)"], allow: ["Write"] }
+    expect(await decide(guarded, "Write", { file_path: "~/.ssh/authorized_keys", content: "x" })).toBe("deny")
+  })
 })
