@@ -238,7 +238,9 @@ describe("Bash allow rules on parsed words", () => {
     expect(await bash(spec, "npm $'test'")).toBe("fallback")
     // a line continuation joins words in bash: `npm test\<newline>x` runs the script "testx"
     expect(await bash(spec, "npm test\\\nx")).toBe("fallback")
-    expect(await bash(spec, "npm test \\\n  --watch")).toBe("allow")
+    // … and any line continuation falls back: the parser and bash do not always agree where one joins (a redirection
+    // target, a heredoc delimiter line, `\<CR><LF>`), so allow rules never judge a command that has one
+    expect(await bash(spec, "npm test \\\n  --watch")).toBe("fallback")
   })
 
   it("exact rules and wildcards compare the parsed words", async () => {
