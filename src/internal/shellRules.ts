@@ -503,7 +503,7 @@ const MAX_RUN = 64
 
 /** Crude tokens of a command that does not parse: each run of tokens is a candidate command for deny rules. */
 const tokenCommands = (source: string): Array<SimpleCommand> => {
-  const tokens = source.split(/[\s;&|()<>`$'"{}\\]+/).filter((t) => t.length > 0).map((t) => word(undefined, t))
+  const tokens = source.split(/[\s;&|()<>`$'"{},\\]+/).filter((t) => t.length > 0).map((t) => word(undefined, t))
   return tokens.map((_, i) => ({ words: tokens.slice(i, i + MAX_RUN), assignments: 0, writes: [] }))
 }
 
@@ -543,17 +543,28 @@ export const analyze = (parser: Parser, source: string, depth = 0): Analysis => 
  * reads CR, VT, FF, … as word characters, the parser as blanks) and no backslash-newline line continuation (bash
  * joins words, redirection targets and heredoc delimiter lines with it, the parser does not always).
  */
-const agrees = (source: string): boolean => !/[\x00-\x08\x0b-\x1f\x7f]|\\\r?\n/.test(source)
+const agrees = (source: string): boolean =>
+  !/[\x00-\x08\x0b-\x1f\x7f]|\\\r?\n/.test(source) && !ODD_HEREDOC.test(source)
+
+/**
+ * A heredoc operator whose delimiter is not a plain word (optionally quoted whole): bash ends the heredoc at the
+ * quote-removed word, tree-sitter-bash at the word as written.
+ */
+const ODD_HEREDOC = /(?<!<)<<-?[ \t]*(?!<)(?!(?:[A-Za-z0-9_]+|'[A-Za-z0-9_]+'|"[A-Za-z0-9_]+")(?![^\s;&|<>()]))/
 
 const DIRECTORY_CHANGES = new Set(["cd", "pushd", "popd"])
 
-/** Whether a command changes the directory before a later redirection writes: the target is then not where it looks. */
-const changesDirectoryBeforeWrite = (commands: ReadonlyArray<SimpleCommand>): boolean => {
-  const first = commands.findIndex((c) =>
-    c.words.slice(c.assignments).some((w, i, ws) => DIRECTORY_CHANGES.has(basename(w.loose)) && (i === 0 || WRAPPERS.has(basename(ws[0]!.loose))))
+/**
+ * Whether a command changes the directory and writes with a redirection: the target may then not be where it looks.
+ * Order is not considered (a redirection around a list comes before the list in the tree), which errs on caution.
+ */
+const changesDirectoryBeforeWrite = (commands: ReadonlyArray<SimpleCommand>): boolean =>
+  commands.some((c) => c.writes.length > 0) &&
+  commands.some((c) =>
+    c.words.slice(c.assignments).some((w, i, ws) =>
+      DIRECTORY_CHANGES.has(basename(w.loose)) && (i === 0 || WRAPPERS.has(basename(ws[0]!.loose)))
+    )
   )
-  return first !== -1 && commands.slice(first).some((c) => c.writes.length > 0)
-}
 
 const analyzeTree = (parser: Parser, source: string, depth: number): Analysis => {
   // the model writes the command: a parse that takes too long (pathological error recovery) is abandoned
