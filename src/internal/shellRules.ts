@@ -539,12 +539,13 @@ export const analyze = (parser: Parser, source: string, depth = 0): Analysis => 
 }
 
 /**
- * Whether tree-sitter-bash and bash provably read a command alike: no control character but tab and newline (bash
- * reads CR, VT, FF, … as word characters, the parser as blanks) and no backslash-newline line continuation (bash
- * joins words, redirection targets and heredoc delimiter lines with it, the parser does not always).
+ * Whether tree-sitter-bash and bash provably read a command alike: no control character and no blank but space, tab
+ * and newline (bash reads CR, VT, FF, NBSP, … as word characters, the parser as blanks), no backslash-newline line
+ * continuation (bash joins words, redirection targets and heredoc delimiter lines with it, the parser not always),
+ * and no heredoc delimiter but a plain word.
  */
 const agrees = (source: string): boolean =>
-  !/[\x00-\x08\x0b-\x1f\x7f]|\\\r?\n/.test(source) && !ODD_HEREDOC.test(source)
+  !/[\x00-\x08\x0b-\x1f\x7f-\x9f]|[^\S \t\n]|\\\r?\n/.test(source) && !ODD_HEREDOC.test(source)
 
 /**
  * A heredoc operator whose delimiter is not a plain word (optionally quoted whole): bash ends the heredoc at the
