@@ -243,6 +243,15 @@ describe("Bash allow rules on parsed words", () => {
     expect(await bash(spec, "npm test \\\n  --watch")).toBe("fallback")
   })
 
+  it("a command with a blank bash does not count as one (NBSP, CR, VT, FF) or a directory change before a write falls back", async () => {
+    const spec = { allow: ["Bash(npm test:*)", "Bash(cd:*)", "Write(./out/**)"] }
+    expect(await bash(spec, "npm test\u00a0x")).toBe("fallback")
+    expect(await bash(spec, "npm test\u2028x")).toBe("fallback")
+    expect(await bash(spec, "npm test \tx")).toBe("allow")
+    expect(await bash(spec, "cd sub && npm test")).toBe("allow")
+    expect(await bash(spec, "cd sub && npm test > out/log")).toBe("fallback")
+  })
+
   it("exact rules and wildcards compare the parsed words", async () => {
     expect(await bash({ allow: ["Bash(git status)"] }, "git  'status'")).toBe("allow")
     expect(await bash({ allow: ["Bash(git status)"] }, "git status -s")).toBe("fallback")
