@@ -243,13 +243,13 @@ describe("Bash allow rules on parsed words", () => {
     expect(await bash(spec, "npm test \\\n  --watch")).toBe("fallback")
   })
 
-  it("a command with a blank bash does not count as one (NBSP, CR, VT, FF) or a directory change before a write falls back", async () => {
-    const spec = { allow: ["Bash(npm test:*)", "Bash(cd:*)", "Write(./out/**)"] }
+  it("a command with a blank that bash does not count as one (NBSP, U+2028) falls back; a tab is a blank", async () => {
+    const spec = { allow: ["Bash(npm test:*)", "Bash(cd:*)"] }
     expect(await bash(spec, "npm test\u00a0x")).toBe("fallback")
     expect(await bash(spec, "npm test\u2028x")).toBe("fallback")
     expect(await bash(spec, "npm test \tx")).toBe("allow")
+    // a directory change alone is fine; with a redirection that writes, see BashRules.redteam.test.ts
     expect(await bash(spec, "cd sub && npm test")).toBe("allow")
-    expect(await bash(spec, "cd sub && npm test > out/log")).toBe("fallback")
   })
 
   it("exact rules and wildcards compare the parsed words", async () => {
