@@ -24,7 +24,7 @@ describe("Bash and path rules against the real CLI", () => {
         "echo hi > X3",
         "echo \"${x:-$(touch X4)}\"",
         "echo hi # it's\ntouch X5",
-        // the parser and bash read these differently: a `#` after a line continuation, a heredoc delimiter bash unquotes
+        // read differently by the parser and bash: a `#` after a line continuation, a heredoc delimiter bash unquotes
         "echo a\\\n#; touch X6",
         "echo <<E'O'F\nhi\nEOF\ntouch X7\nE'O'F\n"
       ]

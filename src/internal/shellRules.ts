@@ -197,7 +197,7 @@ const ANSI_ESCAPES: Readonly<Record<string, string>> = {
   "\"": "\""
 }
 
-/** Decodes the body of `$'…'` as bash does: single-character escapes, `\xHH`, `\NNN`, `\uHHHH`, `\UHHHHHHHH`, `\cX`. */
+/** Decodes the body of `$'…'` as bash does: one-character escapes, `\xHH`, `\NNN`, `\uHHHH`, `\UHHHHHHHH`, `\cX`. */
 const decodeAnsiC = (body: string): string =>
   body.replace(
     /\\(x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|c.|.)/gs,
@@ -629,7 +629,9 @@ export const denyMatches = (content: string, command: SimpleCommand): boolean =>
   const loose = command.words.map((w) => w.loose)
   const words = loose.slice(command.assignments)
   if (words.length === 0) return false
-  return [loose, words, words.flatMap(expandBraces)].some((ws) => wrapperCandidates(ws).some((c) => wordsMatch(content, c)))
+  return [loose, words, words.flatMap(expandBraces)].some((ws) =>
+    wrapperCandidates(ws).some((c) => wordsMatch(content, c))
+  )
 }
 
 /**
