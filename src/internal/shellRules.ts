@@ -551,7 +551,7 @@ const agrees = (source: string): boolean =>
  * A heredoc operator whose delimiter is not a plain word (optionally quoted whole): bash ends the heredoc at the
  * quote-removed word, tree-sitter-bash at the word as written.
  */
-const ODD_HEREDOC = /(?<!<)<<-?[ \t]*(?!<)(?!(?:[A-Za-z0-9_]+|'[A-Za-z0-9_]+'|"[A-Za-z0-9_]+")(?![^\s;&|<>()]))/
+const ODD_HEREDOC = /(?<!<)<<(?!<)(?!-?[ \t]*(?:[A-Za-z0-9_]+|'[A-Za-z0-9_]+'|"[A-Za-z0-9_]+")(?![^\s;&|<>()]))/
 
 const DIRECTORY_CHANGES = new Set(["cd", "pushd", "popd"])
 
