@@ -248,6 +248,8 @@ describe("Bash allow rules on parsed words", () => {
     expect(await bash(spec, "npm test\u00a0x")).toBe("fallback")
     expect(await bash(spec, "npm test\u2028x")).toBe("fallback")
     expect(await bash(spec, "npm test \tx")).toBe("allow")
+    expect(await bash({ allow: ["Bash(cat:*)"] }, "cat <<-EOF\nhi\n\tEOF")).toBe("allow")
+    expect(await bash({ allow: ["Bash(cat:*)"] }, "cat <<-E'OF'\nhi\n\tEOF")).toBe("fallback")
     // a directory change alone is fine; with a redirection that writes, see BashRules.redteam.test.ts
     expect(await bash(spec, "cd sub && npm test")).toBe("allow")
   })
