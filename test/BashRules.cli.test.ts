@@ -23,10 +23,15 @@ describe("Bash and path rules against the real CLI", () => {
         "echo hi & touch X2",
         "echo hi > X3",
         "echo \"${x:-$(touch X4)}\"",
-        "echo hi # it's\ntouch X5"
+        "echo hi # it's\ntouch X5",
+        // read differently by the parser and bash: a `#` after a line continuation, a heredoc delimiter bash unquotes
+        "echo a\\\n#; touch X6",
+        "echo <<E'O'F\nhi\nEOF\ntouch X7\nE'O'F\n"
       ]
+      // with CR the CLI (2.1.332) refuses the input itself ("control characters"); the policy would fall back too
+      const refused = ["echo hi \\\r\ntouch X8", "echo a\r#; touch X9"]
       yield* server.addReplies(
-        ...bypasses.map((command) => reply(toolUse("Bash", { command, description: "scripted" }))),
+        ...[...bypasses, ...refused].map((command) => reply(toolUse("Bash", { command, description: "scripted" }))),
         reply(toolUse("Bash", { command: "echo allowed-a && echo allowed-b", description: "scripted" })),
         reply(text("done"))
       )
@@ -42,15 +47,16 @@ describe("Bash and path rules against the real CLI", () => {
       const messages = yield* Stream.runCollect(ClaudeAgent.query("run them", options())).pipe(
         Effect.provide(policy)
       )
-      for (const file of ["X1", "X2", "X3", "X4", "X5"]) {
+      for (const file of ["X1", "X2", "X3", "X4", "X5", "X6", "X7", "X8", "X9"]) {
         expect([file, fs.existsSync(path.join(cwd, file))]).toEqual([file, false])
       }
       const results = (yield* server.requests).filter((r) => r.isMessages).flatMap((r) => r.toolResults)
-      expect(results).toHaveLength(bypasses.length + 1)
+      expect(results).toHaveLength(bypasses.length + refused.length + 1)
       for (const result of results.slice(0, bypasses.length)) {
         expect(result.is_error).toBe(true)
         expect(result.content).toContain(FALLBACK)
       }
+      for (const result of results.slice(bypasses.length, -1)) expect(result.is_error).toBe(true)
       expect(results.at(-1)).toMatchObject({ is_error: false, content: "allowed-a\nallowed-b" })
       // every bypass reached the policy (the CLI did not decide them itself)
       expect(asked.slice(0, bypasses.length)).toEqual(bypasses)

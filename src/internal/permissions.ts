@@ -94,7 +94,7 @@ const wildcard = (pattern: string): RegExp => new RegExp(`^${pattern.split("*").
 
 /** Path globs: `**` any number of directories, `*` anything but `/`, `?` one character. */
 const globToRegExp = (glob: string): RegExp => {
-  if (glob.endsWith("/**")) return new RegExp(`^${globToRegExp(glob.slice(0, -3)).source.slice(1, -1)}(?:/.*)?$`)
+  if (glob.endsWith("/**")) return new RegExp(`^${globToRegExp(glob.slice(0, -3)).source.slice(1, -1)}(?:/.*)?$`, "s")
   let out = ""
   for (let i = 0; i < glob.length; i++) {
     const c = glob[i]!
@@ -105,7 +105,7 @@ const globToRegExp = (glob: string): RegExp => {
     else if (c === "?") out += "[^/]"
     else out += escapeRegExp(c)
   }
-  return new RegExp(`^${out}$`)
+  return new RegExp(`^${out}$`, "s")
 }
 
 const toolMatches = (ruleTool: string, toolName: string): boolean => {
@@ -172,7 +172,9 @@ const realGlob = (glob: string): string | undefined => {
  * when either cannot be resolved); a deny or ask rule when the lexical or the real path matches the lexical or the
  * real glob, or when the path cannot be resolved.
  */
-const pathMatches = (content: string, value: string, cwd: string, behavior: PermissionBehavior): boolean => {
+const pathMatches = (content: string, written: string, cwd: string, behavior: PermissionBehavior): boolean => {
+  // the CLI expands a leading `~/` of a tool's path to the home directory before it touches the file
+  const value = written.startsWith("~/") ? path.join(os.homedir(), written.slice(2)) : written
   const lexicalGlob = resolvePattern(content, cwd)
   const real = realLocation(path.isAbsolute(value) ? value : `${cwd}/${value}`)
   const realPattern = realGlob(lexicalGlob)
@@ -264,6 +266,8 @@ const firstShellMatch = (
       if (writes.some((w) => contentMatches(parsed, writeRequest(w.literal ?? w.loose, request.cwd), entry.behavior))) {
         return true
       }
+      // after a `cd` a redirection's target is not known: any deny or ask rule for Write or Edit matches it
+      if (analysis.writesUnknown === true && writes.length > 0) return true
     }
     if (!toolMatches(parsed.tool, tool)) return false
     if (!hasContent(parsed)) return true

@@ -99,6 +99,8 @@ export interface Analysis {
    * only that and runs nothing else: otherwise `undefined`, and no allow rule can match it.
    */
   readonly top: ReadonlyArray<SimpleCommand> | undefined
+  /** Whether a redirection may write somewhere other than it reads (after a `cd`): deny Write rules then match. */
+  readonly writesUnknown?: boolean
 }
 
 /** Node kinds an allowed command may contain; anything else (substitutions, arithmetic, functions, …) stops allow. */
@@ -195,6 +197,23 @@ const ANSI_ESCAPES: Readonly<Record<string, string>> = {
   "\"": "\""
 }
 
+/** Decodes the body of `$'…'` as bash does: one-character escapes, `\xHH`, `\NNN`, `\uHHHH`, `\UHHHHHHHH`, `\cX`. */
+const decodeAnsiC = (body: string): string =>
+  body.replace(
+    /\\(x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|c.|.)/gs,
+    (_, e: string) => {
+      const code = (digits: string, radix: number) => {
+        const n = parseInt(digits, radix)
+        return n <= 0x10ffff ? String.fromCodePoint(n) : ""
+      }
+      if (/^x[0-9A-Fa-f]/.test(e)) return code(e.slice(1), 16)
+      if (/^[0-7]/.test(e)) return code(e, 8)
+      if (/^[uU][0-9A-Fa-f]/.test(e)) return code(e.slice(1), 16)
+      if (e.startsWith("c") && e.length === 2) return String.fromCharCode(e.charCodeAt(1) & 0x1f)
+      return ANSI_ESCAPES[e] ?? e
+    }
+  )
+
 const word = (literal: string | undefined, loose: string): Word => ({ literal, loose })
 
 /** The value of a word-like node. */
@@ -214,10 +233,13 @@ const wordOf = (node: Node): Word => {
       return word(text, text)
     case "raw_string":
       return word(text.slice(1, -1), text.slice(1, -1))
-    case "ansi_c_string": {
+    case "ansi_c_string":
       // never a literal for allow rules; decoded for deny rules
-      const loose = text.slice(2, -1).replace(/\\(.)/gs, (_, c: string) => ANSI_ESCAPES[c] ?? c)
-      return word(undefined, loose)
+      return word(undefined, decodeAnsiC(text.slice(2, -1)))
+    case "translated_string": {
+      // `$"…"` is a double-quoted string (translated through a message catalogue that is normally absent)
+      const inner = node.namedChildren[0]
+      return inner === undefined ? word(undefined, text.slice(1)) : word(undefined, wordOf(inner).loose)
     }
     case "string": {
       let literal: string | undefined = ""
@@ -256,7 +278,7 @@ const plainExpansion = (node: Node): boolean => /^\$\{([A-Za-z_][A-Za-z0-9_]*|[0
  * How many `command` nodes the tree holds, or -1 when it holds anything an allowed command may not hold (one walk
  * for both: crossing into the parser's memory is the cost of a decision).
  */
-const allowableCommands = (node: Node): number => {
+const allowableCommands = (source: string, node: Node): number => {
   if (node.isMissing) return -1
   if (node.isNamed) {
     if (!ALLOWED_KINDS.has(node.type)) return -1
@@ -264,9 +286,10 @@ const allowableCommands = (node: Node): number => {
   } else if (node.type === "&") {
     return -1
   }
+  if (node.type === "comment" && node.startIndex > 0 && !/[ \t\n;&|()]/.test(source[node.startIndex - 1]!)) return -1
   let count = node.type === "command" ? 1 : 0
   for (const child of children(node)) {
-    const n = allowableCommands(child)
+    const n = allowableCommands(source, child)
     if (n === -1) return -1
     count += n
   }
@@ -308,6 +331,15 @@ const heredocIsInert = (node: Node): boolean => {
   return !/`|\$[([]|\$\{(?![A-Za-z_][A-Za-z0-9_]*\})/.test(body)
 }
 
+/**
+ * Whether a heredoc's delimiter is one the parser and bash end the heredoc at alike: a word of `[A-Za-z0-9_]`,
+ * optionally quoted as a whole with one pair of `'…'` or `"…"`.
+ */
+const plainDelimiter = (node: Node): boolean => {
+  const start = node.namedChildren.find((c) => c.type === "heredoc_start")?.text ?? ""
+  return /^(?:[A-Za-z0-9_]+|'[A-Za-z0-9_]+'|"[A-Za-z0-9_]+")$/.test(start)
+}
+
 /** A simple command from a `command` node and the redirections around it; `ok` is false when allow must not match. */
 const simpleCommand = (
   source: string,
@@ -321,7 +353,7 @@ const simpleCommand = (
   let previous: Node | undefined
   const redirect = (r: Node): void => {
     if (r.type === "heredoc_redirect") {
-      if (!heredocIsInert(r)) ok = false
+      if (!heredocIsInert(r) || !plainDelimiter(r)) ok = false
       // tree-sitter-bash puts what follows the heredoc operator on its line (`cat <<EOF > out | sh`) inside it
       for (const child of r.namedChildren) {
         if (REDIRECTS.has(child.type)) redirect(child)
@@ -395,6 +427,30 @@ const reduce = (source: string, node: Node, out: Array<SimpleCommand>): boolean 
 const basename = (s: string) => s.slice(s.lastIndexOf("/") + 1)
 
 /**
+ * The strings a simple command gives a shell or `eval` to run, wherever the shell or `eval` stands in it (behind
+ * `env`, `exec`, `xargs`, `find -exec`, …), with a `--` before the script skipped; for deny rules, so it errs on the
+ * side of finding one.
+ */
+const scripts = (command: SimpleCommand): Array<string> => {
+  const words = command.words.slice(command.assignments).map((w) => w.loose)
+  const found: Array<string> = []
+  words.forEach((w, i) => {
+    const name = basename(w)
+    if (name === "eval") {
+      const rest = words.slice(i + 1)
+      found.push((rest[0] === "--" ? rest.slice(1) : rest).join(" "))
+    } else if (SHELLS.has(name)) {
+      const flag = words.findIndex((f, j) => j > i && /^-[a-zA-Z]*c/.test(f))
+      if (flag > 0) {
+        const script = words[flag + 1] === "--" ? words[flag + 2] : words[flag + 1]
+        if (script !== undefined) found.push(script)
+      }
+    }
+  })
+  return found
+}
+
+/**
  * Every simple command of the tree, with the redirections around it, and the strings that `bash -c` and `eval` run,
  * parsed again. Redirections of anything else (`(…) > f`) are kept as a command without words.
  */
@@ -419,15 +475,15 @@ const collect = (
   if (node.type === "command") {
     const { command } = simpleCommand(source, node, redirects)
     out.push(command)
-    const words = command.words.slice(command.assignments).map((w) => w.loose)
-    const name = basename(words[0] ?? "")
     if (depth < MAX_DEPTH) {
-      if (name === "eval") out.push(...analyze(parser, words.slice(1).join(" "), depth + 1).all)
-      if (SHELLS.has(name)) {
-        const flag = words.findIndex((w, i) => i > 0 && /^-[a-z]*c/.test(w))
-        const script = flag > 0 ? words[flag + 1] : undefined
-        if (script !== undefined) out.push(...analyze(parser, script, depth + 1).all)
-      }
+      for (const script of scripts(command)) out.push(...analyze(parser, script, depth + 1).all)
+    }
+  } else if (node.type === "heredoc_redirect" && depth < MAX_DEPTH) {
+    // an unquoted heredoc's substitutions run; `<<-` bodies are not parsed by tree-sitter-bash, so parse them here
+    const start = node.namedChildren.find((c) => c.type === "heredoc_start")?.text ?? ""
+    const body = node.namedChildren.filter((c) => c.type === "heredoc_body").map((c) => c.text).join("\n")
+    if (!/['"\\]/.test(start) && /`|\$\(/.test(body)) {
+      out.push(...analyze(parser, body.replace(/^\t+/gm, ""), depth + 1).all)
     }
   } else if (node.type === "declaration_command" || node.type === "unset_command") {
     out.push({
@@ -447,7 +503,7 @@ const MAX_RUN = 64
 
 /** Crude tokens of a command that does not parse: each run of tokens is a candidate command for deny rules. */
 const tokenCommands = (source: string): Array<SimpleCommand> => {
-  const tokens = source.split(/[\s;&|()<>`$'"{}\\]+/).filter((t) => t.length > 0).map((t) => word(undefined, t))
+  const tokens = source.split(/[\s;&|()<>`$'"{},\\]+/).filter((t) => t.length > 0).map((t) => word(undefined, t))
   return tokens.map((_, i) => ({ words: tokens.slice(i, i + MAX_RUN), assignments: 0, writes: [] }))
 }
 
@@ -465,6 +521,53 @@ export const unparsed = (source: string): Analysis => ({ all: tokenCommands(sour
  * @internal
  */
 export const analyze = (parser: Parser, source: string, depth = 0): Analysis => {
+  const parsed = analyzeTree(parser, source, depth)
+  const moved = changesDirectoryBeforeWrite(parsed.all)
+  if (agrees(source)) {
+    const top = parsed.top !== undefined && changesDirectoryBeforeWrite(parsed.top) ? undefined : parsed.top
+    return { all: parsed.all, top, writesUnknown: moved }
+  }
+  // bash may read this differently from the tree: no allow, and deny rules also see the command with its line
+  // continuations joined (as bash joins them) and every run of its crude tokens
+  const joined = source.replace(/\\\r?\n/g, "")
+  const again = joined === source ? [] : analyzeTree(parser, joined, depth).all
+  return {
+    all: [...parsed.all, ...again, ...tokenCommands(joined)],
+    top: undefined,
+    writesUnknown: moved || changesDirectoryBeforeWrite(again)
+  }
+}
+
+/**
+ * Whether tree-sitter-bash and bash provably read a command alike: no control character and no blank but space, tab
+ * and newline (bash reads CR, VT, FF, NBSP, … as word characters, the parser as blanks), no backslash-newline line
+ * continuation (bash joins words, redirection targets and heredoc delimiter lines with it, the parser not always),
+ * and no heredoc delimiter but a plain word.
+ */
+const agrees = (source: string): boolean =>
+  !/[\x00-\x08\x0b-\x1f\x7f-\x9f]|[^\S \t\n]|\\\r?\n/.test(source) && !ODD_HEREDOC.test(source)
+
+/**
+ * A heredoc operator whose delimiter is not a plain word (optionally quoted whole): bash ends the heredoc at the
+ * quote-removed word, tree-sitter-bash at the word as written.
+ */
+const ODD_HEREDOC = /(?<!<)<<(?!<)(?!-?[ \t]*(?:[A-Za-z0-9_]+|'[A-Za-z0-9_]+'|"[A-Za-z0-9_]+")(?![^\s;&|<>()]))/
+
+const DIRECTORY_CHANGES = new Set(["cd", "pushd", "popd"])
+
+/**
+ * Whether a command changes the directory and writes with a redirection: the target may then not be where it looks.
+ * Order is not considered (a redirection around a list comes before the list in the tree), which errs on caution.
+ */
+const changesDirectoryBeforeWrite = (commands: ReadonlyArray<SimpleCommand>): boolean =>
+  commands.some((c) => c.writes.length > 0) &&
+  commands.some((c) =>
+    c.words.slice(c.assignments).some((w, i, ws) =>
+      DIRECTORY_CHANGES.has(basename(w.loose)) && (i === 0 || WRAPPERS.has(basename(ws[0]!.loose)))
+    )
+  )
+
+const analyzeTree = (parser: Parser, source: string, depth: number): Analysis => {
   // the model writes the command: a parse that takes too long (pathological error recovery) is abandoned
   const deadline = performance.now() + PARSE_BUDGET_MS
   const tree = parser.parse(source, null, { progressCallback: () => performance.now() > deadline })
@@ -482,7 +585,7 @@ export const analyze = (parser: Parser, source: string, depth = 0): Analysis => 
     collect(parser, source, root, depth, all)
     if (hasError) return { all: [...all, ...tokenCommands(source)], top: undefined }
     const top: Array<SimpleCommand> = []
-    const commands = allowableCommands(root)
+    const commands = allowableCommands(source, root)
     const reduced = commands !== -1 && reduce(source, root, top) && commands === top.length
     return { all, top: reduced ? top : undefined }
   } catch (error) {
@@ -523,19 +626,50 @@ export const allowMatches = (content: string, command: SimpleCommand): boolean =
  * @internal
  */
 export const denyMatches = (content: string, command: SimpleCommand): boolean => {
-  const words = command.words.slice(command.assignments).map((w) => w.loose)
+  const loose = command.words.map((w) => w.loose)
+  const words = loose.slice(command.assignments)
   if (words.length === 0) return false
-  const candidates: Array<ReadonlyArray<string>> = [
-    command.words.map((w) => w.loose),
-    words,
-    [basename(words[0]!), ...words.slice(1)]
-  ]
+  return [loose, words, words.flatMap(expandBraces)].some((ws) =>
+    wrapperCandidates(ws).some((c) => wordsMatch(content, c))
+  )
+}
+
+/**
+ * The commands a deny rule is compared with for one reading of a command's words: the words, the same with the
+ * command's basename, and every suffix after a wrapper or a `find -exec` (wrappers behind `-exec` too), each also with
+ * its words split at blanks (`env -S 'rm x'`).
+ */
+const wrapperCandidates = (words: ReadonlyArray<string>): Array<ReadonlyArray<string>> => {
+  if (words.length === 0) return []
+  const candidates: Array<ReadonlyArray<string>> = [words, [basename(words[0]!), ...words.slice(1)]]
+  let runs = WRAPPERS.has(basename(words[0]!))
   words.forEach((w, i) => {
-    if (i === 0 ? false : WRAPPERS.has(basename(words[0]!)) || EXEC_FLAGS.has(words[i - 1]!)) {
-      candidates.push([basename(w), ...words.slice(i + 1, i + MAX_RUN)])
+    if (i > 0 && EXEC_FLAGS.has(words[i - 1]!)) runs = true
+    if (i > 0 && runs) {
+      const rest = [basename(w), ...words.slice(i + 1, i + MAX_RUN)]
+      candidates.push(rest, rest.flatMap((r) => r.split(/\s+/).filter((t) => t.length > 0)))
     }
   })
-  return candidates.some((c) => wordsMatch(content, c))
+  return candidates
+}
+
+/** How many words one brace expansion may make, for deny rules (bash has no limit; a rule needs only the first). */
+const MAX_BRACE_WORDS = 64
+
+/** Brace expansion of a word as bash does it for a literal list `{a,b}` (bounded); other words unchanged. */
+const expandBraces = (w: string): Array<string> => {
+  const out: Array<string> = []
+  const expand = (s: string): void => {
+    if (out.length >= MAX_BRACE_WORDS) return
+    const m = /\{([^{}]*,[^{}]*)\}/.exec(s)
+    if (m === null) {
+      out.push(s)
+      return
+    }
+    for (const part of m[1]!.split(",")) expand(s.slice(0, m.index) + part + s.slice(m.index + m[0].length))
+  }
+  expand(w)
+  return out.filter((x) => x.length > 0)
 }
 
 /**
