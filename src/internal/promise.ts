@@ -148,9 +148,12 @@ export const unsupportedOption = (options: object): InvalidOptions | undefined =
 const isFunction = (u: unknown): u is (...args: ReadonlyArray<never>) => unknown => typeof u === "function"
 const fn = Schema.declare(isFunction, { identifier: "function" })
 
-/** The options schema of both APIs, with the fields only the Promise API has. */
+/**
+ * The fields the Promise API reads itself, checked before it reads them; the other options are checked once, by the
+ * session, before anything is spawned (`onElicitation` is checked here because the session sees only its wrapper).
+ */
 const PromiseOptionsSchema = Schema.Struct({
-  ...Opts.optionFields,
+  onElicitation: Opts.optionFields.onElicitation,
   abortController: Schema.optional(Schema.declare(
     (u: unknown): u is AbortController =>
       Predicate.hasProperty(u, "signal") && Predicate.hasProperty(u.signal, "aborted") &&
@@ -175,13 +178,13 @@ const PromiseOptionsSchema = Schema.Struct({
   transport: Schema.optional(Schema.declare(Layer.isLayer, { identifier: "Layer" })),
   logger: Schema.optional(fn),
   logLevel: Schema.optional(Schema.Literal(...PromiseLogger.minimumLevels))
-}).pipe(Schema.filter(Opts.combinations))
+})
 
 const checkPromiseOptions = Opts.checker(PromiseOptionsSchema)
 
 /**
- * Why the options cannot be used, if they cannot: an official option this SDK does not implement, or an option that
- * fails the options schema.
+ * Why the options cannot be used, if they cannot: an official option this SDK does not implement, or a field of the
+ * Promise API's own that fails its schema (the session checks the rest).
  *
  * @internal
  */
