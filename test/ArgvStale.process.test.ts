@@ -7,7 +7,8 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { Transport } from "effect-claude-agent"
 import { FakeCli } from "effect-claude-agent/testing"
-import { processStartTime, removeStaleDirs } from "../src/internal/argv.js"
+import { removeStaleDirs } from "../src/internal/argv.js"
+import { startTime } from "../src/internal/reaper.js"
 import { isAlive, NodeExecutor } from "./support/process.js"
 
 const HOST = path.join(import.meta.dirname, "fixtures", "argv-host.ts")
@@ -75,7 +76,7 @@ describe("private argument files of a host that died hard", () => {
 
       // a live pid whose start time differs: the pid was reused, the host that named the directory is gone
       const sleeper = yield* child("sleep", ["300"])
-      const start = Number(processStartTime(sleeper.pid!))
+      const start = Number(startTime(sleeper.pid!))
       const reused = yield* fakeDir(`eca-args-${sleeper.pid}-${start + 1}-${suffix()}`)
       const running = yield* fakeDir(`eca-args-${sleeper.pid}-${start}-${suffix()}`)
       // of another user (the tests run as root here, so its files could be removed), and not a directory

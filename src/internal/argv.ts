@@ -4,6 +4,7 @@ import type * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { startTime } from "./reaper.js"
 
 /**
  * Past this many bytes of option flags, allow/deny tool lists move from argv into the settings file (unless the
@@ -28,30 +29,13 @@ const DIR_NAME = /^eca-args-(\d+)-(\d+|x)-[A-Za-z0-9]{6}$/
  */
 export const isInlineJson = (value: string): boolean => /^[{[]/.test(value.trim())
 
-/**
- * The start time of a process in clock ticks since boot (`/proc/<pid>/stat` field 22), which tells a process from a
- * later one that reuses its pid; `undefined` without `/proc` or when the process is gone.
- *
- * @internal
- */
-export const processStartTime = (pid: number | "self"): string | undefined => {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-    // the command name (field 2) may hold spaces and parentheses: count fields after its closing parenthesis
-    const start = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]
-    return start !== undefined && /^\d+$/.test(start) ? start : undefined
-  } catch {
-    return undefined
-  }
-}
-
 /** The name prefix of this host's private directories (pid and start time). @internal */
-export const hostDirPrefix = (): string => `${DIR_PREFIX}${process.pid}-${processStartTime("self") ?? "x"}-`
+export const hostDirPrefix = (): string => `${DIR_PREFIX}${process.pid}-${startTime("self") ?? "x"}-`
 
 /** Whether the host that named a directory `<pid>-<start>` still runs (unsure counts as running). */
 const hostAlive = (pid: number, start: string): boolean => {
   if (start !== "x") {
-    const now = processStartTime(pid)
+    const now = startTime(pid)
     if (now !== undefined) return now === start
     if (fs.existsSync("/proc/self/stat")) return false
   }

@@ -71,6 +71,17 @@ const readStat = (pid: string | number, buffer: Buffer = Buffer.allocUnsafe(STAT
   return { state: fields[0] ?? "", ppid: Number(fields[1]), start: fields[19] ?? "" }
 }
 
+/**
+ * The start time of a process in clock ticks since boot (`/proc/<pid>/stat` field 22), which tells a process from a
+ * later one that reuses its pid; `undefined` without `/proc` or when the process is gone.
+ *
+ * @internal
+ */
+export const startTime = (pid: number | "self"): string | undefined => {
+  const start = readStat(pid)?.start
+  return start !== undefined && /^\d+$/.test(start) ? start : undefined
+}
+
 const running = (stat: Stat | undefined): stat is Stat =>
   stat !== undefined && stat.state !== "Z" && stat.state !== "X" && stat.state !== "x"
 
