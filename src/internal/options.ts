@@ -71,9 +71,11 @@ const show = (u: unknown): string => {
   }
 }
 
-const fn = Schema.declare((u: unknown): u is (...args: ReadonlyArray<never>) => unknown => typeof u === "function", {
-  identifier: "function"
-})
+/** @internal */
+export const isFunction = (u: unknown): u is (...args: ReadonlyArray<never>) => unknown => typeof u === "function"
+
+/** Any function (a callback option). @internal */
+export const fn = Schema.declare(isFunction, { identifier: "function" })
 
 const noNul = (what: string) => (s: string) => !s.includes("\0") || `${what} must not contain a NUL byte`
 

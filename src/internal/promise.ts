@@ -145,8 +145,7 @@ export const unsupportedOption = (options: object): InvalidOptions | undefined =
   return undefined
 }
 
-const isFunction = (u: unknown): u is (...args: ReadonlyArray<never>) => unknown => typeof u === "function"
-const fn = Schema.declare(isFunction, { identifier: "function" })
+const { fn, isFunction } = Opts
 
 /**
  * The fields the Promise API reads itself, checked before it reads them; the other options are checked once, by the
