@@ -1,35 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as Effect from "effect/Effect"
-import { Permissions } from "effect-claude-agent"
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { bash, decide, type Spec } from "./support/rules.js"
 
 // Bypasses of the Bash permission rules found by red-teaming the tree-sitter-bash reduction. Each case is one that bash
 // reads differently from the tree: the rules must not allow it (allow side) or must match it (deny side).
 
-const FALLBACK = "fell to the fallback"
-
-const request = (toolName: string, input: Record<string, unknown>, cwd = "/work/repo"): Permissions.PermissionRequest =>
-  ({ toolName, input, cwd }) as Permissions.PermissionRequest
-
-interface Spec {
-  readonly allow?: ReadonlyArray<string>
-  readonly deny?: ReadonlyArray<string>
-  readonly ask?: ReadonlyArray<string>
-}
-
-const decide = (spec: Spec, toolName: string, input: Record<string, unknown>, cwd?: string) =>
-  Effect.runPromise(
-    Permissions.rules(spec, () => Effect.succeed(Permissions.deny(FALLBACK)))(request(toolName, input, cwd)).pipe(
-      Effect.map((result) =>
-        result.behavior === "allow" ? "allow" : result.message === FALLBACK ? "fallback" : "deny"
-      )
-    )
-  )
-
-const bash = (spec: Spec, command: string, cwd?: string) => decide(spec, "Bash", { command }, cwd)
 
 /** What a command leaves behind when bash runs it in an empty directory. */
 const leftBehind = (command: string): Array<string> => {

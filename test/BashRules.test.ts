@@ -5,34 +5,8 @@ import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { bash, decide, request } from "./support/rules.js"
 
-const FALLBACK = "fell to the fallback"
-
-const request = (toolName: string, input: Record<string, unknown>, cwd = "/work/repo"): Permissions.PermissionRequest =>
-  ({ toolName, input, cwd }) as Permissions.PermissionRequest
-
-/** What `rules` decides: "allow", "deny" (by a rule), or "fallback". */
-interface Spec {
-  readonly allow?: ReadonlyArray<string>
-  readonly deny?: ReadonlyArray<string>
-  readonly ask?: ReadonlyArray<string>
-}
-
-const decide = (
-  spec: Spec,
-  toolName: string,
-  input: Record<string, unknown>,
-  cwd?: string
-) =>
-  Effect.runPromise(
-    Permissions.rules(spec, () => Effect.succeed(Permissions.deny(FALLBACK)))(request(toolName, input, cwd)).pipe(
-      Effect.map((result) =>
-        result.behavior === "allow" ? "allow" : result.message === FALLBACK ? "fallback" : "deny"
-      )
-    )
-  )
-
-const bash = (spec: Parameters<typeof decide>[0], command: string) => decide(spec, "Bash", { command })
 
 const ECHO = { allow: ["Bash(echo:*)"] }
 
