@@ -298,7 +298,7 @@ const encodeOpenError = (error: OpenError): Json => {
 const decodeOpenError = (error: Json): OpenError => {
   const decoded = decodeOpenErrors(error)
   if (decoded._tag === "Right") return decoded.right
-  return new SpawnFailed({ command: "(replay)", reason: String(error["message"] ?? JSON.stringify(error)) })
+  return new SpawnFailed({ command: "(replay)", description: String(error["message"] ?? JSON.stringify(error)) })
 }
 
 /** @internal */
