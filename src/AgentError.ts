@@ -335,7 +335,8 @@ export class StartupFailed extends Schema.TaggedError<StartupFailed>("effect-cla
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
-    return `Claude Code failed to start (${this.reason}: ${phases[this.reason]}): ${this.description}${tail(this.stderrTail)}`
+    const phase = `${this.reason}: ${phases[this.reason]}`
+    return `Claude Code failed to start (${phase}): ${this.description}${tail(this.stderrTail)}`
   }
 }
 
@@ -387,8 +388,8 @@ export class VersionIncompatible extends Schema.TaggedError<VersionIncompatible>
 
 /**
  * Options were rejected before anything was spawned; or, with `option: "prompt"`, the prompt could not be read: an
- * item that is not a user message (rejected before it is written; `description` names its index), or a prompt source that
- * threw, rejected or died (`cause`).
+ * item that is not a user message (rejected before it is written; `description` names its index), or a prompt source
+ * that threw, rejected or died (`cause`).
  *
  * @since 0.1.0
  * @category errors
@@ -506,10 +507,11 @@ export class ApiError extends Schema.TaggedError<ApiError>("effect-claude-agent/
   /** @since 0.1.0 */
   override get message(): string {
     if (this.isAuthentication) {
-      return `Authentication failed (${this.status ?? "no status"}): ${this.description} — set ANTHROPIC_API_KEY or log ` +
-        `the CLI in (claude /login)`
+      return `Authentication failed (${this.status ?? "no status"}): ${this.description} — set ANTHROPIC_API_KEY or ` +
+        `log the CLI in (claude /login)`
     }
-    return `Anthropic API error (${this.status ?? "no status"}${this.errorType ? `, ${this.errorType}` : ""}): ${this.description}`
+    const status = `${this.status ?? "no status"}${this.errorType ? `, ${this.errorType}` : ""}`
+    return `Anthropic API error (${status}): ${this.description}`
   }
 }
 

@@ -460,7 +460,7 @@ export interface Query extends AsyncGenerator<SDKMessage, void> {
  * The iterable never holds the query up: `close()`, `break`, `return()` and an abort settle while it waits (e.g. a
  * generator suspended at an `await` for the user's next input; its `return()` is called, not awaited). An iterable
  * that throws or rejects, or an item that is not a user message (never written), rejects `next()` with
- * `InvalidOptions { option: "prompt" }` (`cause`: what was thrown; `reason`: the item's index) and reaps the CLI.
+ * `InvalidOptions { option: "prompt" }` (`cause`: what was thrown; `description`: the item's index) and reaps the CLI.
  *
  * @since 0.1.0
  * @category constructors
