@@ -39,8 +39,9 @@ import type * as Message from "./Message.js"
 import type * as Transport from "./Transport.js"
 
 /**
- * A script step did not see what it expected (wrong frame, timeout, error answer…). The fake CLI then exits with
- * code 70 and this message on stderr, so the SDK under test fails with `ProcessExited`.
+ * A script step did not see what it expected (`reason`: `"Timeout"`, `"InputEnded"`, `"ErrorAnswer"`; `description`
+ * says what). The fake CLI then exits with code 70 and this message on stderr, so the SDK under test fails with
+ * `ProcessExited`.
  *
  * @since 0.1.0
  * @category errors

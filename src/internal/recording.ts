@@ -147,7 +147,7 @@ const toWire = (frame: Message.Frame): Json => {
       type: "transport_error",
       error: error._tag === "LineTooLong"
         ? { _tag: error._tag, bytes: error.bytes, limit: error.limit, head: error.head }
-        : { _tag: error._tag, line: error.line, reason: error.reason }
+        : { _tag: error._tag, line: error.line, reason: error.reason, description: error.description }
     }
   }
   const wire = unwrapUnknown(frame)
