@@ -3,8 +3,13 @@
  *
  * Each error has a stable `_tag` (use `Effect.catchTag("ProcessExited", …)` or `Match.tag`), carries the data
  * needed to act on it, and renders a readable `message`. They are real `Error` instances, so the Promise API can
- * throw them as-is. `instanceof` works, also across copies of this package (the Promise entry is a bundle with its
- * own): it checks the package's brand and the `_tag`.
+ * throw them as-is. One model throughout: where an error has variants, `reason` is a literal naming the variant
+ * (`StartupFailed.reason: "Spawn" | "FirstLine" | "InitializeAck"`); free text (what the CLI or the OS said) is
+ * `description`.
+ *
+ * `instanceof` is the plain prototype check. To recognise an error made by another copy of this package (the Promise
+ * entry is a bundle with its own copy of these classes), use {@link isAgentError}, optionally with a tag:
+ * `isAgentError(error, "ProcessExited")`. It checks the package's brand, a registered symbol every copy shares.
  *
  * | error | when |
  * |---|---|
@@ -18,12 +23,13 @@
  * | `ControlTimeout` | the CLI did not answer one of our control requests in time |
  * | `SessionNotFound` | `resume` / `continue` named a session that does not exist |
  * | `IdleTimeout` | the CLI went silent mid-turn; it was killed |
- * | `StartupFailed` | the CLI could not be started, exited or hung before answering `initialize` (`phase`) |
+ * | `StartupFailed` | the CLI could not be started, exited or hung before answering `initialize` (`reason`: how far it got) |
  * | `InterruptTimeout` | an interrupt was not acknowledged in time |
  * | `VersionIncompatible` | the CLI version is outside the tested range |
  * | `InvalidOptions` | options were rejected before anything was spawned, or the prompt could not be read (`option: "prompt"`) |
  * | `ProtocolViolation` | the CLI broke the protocol in a way the session cannot continue from |
  * | `RateLimited`, `Overloaded`, `ApiError` | a turn ended on an Anthropic API error after the CLI's own retries (opt-in: `ClaudeAgent.failOnApiError`) |
+ * | `McpServerFailed` | an in-process MCP server was not connected at the start of a turn |
  *
  * @since 0.1.0
  */
@@ -44,12 +50,25 @@ export const TypeId: unique symbol = Symbol.for("effect-claude-agent/AgentError"
 export type TypeId = typeof TypeId
 
 /**
- * `true` for any error defined in this module.
+ * `true` for any error defined in this module, made by this copy of the package or another one (the brand is a
+ * registered symbol); with a `tag`, only for the error of that tag. Use it instead of `instanceof` where an error may
+ * come from another copy, e.g. an error of a `transport` built with the Effect API, seen by Promise API code:
+ *
+ * ```ts
+ * import { AgentError } from "effect-claude-agent"
+ *
+ * declare const error: unknown
+ * if (AgentError.isAgentError(error, "ProcessExited")) console.error(error.code, error.stderrTail)
+ * ```
  *
  * @since 0.1.0
  * @category guards
  */
-export const isAgentError = (u: unknown): u is AgentError => Predicate.hasProperty(u, TypeId)
+export const isAgentError: {
+  (u: unknown): u is AgentError
+  <Tag extends AgentError["_tag"]>(u: unknown, tag: Tag): u is Extract<AgentError, { readonly _tag: Tag }>
+} = (u: unknown, tag?: string): u is AgentError =>
+  Predicate.hasProperty(u, TypeId) && (tag === undefined || (Predicate.hasProperty(u, "_tag") && u._tag === tag))
 
 const tail = (s: string): string => (s.length === 0 ? "" : `\n--- stderr (last ${s.length} chars) ---\n${s}`)
 
@@ -80,14 +99,15 @@ export class CliNotFound extends Schema.TaggedError<CliNotFound>("effect-claude-
  */
 export class SpawnFailed extends Schema.TaggedError<SpawnFailed>("effect-claude-agent/SpawnFailed")("SpawnFailed", {
   command: Schema.String,
-  reason: Schema.String,
+  /** What the operating system said. */
+  description: Schema.String,
   cause: Schema.optional(Schema.Defect)
 }) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
-    return `Failed to start ${this.command}: ${this.reason}`
+    return `Failed to start ${this.command}: ${this.description}`
   }
 }
 
@@ -131,13 +151,14 @@ export class ProcessExited extends Schema.TaggedError<ProcessExited>("effect-cla
  * @category errors
  */
 export class InputClosed extends Schema.TaggedError<InputClosed>("effect-claude-agent/InputClosed")("InputClosed", {
-  reason: Schema.Literal("endInput", "closed")
+  /** `"InputEnded"`: `endInput` was called; `"SessionClosed"`: the session (or the query) was closed. */
+  reason: Schema.Literal("InputEnded", "SessionClosed")
 }) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
-    return this.reason === "endInput"
+    return this.reason === "InputEnded"
       ? "Cannot write to the CLI: its input was already ended"
       : "Cannot write to the CLI: the session is closed"
   }
@@ -178,14 +199,17 @@ export class MalformedLine extends Schema.TaggedError<MalformedLine>("effect-cla
   {
     /** The line (truncated to 4 KiB). */
     line: Schema.String,
-    reason: Schema.String
+    /** `"InvalidJson"`: `JSON.parse` failed; `"NotAnObject"`: the JSON value is not an object. */
+    reason: Schema.Literal("InvalidJson", "NotAnObject"),
+    /** What the parser said. */
+    description: Schema.String
   }
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
-    return `Non-protocol output on stdout (${this.reason}): ${this.line.slice(0, 200)}`
+    return `Non-protocol output on stdout (${this.description}): ${this.line.slice(0, 200)}`
   }
 }
 
@@ -199,7 +223,7 @@ export class ControlError extends Schema.TaggedError<ControlError>("effect-claud
   /** The request subtype, e.g. `"set_model"`. */
   subtype: Schema.String,
   /** The error text the CLI sent. */
-  error: Schema.String,
+  description: Schema.String,
   /** The CLI's `error_code`, when it sent one (e.g. `"unsupported_request"`). */
   errorCode: Schema.optional(Schema.String)
 }) {
@@ -207,7 +231,7 @@ export class ControlError extends Schema.TaggedError<ControlError>("effect-claud
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
-    return `Control request ${this.subtype} failed: ${this.error}${this.errorCode ? ` (${this.errorCode})` : ""}`
+    return `Control request ${this.subtype} failed: ${this.description}${this.errorCode ? ` (${this.errorCode})` : ""}`
   }
 }
 
@@ -245,14 +269,14 @@ export class SessionNotFound extends Schema.TaggedError<SessionNotFound>("effect
     /** The session id that was asked for (undefined for `continue` with no session to continue). */
     sessionId: Schema.optional(Schema.String),
     /** What the CLI said. */
-    reason: Schema.String
+    description: Schema.String
   }
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
-    return `Session ${this.sessionId ?? "(latest)"} not found: ${this.reason}`
+    return `Session ${this.sessionId ?? "(latest)"} not found: ${this.description}`
   }
 }
 
@@ -268,24 +292,30 @@ export class IdleTimeout extends Schema.TaggedError<IdleTimeout>("effect-claude-
   lastEventAt: Schema.Number,
   /** The timeout that expired, in milliseconds. */
   timeoutMillis: Schema.Number,
-  /** `"firstMessage"`: nothing at all after the prompt; `"idle"`: silence in the middle of a turn. */
-  kind: Schema.Literal("firstMessage", "idle"),
+  /** `"FirstMessage"`: nothing at all after the prompt; `"Idle"`: silence in the middle of a turn. */
+  reason: Schema.Literal("FirstMessage", "Idle"),
   stderrTail: Schema.String
 }) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
-    const what = this.kind === "firstMessage" ? "no message after the prompt" : "no output in the middle of a turn"
+    const what = this.reason === "FirstMessage" ? "no message after the prompt" : "no output in the middle of a turn"
     return `Claude Code went silent (${what}) for ${this.timeoutMillis} ms and was killed${tail(this.stderrTail)}`
   }
 }
 
+const phases: Record<StartupFailed["reason"], string> = {
+  Spawn: "not running yet",
+  FirstLine: "no output",
+  InitializeAck: "initialize not answered"
+}
+
 /**
- * The CLI did not start within `initializeTimeout` (or exited first): `phase` says how far it got —
- * `"spawn"`: it was not even running (finding the executable, the `--version` check and the spawn took too long);
- * `"firstLine"`: it ran but wrote nothing; `"initializeAck"`: it wrote something but never answered `initialize`.
- * No process is left behind.
+ * The CLI did not start within `initializeTimeout` (or exited first): `reason` says how far it got —
+ * `"Spawn"`: it was not even running (finding the executable, the `--version` check and the spawn took too long);
+ * `"FirstLine"`: it ran but wrote nothing; `"InitializeAck"`: it wrote something but never answered `initialize`.
+ * `description` says what happened (no answer in time, the exit, the error). No process is left behind.
  *
  * @since 0.1.0
  * @category errors
@@ -293,8 +323,8 @@ export class IdleTimeout extends Schema.TaggedError<IdleTimeout>("effect-claude-
 export class StartupFailed extends Schema.TaggedError<StartupFailed>("effect-claude-agent/StartupFailed")(
   "StartupFailed",
   {
-    phase: Schema.Literal("spawn", "firstLine", "initializeAck"),
-    reason: Schema.String,
+    reason: Schema.Literal("Spawn", "FirstLine", "InitializeAck"),
+    description: Schema.String,
     /** The exit code when the CLI exited during start-up. */
     exitCode: Schema.optional(Schema.NullOr(Schema.Number)),
     stderrTail: Schema.String,
@@ -305,7 +335,8 @@ export class StartupFailed extends Schema.TaggedError<StartupFailed>("effect-cla
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
-    return `Claude Code failed to start (phase ${this.phase}): ${this.reason}${tail(this.stderrTail)}`
+    const phase = `${this.reason}: ${phases[this.reason]}`
+    return `Claude Code failed to start (${phase}): ${this.description}${tail(this.stderrTail)}`
   }
 }
 
@@ -329,8 +360,8 @@ export class InterruptTimeout extends Schema.TaggedError<InterruptTimeout>("effe
 
 /**
  * The CLI's version is outside the range this SDK was tested with (override with the `cliVersions` option; `"*"`
- * accepts any version). `found` is `"unknown"` when `--version` did not report a version (it failed, printed no
- * `x.y.z`, or did not answer in time); `reason` then says which.
+ * accepts any version): `reason: "OutOfRange"`. `reason: "Unknown"` (and `found: "unknown"`) when `--version` did not
+ * report a version (it failed, printed no `x.y.z`, or did not answer in time); `description` then says which.
  *
  * @since 0.1.0
  * @category errors
@@ -342,22 +373,23 @@ export class VersionIncompatible extends Schema.TaggedError<VersionIncompatible>
   found: Schema.String,
   /** The accepted range (`cliVersions`, or the SDK's default). */
   supported: Schema.String,
+  reason: Schema.Literal("OutOfRange", "Unknown"),
   /** Why the version is unknown, when it is. */
-  reason: Schema.optional(Schema.String)
+  description: Schema.optional(Schema.String)
 }) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
     return `Claude Code ${this.found} is outside the supported range ${this.supported}` +
-      (this.reason !== undefined ? ` (${this.reason})` : "")
+      (this.description !== undefined ? ` (${this.description})` : "")
   }
 }
 
 /**
  * Options were rejected before anything was spawned; or, with `option: "prompt"`, the prompt could not be read: an
- * item that is not a user message (rejected before it is written; `reason` names its index), or a prompt source that
- * threw, rejected or died (`cause`).
+ * item that is not a user message (rejected before it is written; `description` names its index), or a prompt source
+ * that threw, rejected or died (`cause`).
  *
  * @since 0.1.0
  * @category errors
@@ -365,8 +397,10 @@ export class VersionIncompatible extends Schema.TaggedError<VersionIncompatible>
 export class InvalidOptions extends Schema.TaggedError<InvalidOptions>("effect-claude-agent/InvalidOptions")(
   "InvalidOptions",
   {
+    /** The option at fault (`"prompt"` for the prompt). */
     option: Schema.String,
-    reason: Schema.String,
+    /** What is wrong with it. */
+    description: Schema.String,
     /** What the prompt source threw, rejected or died with, when that is why. */
     cause: Schema.optional(Schema.Defect)
   }
@@ -375,7 +409,7 @@ export class InvalidOptions extends Schema.TaggedError<InvalidOptions>("effect-c
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
-    return `Invalid option ${this.option}: ${this.reason}`
+    return `Invalid option ${this.option}: ${this.description}`
   }
 }
 
@@ -388,7 +422,8 @@ export class InvalidOptions extends Schema.TaggedError<InvalidOptions>("effect-c
 export class ProtocolViolation extends Schema.TaggedError<ProtocolViolation>("effect-claude-agent/ProtocolViolation")(
   "ProtocolViolation",
   {
-    reason: Schema.String,
+    /** What the CLI did. */
+    description: Schema.String,
     stderrTail: Schema.optionalWith(Schema.String, { default: () => "" })
   }
 ) {
@@ -396,7 +431,7 @@ export class ProtocolViolation extends Schema.TaggedError<ProtocolViolation>("ef
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
-    return `Protocol violation: ${this.reason}${tail(this.stderrTail)}`
+    return `Protocol violation: ${this.description}${tail(this.stderrTail)}`
   }
 }
 
@@ -408,7 +443,7 @@ const apiErrorFields = {
   /** The API's error type, e.g. `"rate_limit_error"`, `"overloaded_error"`, `"authentication_error"`. */
   errorType: Schema.optional(Schema.String),
   /** What the CLI reported (the result's text). */
-  reason: Schema.String,
+  description: Schema.String,
   /** The session whose turn failed. */
   sessionId: Schema.String
 }
@@ -428,7 +463,7 @@ export class RateLimited extends Schema.TaggedError<RateLimited>("effect-claude-
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
-    return `Rate limited by the Anthropic API (${this.status ?? "no status"}): ${this.reason}`
+    return `Rate limited by the Anthropic API (${this.status ?? "no status"}): ${this.description}`
   }
 }
 
@@ -446,7 +481,7 @@ export class Overloaded extends Schema.TaggedError<Overloaded>("effect-claude-ag
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
-    return `The Anthropic API is overloaded (${this.status ?? "no status"}): ${this.reason}`
+    return `The Anthropic API is overloaded (${this.status ?? "no status"}): ${this.description}`
   }
 }
 
@@ -472,10 +507,11 @@ export class ApiError extends Schema.TaggedError<ApiError>("effect-claude-agent/
   /** @since 0.1.0 */
   override get message(): string {
     if (this.isAuthentication) {
-      return `Authentication failed (${this.status ?? "no status"}): ${this.reason} — set ANTHROPIC_API_KEY or log ` +
-        `the CLI in (claude /login)`
+      return `Authentication failed (${this.status ?? "no status"}): ${this.description} — set ANTHROPIC_API_KEY or ` +
+        `log the CLI in (claude /login)`
     }
-    return `Anthropic API error (${this.status ?? "no status"}${this.errorType ? `, ${this.errorType}` : ""}): ${this.reason}`
+    const status = `${this.status ?? "no status"}${this.errorType ? `, ${this.errorType}` : ""}`
+    return `Anthropic API error (${status}): ${this.description}`
   }
 }
 
@@ -511,12 +547,40 @@ export const fromResult = (result: ResultMessage, assistantError?: string | unde
   const fields = {
     status,
     ...(errorType !== undefined ? { errorType } : {}),
-    reason: result.subtype === "success" ? result.result : result.errors.join("; "),
+    description: result.subtype === "success" ? result.result : result.errors.join("; "),
     sessionId: result.session_id
   }
   if (status === 429 || errorType === "rate_limit_error") return new RateLimited(fields)
   if (status === 529 || errorType === "overloaded_error") return new Overloaded(fields)
   return new ApiError(fields)
+}
+
+/**
+ * The CLI did not report an in-process server as `connected` at the start of a turn (`system/init` `mcp_servers`):
+ * `status` is what it reported (`"failed"`, `"pending"`, `"needs-auth"`, …), or `"missing"` when it did not list the
+ * server at all. Its tools are then not available to the model. What a session does about it is the server's
+ * `onConnectFailure`. Also exported as `SdkMcp.McpServerFailed`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class McpServerFailed extends Schema.TaggedError<McpServerFailed>("effect-claude-agent/McpServerFailed")(
+  "McpServerFailed",
+  {
+    /** The server's name. */
+    name: Schema.String,
+    /** The status the CLI reported, or `"missing"`. */
+    status: Schema.String
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return this.status === "missing"
+      ? `SDK MCP server "${this.name}" is not among the CLI's MCP servers`
+      : `SDK MCP server "${this.name}" is not connected (status: ${this.status})`
+  }
 }
 
 /**
@@ -534,6 +598,27 @@ export type TransportError = CliNotFound | SpawnFailed | ProcessExited | InputCl
  * @category errors
  */
 export type LineError = LineTooLong | MalformedLine
+
+/**
+ * Errors that can end a session or a query.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type SessionError =
+  | CliNotFound
+  | SpawnFailed
+  | InvalidOptions
+  | ProcessExited
+  | InputClosed
+  | ControlError
+  | ControlTimeout
+  | ProtocolViolation
+  | SessionNotFound
+  | IdleTimeout
+  | StartupFailed
+  | VersionIncompatible
+  | McpServerFailed
 
 /**
  * Every error defined by this SDK.
@@ -560,6 +645,7 @@ export type AgentError =
   | RateLimited
   | Overloaded
   | ApiError
+  | McpServerFailed
 
 /**
  * Schema of {@link AgentError}, e.g. to serialize errors across a process boundary.
@@ -585,19 +671,6 @@ export const AgentError = Schema.Union(
   ProtocolViolation,
   RateLimited,
   Overloaded,
-  ApiError
+  ApiError,
+  McpServerFailed
 )
-
-// `instanceof` by brand and tag rather than by prototype: the Promise entry is a self-contained bundle with its own
-// copy of these classes, and an error made by one copy must still be an instance of the other's (a `transport` built
-// with the Effect API fails with this module's errors inside the bundle; a Promise caller may import the classes from
-// the main entry). A caller's subclass inherits this static method and keeps the prototype check.
-for (const error of AgentError.members) {
-  Object.defineProperty(error, Symbol.hasInstance, {
-    value: function(this: unknown, u: unknown): boolean {
-      return this === error
-        ? isAgentError(u) && u._tag === error._tag
-        : Function.prototype[Symbol.hasInstance].call(this, u)
-    }
-  })
-}

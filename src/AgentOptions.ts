@@ -360,8 +360,8 @@ export interface Options {
   readonly controlRequestTimeout?: Duration.DurationInput | "infinity" | undefined
   /**
    * Bound on start-up, from finding the executable (its `--version` check and the spawn included) to the answer to
-   * `initialize`; beyond it, `StartupFailed` with the phase it stalled in. `"infinity"` disables it. Defaults to 60
-   * seconds.
+   * `initialize`; beyond it, `StartupFailed` whose `reason` names the phase it stalled in. `"infinity"` disables it.
+   * Defaults to 60 seconds.
    */
   readonly initializeTimeout?: Duration.DurationInput | "infinity" | undefined
   /**
@@ -446,7 +446,7 @@ export interface Launch {
  * Checks every option, as both APIs do before anything is spawned: the shape of each field as the official SDK
  * takes it (`env` values are strings — `undefined` unsets one — without NUL, names without `=`; lists are arrays;
  * enums, positive integers, MCP server configs, a `settings` JSON string that parses to an object, a `sessionId`
- * that is a UUID, …) and the rules between fields. A bad option fails with `InvalidOptions { option, reason }`:
+ * that is a UUID, …) and the rules between fields. A bad option fails with `InvalidOptions { option, description }`:
  * `option` names the field, `reason` the path inside it and why. Unknown fields are ignored. (Whether `cwd`
  * exists is checked by the process transport, also before anything is spawned.)
  *

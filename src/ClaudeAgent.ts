@@ -26,48 +26,29 @@ import type * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type {
-  CliNotFound,
-  IdleTimeout,
-  InterruptTimeout,
-  StartupFailed,
-  VersionIncompatible,
   ControlError,
   ControlTimeout,
   InputClosed,
+  InterruptTimeout,
   InvalidOptions,
   ProcessExited,
   ProtocolViolation,
-  SessionNotFound,
-  SpawnFailed
+  SessionError as AgentSessionError
 } from "./AgentError.js"
 import { type ApiFailure, fromResult } from "./AgentError.js"
 import type { McpServerConfig, Options, PermissionMode } from "./AgentOptions.js"
 import * as internal from "./internal/session.js"
 import type * as Message from "./Message.js"
 import type { PermissionStore } from "./Permissions.js"
-import type { McpServerFailed } from "./SdkMcp.js"
 import type { Transport } from "./Transport.js"
 
 /**
- * Errors that can end a session or a query.
+ * Errors that can end a session or a query (defined in `AgentError`, with the errors themselves).
  *
  * @since 0.1.0
  * @category errors
  */
-export type SessionError =
-  | CliNotFound
-  | SpawnFailed
-  | InvalidOptions
-  | ProcessExited
-  | InputClosed
-  | ControlError
-  | ControlTimeout
-  | ProtocolViolation
-  | SessionNotFound
-  | IdleTimeout
-  | StartupFailed
-  | VersionIncompatible
-  | McpServerFailed
+export type SessionError = AgentSessionError
 
 /**
  * Which session a `Session` (or query) runs, known before the first prompt is sent:
@@ -108,12 +89,12 @@ export type ControlMethodError = ControlError | ControlTimeout | ProcessExited |
 export type SessionState = "starting" | "idle" | "running" | "requires_action" | "exited"
 
 /**
- * What a prompt can be: text, or a full user message (content blocks, images, `priority`, …).
+ * What a prompt can be: text, or a full user message (content blocks, images, `priority`, …). Defined in `Message`.
  *
  * @since 0.1.0
  * @category models
  */
-export type Prompt = string | Message.UserMessage
+export type Prompt = Message.Prompt
 
 /**
  * A long-lived Claude Code session: one CLI process, many turns. It belongs to the `Scope` it was created in;

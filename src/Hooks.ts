@@ -26,12 +26,12 @@
  *
  * @since 0.1.0
  */
-import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as internal from "./internal/hooks.js"
+import { Hooks } from "./internal/hooks.js"
 
 const opt = <S extends Schema.Schema.Any>(s: S) => Schema.optionalWith(s, { exact: true })
 
@@ -440,11 +440,13 @@ export interface Service {
   readonly registrations: ReadonlyArray<HookRegistrations>
 }
 
-/**
- * @since 0.1.0
- * @category tags
- */
-export class Hooks extends Context.Tag("effect-claude-agent/Hooks")<Hooks, Service>() {}
+export {
+  /**
+   * @since 0.1.0
+   * @category tags
+   */
+  Hooks
+}
 
 /**
  * How long a callback may take when its matcher has no `timeout`: 60 seconds.
@@ -452,7 +454,7 @@ export class Hooks extends Context.Tag("effect-claude-agent/Hooks")<Hooks, Servi
  * @since 0.1.0
  * @category constants
  */
-export const DEFAULT_TIMEOUT_SECONDS = 60
+export const DEFAULT_TIMEOUT_SECONDS: 60 = internal.DEFAULT_TIMEOUT_SECONDS
 
 /**
  * Provides hooks, adding to any `Hooks` already provided to this layer (so several layers compose).

@@ -31,6 +31,7 @@ import type * as Effect from "effect/Effect"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type { LineError } from "./AgentError.js"
+import { makeDecoder } from "./internal/decode.js"
 
 const opt = <S extends Schema.Schema.Any>(s: S) => Schema.optionalWith(s, { exact: true })
 
@@ -1597,6 +1598,14 @@ export type StdoutMessage = typeof StdoutMessage.Type
 export type Frame = StdoutMessage | TransportErrorMessage
 
 /**
+ * What a prompt can be: text, or a full user message (content blocks, images, `priority`, …).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Prompt = string | UserMessage
+
+/**
  * Every frame we write to the CLI's stdin.
  *
  * @since 0.1.0
@@ -1613,16 +1622,36 @@ export type StdinMessage = typeof StdinMessage.Type
 // decoding, guards and helpers
 // ---------------------------------------------------------------------------------------------------------------------
 
-export {
-  /**
-   * Turns one parsed stdout JSON value into a {@link StdoutMessage}. Never fails: unknown or invalid frames become
-   * {@link UnknownMessage}s, unknown content blocks become {@link UnknownBlock}s, extra fields are kept.
-   *
-   * @since 0.1.0
-   * @category decoding
-   */
-  decode
-} from "./internal/decode.js"
+/**
+ * Turns one parsed stdout JSON value into a {@link StdoutMessage}. Never fails: unknown or invalid frames become
+ * {@link UnknownMessage}s, unknown content blocks become {@link UnknownBlock}s, extra fields are kept.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const decode: (input: unknown) => StdoutMessage = makeDecoder({
+  byType: [
+    ["assistant", AssistantMessage],
+    ["user", UserMessage],
+    ["stream_event", StreamEventMessage],
+    ["rate_limit_event", RateLimitEvent],
+    ["tool_progress", ToolProgressMessage],
+    ["auth_status", AuthStatusMessage],
+    ["tool_use_summary", ToolUseSummaryMessage],
+    ["prompt_suggestion", PromptSuggestionMessage],
+    ["conversation_reset", ConversationResetMessage],
+    ["control_request", ControlRequest],
+    ["control_response", ControlResponse],
+    ["control_cancel_request", ControlCancelRequest],
+    ["keep_alive", KeepAlive]
+  ],
+  system: SystemMessage.members,
+  resultSuccess: ResultSuccess,
+  resultError: ResultError,
+  resultErrorSubtypes: ResultError.fields.subtype.literals,
+  streamEvent: StreamEventMessage,
+  contentBlock: ContentBlock
+})
 
 /**
  * @since 0.1.0

@@ -39,8 +39,9 @@ import type * as Message from "./Message.js"
 import type * as Transport from "./Transport.js"
 
 /**
- * A script step did not see what it expected (wrong frame, timeout, error answer…). The fake CLI then exits with
- * code 70 and this message on stderr, so the SDK under test fails with `ProcessExited`.
+ * A script step did not see what it expected (`reason`: `"Timeout"`, `"InputEnded"`, `"ErrorAnswer"`; `description`
+ * says what). The fake CLI then exits with code 70 and this message on stderr, so the SDK under test fails with
+ * `ProcessExited`.
  *
  * @since 0.1.0
  * @category errors
@@ -201,7 +202,7 @@ export interface Options {
 /**
  * Fault: a CLI that exits as soon as it starts, with this code (default 1) and stderr, before writing anything. A
  * `query` (and everything that waits for start-up: `queryWithOrigin`, `initializationResult`, the Promise API's
- * `startup()`) fails with `StartupFailed { phase: "firstLine", exitCode, stderrTail }`, its `cause` the
+ * `startup()`) fails with `StartupFailed { reason: "FirstLine", exitCode, stderrTail }`, its `cause` the
  * `ProcessExited`; a `session`, which returns before start-up is done, fails its first `turn` with
  * `ProcessExited { code, signal: null, stderrTail }`.
  *
@@ -212,7 +213,7 @@ export const exitsAtOnce: (code?: number, stderr?: string) => Layer.Layer<Transp
 
 /**
  * Fault: a CLI that starts but never answers `initialize` (and says nothing else). The SDK fails with
- * `StartupFailed { phase: "firstLine" }` once `initializeTimeout` (60 s by default; `TestClock` time under
+ * `StartupFailed { reason: "FirstLine" }` once `initializeTimeout` (60 s by default; `TestClock` time under
  * `it.effect`) is used up, and the CLI is stopped.
  *
  * @since 0.1.0

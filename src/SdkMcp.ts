@@ -43,6 +43,7 @@ import type * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
 import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import * as AgentError from "./AgentError.js"
 import type { McpSdkServerConfig, SdkMcpServerInstance } from "./AgentOptions.js"
 import * as internal from "./internal/sdkMcp.js"
 
@@ -114,13 +115,13 @@ export type SdkMcpError = internal.SdkMcpError
  * @since 0.1.0
  * @category errors
  */
-export const McpServerFailed: typeof internal.McpServerFailed = internal.McpServerFailed
+export const McpServerFailed: typeof AgentError.McpServerFailed = AgentError.McpServerFailed
 
 /**
  * @since 0.1.0
  * @category errors
  */
-export type McpServerFailed = internal.McpServerFailed
+export type McpServerFailed = AgentError.McpServerFailed
 
 // -------------------------------------------------------------------------------------------------
 // results

@@ -45,13 +45,13 @@ import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
 import type * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
-import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
 import * as internal from "./internal/sessionStore.js"
+import { SessionStore, SessionStoreError, SessionStoreErrorTypeId } from "./internal/sessionStore.js"
 import * as Message from "./Message.js"
 
 const opt = <S extends Schema.Schema.Any>(s: S) => Schema.optionalWith(s, { exact: true })
@@ -60,53 +60,24 @@ const opt = <S extends Schema.Schema.Any>(s: S) => Schema.optionalWith(s, { exac
 // errors
 // ---------------------------------------------------------------------------------------------------------------------
 
-/**
- * @since 0.1.0
- * @category type ids
- */
-export const SessionStoreErrorTypeId: unique symbol = Symbol.for("effect-claude-agent/SessionStore/SessionStoreError")
-
-/**
- * @since 0.1.0
- * @category type ids
- */
-export type SessionStoreErrorTypeId = typeof SessionStoreErrorTypeId
-
-/**
- * A session could not be read.
- *
- * - `SessionNotFound`: there is no transcript for this session id in the project directory of the cwd;
- * - `InvalidSessionId`: the id is not a UUID (the CLI only writes UUID-named transcripts; this also keeps ids such
- *   as `../x` from reaching the file system);
- * - `FileSystemError`: the file system failed otherwise (permissions, I/O); the `PlatformError` is the `cause`.
- *
- * @since 0.1.0
- * @category errors
- */
-export class SessionStoreError extends Schema.TaggedError<SessionStoreError>(
-  "effect-claude-agent/SessionStoreError"
-)("SessionStoreError", {
-  reason: Schema.Literal("SessionNotFound", "InvalidSessionId", "FileSystemError"),
-  sessionId: Schema.optional(Schema.String),
-  /** The file or directory involved. */
-  path: Schema.optional(Schema.String),
-  description: Schema.optional(Schema.String),
-  cause: Schema.optional(Schema.Defect)
-}) {
-  /** @since 0.1.0 */
-  readonly [SessionStoreErrorTypeId]: SessionStoreErrorTypeId = SessionStoreErrorTypeId
-  /** @since 0.1.0 */
-  override get message(): string {
-    const where = this.path === undefined ? "" : ` (${this.path})`
-    switch (this.reason) {
-      case "SessionNotFound":
-        return `No transcript found for session ${this.sessionId ?? "?"}${where}`
-      case "InvalidSessionId":
-        return `Invalid session id ${JSON.stringify(this.sessionId ?? "")}: session ids are UUIDs`
-      case "FileSystemError":
-        return `Reading session history failed${where}: ${this.description ?? "file system error"}`
-    }
-  }
+export {
+  /**
+   * A session could not be read.
+   *
+   * - `SessionNotFound`: there is no transcript for this session id in the project directory of the cwd;
+   * - `InvalidSessionId`: the id is not a UUID (the CLI only writes UUID-named transcripts; this also keeps ids such
+   *   as `../x` from reaching the file system);
+   * - `FileSystemError`: the file system failed otherwise (permissions, I/O); the `PlatformError` is the `cause`.
+   *
+   * @since 0.1.0
+   * @category errors
+   */
+  SessionStoreError,
+  /**
+   * @since 0.1.0
+   * @category type ids
+   */
+  SessionStoreErrorTypeId
 }
 
 /**
@@ -463,8 +434,19 @@ export type TranscriptItem = typeof TranscriptItem.Type
  * @since 0.1.0
  * @category decoding
  */
-export const decodeLine = (line: string, lineNumber: number): TranscriptItem | undefined =>
-  internal.decodeLine(line, lineNumber)
+export const decodeLine: (line: string, lineNumber: number) => TranscriptItem | undefined = internal.makeLineDecoder([
+  ["user", internal.validator(UserEntry)],
+  ["assistant", internal.validator(AssistantEntry)],
+  ["system", internal.validator(SystemEntry)],
+  ["attachment", internal.validator(AttachmentEntry)],
+  ["summary", internal.validator(SummaryEntry)],
+  ["custom-title", internal.validator(CustomTitleEntry)],
+  ["ai-title", internal.validator(AiTitleEntry)],
+  ["tag", internal.validator(TagEntry)],
+  ["last-prompt", internal.validator(LastPromptEntry)],
+  ["queue-operation", internal.validator(QueueOperationEntry)],
+  ["file-history-snapshot", internal.validator(FileHistorySnapshotEntry)]
+])
 
 // ---------------------------------------------------------------------------------------------------------------------
 // conversation
@@ -688,11 +670,13 @@ export interface Service {
   readonly messages: (sessionId: string, cwd: string) => Stream.Stream<ConversationMessage, SessionStoreError>
 }
 
-/**
- * @since 0.1.0
- * @category tags
- */
-export class SessionStore extends Context.Tag("effect-claude-agent/SessionStore")<SessionStore, Service>() {}
+export {
+  /**
+   * @since 0.1.0
+   * @category tags
+   */
+  SessionStore
+}
 
 /**
  * The project directory name the CLI uses for a cwd: every UTF-16 code unit that is not `[A-Za-z0-9]` becomes `-`
@@ -714,7 +698,7 @@ export const encodeCwd = (cwd: string): string => internal.encodeCwd(cwd)
  */
 export const make = (
   options?: Options
-): Effect.Effect<Service, ConfigError.ConfigError, FileSystem.FileSystem | Path.Path> => internal.make(options)
+): Effect.Effect<Service, ConfigError.ConfigError, FileSystem.FileSystem | Path.Path> => internal.make(options, decodeLine)
 
 /**
  * @since 0.1.0
@@ -735,4 +719,4 @@ export const layer = (
 export const layerConfig = (
   options: Config.Config.Wrap<Options>
 ): Layer.Layer<SessionStore, ConfigError.ConfigError, FileSystem.FileSystem | Path.Path> =>
-  Layer.effect(SessionStore, internal.makeConfig(options))
+  Layer.effect(SessionStore, internal.makeConfig(options, decodeLine))

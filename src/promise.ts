@@ -18,17 +18,17 @@
  *
  * This entry is published as one self-contained ESM file, with the parts of `effect` it uses inside: it loads fast
  * and needs no Effect code in the app. Its error classes and the Effect API's `AgentError` classes are separate
- * copies, yet `instanceof` accepts an error from either.
+ * copies: `instanceof` checks one copy, `isAgentError(error, tag)` accepts an error from either.
  *
  * @since 0.1.0
  */
+import * as AgentError from "./AgentError.js"
 import type * as AgentOptions from "./AgentOptions.js"
 import type * as Elicitation from "./Elicitation.js"
 import type * as Hooks from "./Hooks.js"
 import * as internal from "./internal/promise.js"
 import * as mcp from "./internal/promiseMcp.js"
 import type * as PromiseLogger from "./internal/promiseLogger.js"
-import * as SdkMcpInternal from "./internal/sdkMcp.js"
 import type * as Message from "./Message.js"
 import type * as Permissions from "./Permissions.js"
 import type * as SdkMcp from "./SdkMcp.js"
@@ -36,8 +36,18 @@ import type * as Transport from "./Transport.js"
 import type * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
 
-// every error of the SDK, so that `instanceof` needs no import of the Effect entry (test/promise.errors.test.ts)
+// every error of the SDK, so that `instanceof` needs no import of the Effect entry (test/promise.errors.test.ts), and
+// the guard that recognises them across copies of the package
 export {
+  /**
+   * `true` for an error of this SDK, from this entry or from the Effect entry (another copy of the classes, e.g. the
+   * errors of a `transport` built with the Effect API); with a tag, only for that error:
+   * `isAgentError(error, "ProcessExited")`. `instanceof` checks this entry's own classes only.
+   *
+   * @since 0.1.0
+   * @category guards
+   */
+  isAgentError,
   /**
    * @since 0.1.0
    * @category errors
@@ -138,13 +148,13 @@ export {
  * @since 0.1.0
  * @category errors
  */
-export const McpServerFailed: typeof SdkMcpInternal.McpServerFailed = SdkMcpInternal.McpServerFailed
+export const McpServerFailed: typeof AgentError.McpServerFailed = AgentError.McpServerFailed
 
 /**
  * @since 0.1.0
  * @category errors
  */
-export type McpServerFailed = SdkMcpInternal.McpServerFailed
+export type McpServerFailed = AgentError.McpServerFailed
 
 /**
  * Thrown by the iterator and the methods after the query was aborted with its `abortController`.
@@ -450,7 +460,7 @@ export interface Query extends AsyncGenerator<SDKMessage, void> {
  * The iterable never holds the query up: `close()`, `break`, `return()` and an abort settle while it waits (e.g. a
  * generator suspended at an `await` for the user's next input; its `return()` is called, not awaited). An iterable
  * that throws or rejects, or an item that is not a user message (never written), rejects `next()` with
- * `InvalidOptions { option: "prompt" }` (`cause`: what was thrown; `reason`: the item's index) and reaps the CLI.
+ * `InvalidOptions { option: "prompt" }` (`cause`: what was thrown; `description`: the item's index) and reaps the CLI.
  *
  * @since 0.1.0
  * @category constructors

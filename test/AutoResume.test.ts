@@ -251,7 +251,7 @@ describe("auto-resume: no restart when the end is ours or clean", () => {
       expect(opens).toBe(1)
       expect(restartsIn(seen)).toEqual([])
       expect(last(seen)).toMatchObject({ type: "result", result: "answered one" })
-      expect(yield* Effect.flip(session.send("too late"))).toMatchObject({ _tag: "InputClosed", reason: "endInput" })
+      expect(yield* Effect.flip(session.send("too late"))).toMatchObject({ _tag: "InputClosed", reason: "InputEnded" })
     }), 10_000)
 
   it.scoped("interrupting the consumer of a turn starts no new process; the same process goes on", () =>
@@ -358,7 +358,7 @@ describe("auto-resume: no restart when the end is ours or clean", () => {
       expect(opens).toBe(1)
       expect(yield* session.state).toBe("exited")
       // not queued for a process that will never come
-      expect(yield* Effect.flip(session.send("too late"))).toMatchObject({ _tag: "InputClosed", reason: "closed" })
+      expect(yield* Effect.flip(session.send("too late"))).toMatchObject({ _tag: "InputClosed", reason: "SessionClosed" })
     }), 10_000)
 })
 

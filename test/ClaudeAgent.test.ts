@@ -132,7 +132,7 @@ describe("ClaudeAgent.query", () => {
           return {
             seen,
             error: error?._tag === "RateLimited" || error?._tag === "Overloaded" || error?._tag === "ApiError"
-              ? { _tag: error._tag, status: error.status, errorType: error.errorType, reason: error.reason }
+              ? { _tag: error._tag, status: error.status, errorType: error.errorType, description: error.description }
               : error?._tag
           }
         })
@@ -144,7 +144,7 @@ describe("ClaudeAgent.query", () => {
       })
       const limited = yield* run(apiError(429, "rate_limit_error"))
       expect(limited.seen).toContain("result") // the result is delivered before the failure
-      expect(limited.error).toMatchObject({ _tag: "RateLimited", status: 429, reason: "API Error: scripted" })
+      expect(limited.error).toMatchObject({ _tag: "RateLimited", status: 429, description: "API Error: scripted" })
       expect((yield* run(apiError(529, "overloaded_error"))).error).toMatchObject({ _tag: "Overloaded", status: 529 })
       expect((yield* run(apiError(401, "authentication_error"))).error).toMatchObject({
         _tag: "ApiError",
@@ -170,7 +170,7 @@ describe("ClaudeAgent.query", () => {
       )
     }))
 
-  it.scoped("an initialize error fails the query with StartupFailed (phase initializeAck)", () =>
+  it.scoped("an initialize error fails the query with StartupFailed (reason InitializeAck)", () =>
     Effect.gen(function*() {
       const { layer } = yield* scripted((cli) => cli.stall, {
         responders: { initialize: () => Effect.fail("bad initialize") }
@@ -178,7 +178,7 @@ describe("ClaudeAgent.query", () => {
       const exit = yield* ClaudeAgent.query("x").pipe(Stream.runCollect, Effect.exit, Effect.provide(layer))
       const error = exit._tag === "Failure" && exit.cause._tag === "Fail" ? exit.cause.error : undefined
       expect(error).toBeInstanceOf(AgentError.StartupFailed)
-      expect(error).toMatchObject({ phase: "initializeAck", reason: "Control request initialize failed: bad initialize" })
+      expect(error).toMatchObject({ reason: "InitializeAck", description: "Control request initialize failed: bad initialize" })
     }))
 
   it.scoped("a CLI that never answers initialize fails with StartupFailed after initializeTimeout", () =>
@@ -194,8 +194,8 @@ describe("ClaudeAgent.query", () => {
       const error = yield* Fiber.join(fiber).pipe(Effect.flip)
       expect(error).toMatchObject({
         _tag: "StartupFailed",
-        phase: "firstLine",
-        reason: "no answer to initialize within 5000 ms"
+        reason: "FirstLine",
+        description: "no answer to initialize within 5000 ms"
       })
     }))
 
@@ -210,7 +210,7 @@ describe("ClaudeAgent.query", () => {
         Effect.flip,
         Effect.provide(layer)
       )
-      expect(error).toStrictEqual(new AgentError.InvalidOptions({ option: "fallbackModel", reason: "must differ from model" }))
+      expect(error).toStrictEqual(new AgentError.InvalidOptions({ option: "fallbackModel", description: "must differ from model" }))
       expect(opened).toBe(0)
     }))
 
@@ -446,7 +446,7 @@ describe("ClaudeAgent: resume, continue, fork", () => {
       expect(error).toStrictEqual(
         new AgentError.SessionNotFound({
           sessionId: "00000000-0000-4000-8000-000000000000",
-          reason: "No conversation found with session ID: 00000000-0000-4000-8000-000000000000"
+          description: "No conversation found with session ID: 00000000-0000-4000-8000-000000000000"
         })
       )
     }))

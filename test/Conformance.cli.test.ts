@@ -127,7 +127,7 @@ for (const cli of CLIS) {
           Stream.runDrain,
           Effect.flip
         )
-        expect(error).toStrictEqual(new AgentError.VersionIncompatible({ found: cli.version, supported: ">=9.0.0" }))
+        expect(error).toStrictEqual(new AgentError.VersionIncompatible({ found: cli.version, supported: ">=9.0.0", reason: "OutOfRange" }))
       }))
   })
 }

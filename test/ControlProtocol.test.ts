@@ -70,7 +70,7 @@ describe("ControlProtocol: outbound requests", () => {
       expect(yield* Fiber.join(fiber).pipe(Effect.flip)).toStrictEqual(
         new AgentError.ControlError({
           subtype: "no_such_subtype",
-          error: "Unsupported control request subtype: no_such_subtype",
+          description: "Unsupported control request subtype: no_such_subtype",
           errorCode: "unsupported_request"
         })
       )

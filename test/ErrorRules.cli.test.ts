@@ -38,7 +38,7 @@ describe("error rules against the real CLI", () => {
       )
       expect(error).toBeInstanceOf(AgentError.ApiError)
       expect(error).toMatchObject({ status: null, errorType: "authentication_error", isAuthentication: true })
-      expect((error as AgentError.ApiError).reason).toContain("Not logged in")
+      expect((error as AgentError.ApiError).description).toContain("Not logged in")
       expect((error as AgentError.ApiError).message).toMatch(/^Authentication failed/)
     }))
 
@@ -52,7 +52,7 @@ describe("error rules against the real CLI", () => {
       )
       expect(error).toBeInstanceOf(AgentError.ApiError)
       expect(error).toMatchObject({ status: 401, errorType: "authentication_error", isAuthentication: true })
-      expect((error as AgentError.ApiError).reason).toBe("Failed to authenticate. API Error: 401 scripted 401 error")
+      expect((error as AgentError.ApiError).description).toBe("Failed to authenticate. API Error: 401 scripted 401 error")
     }))
 
   live("the official systemPrompt { type: \"custom\" } reaches the model as the system prompt", () =>

@@ -10,7 +10,7 @@ import { unknownSession } from "./support/scripts.js"
 const unknownId = "00000000-0000-4000-8000-000000000000"
 const notFound = new AgentError.SessionNotFound({
   sessionId: unknownId,
-  reason: `No conversation found with session ID: ${unknownId}`
+  description: `No conversation found with session ID: ${unknownId}`
 })
 
 /** The first turn of a session resuming `unknownId` on a CLI running `script`: its failure and the messages seen. */
@@ -60,7 +60,7 @@ describe("writes after end of input vs after the CLI exited: one rule", () => {
         yield* exited(session)
         return [beforeExit, yield* Effect.flip(session.send("later")), yield* Effect.flip(session.setModel("haiku"))]
       }).pipe(Effect.scoped, Effect.provide(layer))
-      for (const error of errors) expect(error).toStrictEqual(new AgentError.InputClosed({ reason: "endInput" }))
+      for (const error of errors) expect(error).toStrictEqual(new AgentError.InputClosed({ reason: "InputEnded" }))
     }))
 
   it.live("after the CLI exited on its own, send and control requests fail with ProcessExited (code, stderr tail)", () =>
@@ -143,7 +143,7 @@ describe("authentication failures through failOnApiError", () => {
       expect(apiError.isAuthentication).toBe(true)
       expect(apiError.errorType).toBe("authentication_error")
       expect(apiError.status).toBeNull()
-      expect(apiError.reason).toBe("Not logged in · Please run /login")
+      expect(apiError.description).toBe("Not logged in · Please run /login")
       expect(apiError.message).toMatch(/^Authentication failed \(no status\): Not logged in · Please run \/login/)
     }))
 
@@ -184,7 +184,7 @@ describe("StartupFailed's message", () => {
       expect(error._tag).toBe("StartupFailed")
       expect(error.message.split("config is broken").length - 1).toBe(1)
       expect(error.message).toBe(
-        "Claude Code failed to start (phase firstLine): Claude Code process exited with code 1\n" +
+        "Claude Code failed to start (FirstLine: no output): Claude Code process exited with code 1\n" +
           "--- stderr (last 17 chars) ---\nconfig is broken\n"
       )
     }))

@@ -91,7 +91,7 @@ describe("FakeCli through ClaudeAgent and the process Transport", () => {
         Stream.runCollect,
         Effect.flip
       )
-      expect(error).toMatchObject({ _tag: "StartupFailed", reason: "no answer to initialize within 300 ms" })
+      expect(error).toMatchObject({ _tag: "StartupFailed", description: "no answer to initialize within 300 ms" })
       // the bound covers the whole start-up: initialize had what the spawn left of it
       const cause = error._tag === "StartupFailed" ? error.cause : undefined
       expect(cause).toBeInstanceOf(AgentError.ControlTimeout)
@@ -150,7 +150,7 @@ describe("FakeCli through ClaudeAgent and the process Transport", () => {
       const session = yield* ClaudeAgent.session(FakeCli.options(scenario))
       const error = yield* Effect.flip(session.setModel("nope"))
       expect(error).toStrictEqual(
-        new AgentError.ControlError({ subtype: "set_model", error: "no such model", errorCode: "invalid_model" })
+        new AgentError.ControlError({ subtype: "set_model", description: "no such model", errorCode: "invalid_model" })
       )
     }))
 

@@ -25,7 +25,7 @@ describe("G1 silence becomes IdleTimeout", () => {
       const error = yield* Stream.runDrain(session.turn("go")).pipe(Effect.flip)
       const took = Date.now() - started
       expect(error).toBeInstanceOf(AgentError.IdleTimeout)
-      expect(error).toMatchObject({ kind: "idle", timeoutMillis: 2000 })
+      expect(error).toMatchObject({ reason: "Idle", timeoutMillis: 2000 })
       expect(took).toBeLessThan(2000 + 2000)
       expect(took).toBeGreaterThanOrEqual(2000)
       expect(isAlive(pid)).toBe(false)
@@ -176,7 +176,7 @@ describe("G7 start-up is bounded and typed", () => {
         Effect.flip
       )
       expect(Date.now() - started).toBeLessThan(1000 + 500 + 1000)
-      expect(error).toMatchObject({ _tag: "StartupFailed", phase: "firstLine" })
+      expect(error).toMatchObject({ _tag: "StartupFailed", reason: "FirstLine" })
     }))
 
   live("G7 a CLI that exits at once: StartupFailed (firstLine) with its stderr", () =>
@@ -185,7 +185,7 @@ describe("G7 start-up is bounded and typed", () => {
       const error = yield* ClaudeAgent.query("hi", FakeCli.options(scenario)).pipe(Stream.runDrain, Effect.flip)
       expect(error).toMatchObject({
         _tag: "StartupFailed",
-        phase: "firstLine",
+        reason: "FirstLine",
         exitCode: 1,
         stderrTail: "error: unknown option '--bogus'\n"
       })

@@ -146,7 +146,7 @@ describe("options are validated before anything is spawned (Effect API)", () => 
         )
         expect(error).toBeInstanceOf(AgentError.InvalidOptions)
         expect(error).toMatchObject({ _tag: "InvalidOptions", option })
-        expect((error as AgentError.InvalidOptions).reason).toMatch(reason)
+        expect((error as AgentError.InvalidOptions).description).toMatch(reason)
         expect(state.opened).toBe(0)
       }))
   }
@@ -187,7 +187,7 @@ describe("options are validated before anything is spawned (Promise API)", () =>
       const { layer, state } = counting()
       const q = promise.query({ prompt: "x", options: { ...(options as object), transport: layer } })
       await expect(q.next()).rejects.toSatisfy((error: unknown) =>
-        error instanceof promise.InvalidOptions && error.option === option && reason.test(error.reason)
+        error instanceof promise.InvalidOptions && error.option === option && reason.test(error.description)
       )
       expect(state.opened).toBe(0)
     })
@@ -264,7 +264,7 @@ describe("cwd is checked with the file system before anything is spawned", () =>
     Effect.gen(function*() {
       const cwd = path.join(os.tmpdir(), "eca-no-such-dir-" + process.pid)
       const error = yield* open(cwd)
-      expect(error).toStrictEqual(new AgentError.InvalidOptions({ option: "cwd", reason: `${cwd} does not exist` }))
+      expect(error).toStrictEqual(new AgentError.InvalidOptions({ option: "cwd", description: `${cwd} does not exist` }))
     }))
 
   it.effect("a file", () =>
@@ -272,7 +272,7 @@ describe("cwd is checked with the file system before anything is spawned", () =>
       const file = path.join(os.tmpdir(), `eca-cwd-file-${process.pid}`)
       fs.writeFileSync(file, "")
       const error = yield* open(file).pipe(Effect.ensuring(Effect.sync(() => fs.rmSync(file))))
-      expect(error).toStrictEqual(new AgentError.InvalidOptions({ option: "cwd", reason: `${file} is not a directory` }))
+      expect(error).toStrictEqual(new AgentError.InvalidOptions({ option: "cwd", description: `${file} is not a directory` }))
     }))
 
   it("the Promise API: InvalidOptions, no CLI", async () => {
@@ -291,6 +291,6 @@ describe("setMcpServers checks its configs as the mcpServers option is checked",
         return yield* Effect.flip(session.setMcpServers(raw({ mcpServers: { x: null } }).mcpServers!))
       }).pipe(Effect.provide(layer))
       expect(error).toMatchObject({ _tag: "InvalidOptions", option: "mcpServers" })
-      expect((error as AgentError.InvalidOptions).reason).toMatch(/^x: Expected Mcp/)
+      expect((error as AgentError.InvalidOptions).description).toMatch(/^x: Expected Mcp/)
     }))
 })

@@ -74,7 +74,7 @@ describe("ClaudeAgent.queryWithOrigin", () => {
       for (let i = 0; i < 50; i++) yield* Effect.yieldNow()
       const error = yield* Effect.flip(Stream.runDrain(query.messages))
       expect(error).toStrictEqual(
-        new AgentError.SessionNotFound({ sessionId: RESUMED, reason: `No conversation found with session ID: ${RESUMED}` })
+        new AgentError.SessionNotFound({ sessionId: RESUMED, description: `No conversation found with session ID: ${RESUMED}` })
       )
     }))
 })

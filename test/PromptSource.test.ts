@@ -165,7 +165,7 @@ describe("an async iterable read as a prompt can always be given up", () => {
       expect(error).toMatchObject({
         _tag: "InvalidOptions",
         option: "prompt",
-        reason: "its next() rejected: Error: broken"
+        description: "its next() rejected: Error: broken"
       })
       expect(calls.return).toBe(0)
     }))

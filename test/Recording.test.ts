@@ -275,7 +275,7 @@ describe("Recording.replay", () => {
       expect(stdout).toContainEqual(expect.objectContaining({ type: "hologram" }))
       expect(stdout).toContainEqual({
         type: "transport_error",
-        error: { _tag: "MalformedLine", line: "Welcome banner", reason: expect.any(String) }
+        error: { _tag: "MalformedLine", line: "Welcome banner", reason: "InvalidJson", description: expect.any(String) }
       })
     }))
 

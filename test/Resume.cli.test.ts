@@ -90,7 +90,7 @@ describe("resume, continue and fork against the real CLI", () => {
       const started = Date.now()
       const fromQuery = yield* ClaudeAgent.query("hi", options({ resume: bogus })).pipe(Stream.runDrain, Effect.flip)
       expect(fromQuery).toBeInstanceOf(AgentError.SessionNotFound)
-      expect(fromQuery).toMatchObject({ sessionId: bogus, reason: `No conversation found with session ID: ${bogus}` })
+      expect(fromQuery).toMatchObject({ sessionId: bogus, description: `No conversation found with session ID: ${bogus}` })
       const fromSession = yield* Effect.gen(function*() {
         const session = yield* ClaudeAgent.session(options({ resume: bogus }))
         return yield* Effect.flip(session.initializationResult)

@@ -90,7 +90,7 @@ describe("ScriptedCli faults, as the SDK reports them", () => {
       expect(fiber.unsafePoll()).toBe(null)
       yield* TestClock.adjust("1 second")
       const error = yield* Effect.flip(Fiber.join(fiber))
-      expect(error).toMatchObject({ _tag: "StartupFailed", phase: "firstLine" })
+      expect(error).toMatchObject({ _tag: "StartupFailed", reason: "FirstLine" })
       expect(error._tag === "StartupFailed" ? error.cause : undefined).toMatchObject({
         _tag: "ControlTimeout",
         subtype: "initialize",

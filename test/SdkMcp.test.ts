@@ -883,7 +883,7 @@ describe("Session.setMcpServers", () => {
       )
       expect(yield* Effect.flip(session.reconnectMcpServer("x"))).toMatchObject({
         _tag: "ControlError",
-        error: "Server not found: x"
+        description: "Server not found: x"
       })
     }))
 })

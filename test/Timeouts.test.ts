@@ -60,7 +60,7 @@ describe("timeouts that turn silence into errors", () => {
       yield* advance(2)
       const error = yield* Fiber.join(fiber).pipe(Effect.flip)
       expect(error).toStrictEqual(
-        new AgentError.IdleTimeout({ lastEventAt: 3000, timeoutMillis: 30_000, kind: "idle", stderrTail: "warming up\n" })
+        new AgentError.IdleTimeout({ lastEventAt: 3000, timeoutMillis: 30_000, reason: "Idle", stderrTail: "warming up\n" })
       )
       // the SDK killed the CLI itself (it did not merely stop reading)
       expect(yield* Deferred.isDone(killed)).toBe(true)
@@ -79,7 +79,7 @@ describe("timeouts that turn silence into errors", () => {
       const error = yield* Fiber.join(fiber).pipe(Effect.flip)
       // the prompt, sent at 0, was the last event
       expect(error).toStrictEqual(
-        new AgentError.IdleTimeout({ lastEventAt: 0, timeoutMillis: 10_000, kind: "firstMessage", stderrTail: "" })
+        new AgentError.IdleTimeout({ lastEventAt: 0, timeoutMillis: 10_000, reason: "FirstMessage", stderrTail: "" })
       )
     }))
 
@@ -141,7 +141,7 @@ describe("timeouts that turn silence into errors", () => {
         Effect.flip,
         Effect.provide(ScriptedCli.echo)
       )
-      expect(error).toStrictEqual(new AgentError.InvalidOptions({ option: "idleTimeout", reason: "not a duration: \"10 sekonds\" (or \"infinity\")" }))
+      expect(error).toStrictEqual(new AgentError.InvalidOptions({ option: "idleTimeout", description: "not a duration: \"10 sekonds\" (or \"infinity\")" }))
     }))
 
   it.scoped("no idle clock between turns, and heartbeats keep a long turn alive", () =>
@@ -239,8 +239,8 @@ describe("G7 start-up is bounded and phased", () => {
       const error = yield* Effect.flip(Fiber.join(fiber))
       expect(error).toBeInstanceOf(AgentError.StartupFailed)
       expect(error).toMatchObject({
-        phase: "initializeAck",
-        reason: "no answer to initialize within 20000 ms",
+        reason: "InitializeAck",
+        description: "no answer to initialize within 20000 ms",
         stderrTail: "loading plugins…\n",
         cause: { _tag: "ControlTimeout", subtype: "initialize" }
       })
@@ -268,8 +268,8 @@ describe("G7 start-up is bounded and phased", () => {
       const error = yield* Effect.flip(Fiber.join(fiber))
       expect(error).toStrictEqual(
         new AgentError.StartupFailed({
-          phase: "spawn",
-          reason: "the CLI was not started within 10000 ms (finding it, checking its version, spawning it)",
+          reason: "Spawn",
+          description: "the CLI was not started within 10000 ms (finding it, checking its version, spawning it)",
           stderrTail: ""
         })
       )
@@ -286,7 +286,7 @@ describe("G7 start-up is bounded and phased", () => {
       expect(fiber.unsafePoll()).toBe(null)
       yield* advance(1)
       const error = yield* Effect.flip(Fiber.join(fiber))
-      expect(error).toMatchObject({ _tag: "StartupFailed", phase: "firstLine", reason: "no answer to initialize within 10000 ms" })
+      expect(error).toMatchObject({ _tag: "StartupFailed", reason: "FirstLine", description: "no answer to initialize within 10000 ms" })
       expect(error._tag === "StartupFailed" ? Option.fromNullable(error.cause) : Option.none()).toMatchObject(
         Option.some({ _tag: "ControlTimeout", timeoutMillis: 6000 })
       )

@@ -82,7 +82,7 @@ describe("Transport (memory)", () => {
       const taken = yield* Effect.exit(peer.take)
       expect(Exit.isFailure(taken)).toBe(true)
       expect(yield* Effect.flip(connection.send(Message.userMessage("two")))).toStrictEqual(
-        new AgentError.InputClosed({ reason: "endInput" })
+        new AgentError.InputClosed({ reason: "InputEnded" })
       )
       expect((yield* peer.sent).length).toBe(2)
     }))

@@ -137,7 +137,7 @@ describe("Transport (process)", () => {
         if (banner.error._tag === "MalformedLine") expect(banner.error.line).toContain("Welcome to the fake CLI")
       }
       if (array?.type === "transport_error" && array.error._tag === "MalformedLine") {
-        expect(array.error.reason).toBe("not a JSON object")
+        expect(array.error).toMatchObject({ reason: "NotAnObject", description: "not a JSON object" })
       }
     }).pipe(Effect.provide(TransportLive)))
 

@@ -58,7 +58,7 @@ describe("G20 the CLI version gate", () => {
     Effect.gen(function*() {
       const old = yield* fakeClaude("claude-old", "2.0.5 (Claude Code)")
       expect(yield* queryWith(old)).toStrictEqual(
-        new AgentError.VersionIncompatible({ found: "2.0.5", supported: Transport.SUPPORTED_CLI_VERSIONS })
+        new AgentError.VersionIncompatible({ found: "2.0.5", supported: Transport.SUPPORTED_CLI_VERSIONS, reason: "OutOfRange" })
       )
       // the override lets it through (and then the session runs it: this one exits 3 at once)
       expect(yield* queryWith(old, ">=2.0.0")).toMatchObject({ _tag: "StartupFailed", exitCode: 3 })
@@ -89,7 +89,8 @@ describe("G20 the CLI version gate", () => {
         new AgentError.VersionIncompatible({
           found: "unknown",
           supported: Transport.SUPPORTED_CLI_VERSIONS,
-          reason: "`--version` printed no version: \"Claude Code (development build)\""
+          reason: "Unknown",
+          description: "`--version` printed no version: \"Claude Code (development build)\""
         })
       )
       // "*" skips the check altogether
@@ -103,7 +104,8 @@ describe("G20 the CLI version gate", () => {
         new AgentError.VersionIncompatible({
           found: "unknown",
           supported: Transport.SUPPORTED_CLI_VERSIONS,
-          reason: "`--version` exited with code 2"
+          reason: "Unknown",
+          description: "`--version` exited with code 2"
         })
       )
     }))
@@ -116,7 +118,7 @@ describe("G20 the CLI version gate", () => {
       const cli = { command: binary, prefixArgs: [], path: binary, packageJson: manifest }
       fs.writeFileSync(manifest, JSON.stringify({ name: "@anthropic-ai/claude-code-linux-x64", version: "2.0.5" }))
       expect(yield* Effect.flip(checkVersion(cli, Transport.SUPPORTED_CLI_VERSIONS, 500))).toStrictEqual(
-        new AgentError.VersionIncompatible({ found: "2.0.5", supported: Transport.SUPPORTED_CLI_VERSIONS })
+        new AgentError.VersionIncompatible({ found: "2.0.5", supported: Transport.SUPPORTED_CLI_VERSIONS, reason: "OutOfRange" })
       )
       // an upgrade in place (a new binary, a new manifest) is seen: the answer is cached by the binary's mtime
       fs.writeFileSync(manifest, JSON.stringify({ name: "@anthropic-ai/claude-code-linux-x64", version: "2.1.332" }))
@@ -152,7 +154,8 @@ describe("G20 the CLI version gate", () => {
         new AgentError.VersionIncompatible({
           found: "unknown",
           supported: Transport.SUPPORTED_CLI_VERSIONS,
-          reason: "`--version` did not answer within 500 ms"
+          reason: "Unknown",
+          description: "`--version` did not answer within 500 ms"
         })
       )
       expect(Date.now() - started).toBeLessThan(3000)

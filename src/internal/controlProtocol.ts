@@ -136,7 +136,7 @@ export const make = (
       })
 
     yield* Effect.addFinalizer(() =>
-      Effect.zipRight(terminate(() => new InputClosed({ reason: "closed" })), Effect.asVoid(out.end))
+      Effect.zipRight(terminate(() => new InputClosed({ reason: "SessionClosed" })), Effect.asVoid(out.end))
     )
 
     // the CLI always gets an answer: a response that cannot be written (a BigInt, a cycle) becomes an error one
@@ -252,7 +252,7 @@ export const make = (
           : Exit.fail(
             new ControlError({
               subtype: entry.subtype,
-              error: body.error,
+              description: body.error,
               ...(body.error_code !== undefined ? { errorCode: body.error_code } : {})
             })
           )
@@ -380,7 +380,7 @@ export const make = (
       Effect.suspend(() => {
         if (terminated !== undefined) {
           // the caller's own end of input wins over the exit that may have followed it
-          return Effect.fail(inputEnded ? new InputClosed({ reason: "endInput" }) : terminated())
+          return Effect.fail(inputEnded ? new InputClosed({ reason: "InputEnded" }) : terminated())
         }
         const requestId = `req_${++counter}_${prefix}`
         const timeout = requestOptions?.timeout === undefined

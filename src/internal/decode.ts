@@ -2,19 +2,12 @@
 import * as ParseResult from "effect/ParseResult"
 import type * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
-import * as M from "../Message.js"
+import type * as M from "../Message.js"
 
 type Raw = { readonly [key: string]: unknown }
 type Check = (u: unknown) => boolean
-
-interface Validators {
-  readonly byType: ReadonlyMap<string, Schema.Schema.Any>
-  readonly system: ReadonlyMap<string, Schema.Schema.Any>
-  readonly checks: Map<Schema.Schema.Any, Check>
-  readonly block: Check
-  readonly streamEventTypes: ReadonlySet<string>
-  readonly resultErrorSubtypes: ReadonlySet<string>
-}
+/** Compiles one AST node, memoized per compiler (see {@link makeCompiler}). */
+type Compile = (ast: AST.AST) => Check
 
 // ---------------------------------------------------------------------------------------------------------------------
 // A fast `Schema.is`: compiles a schema's type-side AST into a plain predicate that allocates nothing.
@@ -29,8 +22,6 @@ interface Validators {
 const hasOwn = Object.prototype.hasOwnProperty
 const always: Check = () => true
 const never: Check = () => false
-
-const cache = new WeakMap<AST.AST, Check>()
 
 /** Delegates one node to the general parser (the reference semantics). */
 const slow = (ast: AST.AST): Check => {
@@ -55,7 +46,7 @@ const literalsOf = (ast: AST.AST): ReadonlyArray<AST.LiteralValue> | undefined =
   return undefined
 }
 
-const compileTypeLiteral = (ast: AST.TypeLiteral): Check => {
+const compileTypeLiteral = (ast: AST.TypeLiteral, compile: Compile): Check => {
   if (ast.propertySignatures.length === 0 && ast.indexSignatures.length === 0) {
     return (u) => u !== null && u !== undefined
   }
@@ -143,7 +134,7 @@ const unionPlan = (ast: AST.Union): UnionPlan | undefined => {
   return best === undefined || best.others.length === ast.types.length ? undefined : best
 }
 
-const compileUnion = (ast: AST.Union): Check => {
+const compileUnion = (ast: AST.Union, compile: Compile): Check => {
   const members = ast.types.map(compile)
   if (members.length === 1) return members[0]!
   const plan = unionPlan(ast)
@@ -166,7 +157,7 @@ const compileUnion = (ast: AST.Union): Check => {
   }
 }
 
-const compileTuple = (ast: AST.TupleType): Check => {
+const compileTuple = (ast: AST.TupleType, compile: Compile): Check => {
   const elements = ast.elements.map((e) => compile(e.type))
   const optional = ast.elements.map((e) => e.isOptional)
   const rest = ast.rest.map((r) => compile(r.type))
@@ -205,7 +196,7 @@ const compileTuple = (ast: AST.TupleType): Check => {
   }
 }
 
-const buildClosure = (ast: AST.AST): Check => {
+const buildClosure = (ast: AST.AST, compile: Compile): Check => {
   switch (ast._tag) {
     case "Literal": {
       const literal = ast.literal
@@ -232,11 +223,11 @@ const buildClosure = (ast: AST.AST): Check => {
     case "ObjectKeyword":
       return (u) => (typeof u === "object" && u !== null) || typeof u === "function"
     case "TypeLiteral":
-      return compileTypeLiteral(ast)
+      return compileTypeLiteral(ast, compile)
     case "Union":
-      return compileUnion(ast)
+      return compileUnion(ast, compile)
     case "TupleType":
-      return compileTuple(ast)
+      return compileTuple(ast, compile)
     case "Suspend": {
       let inner: Check | undefined
       return (u) => (inner ??= compile(ast.f()))(u)
@@ -300,7 +291,7 @@ interface Generator {
   readonly condition: (ast: AST.AST, v: string) => string
 }
 
-const makeGenerator = (): Generator => {
+const makeGenerator = (compile: Compile): Generator => {
   const deps: Array<Check> = []
   return {
     deps,
@@ -324,13 +315,13 @@ const finish = (g: Generator, body: string): Check | undefined => {
 
 const propertyKey = (name: PropertyKey): string | undefined => (typeof name === "string" ? JSON.stringify(name) : undefined)
 
-const generateTypeLiteral = (ast: AST.TypeLiteral): Check | undefined => {
+const generateTypeLiteral = (ast: AST.TypeLiteral, compile: Compile): Check | undefined => {
   if (ast.propertySignatures.length === 0 && ast.indexSignatures.length === 0) return undefined
   // index signatures with a value to check are left to the closure version
   for (const is of ast.indexSignatures) {
     if (is.type._tag !== "UnknownKeyword" && is.type._tag !== "AnyKeyword") return undefined
   }
-  const g = makeGenerator()
+  const g = makeGenerator(compile)
   const lines = ["if (typeof u !== \"object\" || u === null || Array.isArray(u)) return false", "var v"]
   for (const ps of ast.propertySignatures) {
     const key = propertyKey(ps.name)
@@ -347,9 +338,9 @@ const generateTypeLiteral = (ast: AST.TypeLiteral): Check | undefined => {
   return finish(g, lines.join("\n"))
 }
 
-const generateUnion = (ast: AST.Union): Check | undefined => {
+const generateUnion = (ast: AST.Union, compile: Compile): Check | undefined => {
   const inline = inlineCondition(ast, "u")
-  const g = makeGenerator()
+  const g = makeGenerator(compile)
   if (inline !== undefined) return finish(g, `return ${inline}`)
   const plan = unionPlan(ast)
   if (plan === undefined) {
@@ -376,9 +367,9 @@ const generateUnion = (ast: AST.Union): Check | undefined => {
   )
 }
 
-const generateArray = (ast: AST.TupleType): Check | undefined => {
+const generateArray = (ast: AST.TupleType, compile: Compile): Check | undefined => {
   if (ast.elements.length !== 0 || ast.rest.length !== 1) return undefined
-  const g = makeGenerator()
+  const g = makeGenerator(compile)
   const condition = g.condition(ast.rest[0]!.type, "v")
   return finish(
     g,
@@ -386,31 +377,43 @@ const generateArray = (ast: AST.TupleType): Check | undefined => {
   )
 }
 
-const build = (ast: AST.AST): Check => {
+const build = (ast: AST.AST, compile: Compile): Check => {
   switch (ast._tag) {
     case "TypeLiteral":
-      return generateTypeLiteral(ast) ?? compileTypeLiteral(ast)
+      return generateTypeLiteral(ast, compile) ?? compileTypeLiteral(ast, compile)
     case "Union":
-      return generateUnion(ast) ?? compileUnion(ast)
+      return generateUnion(ast, compile) ?? compileUnion(ast, compile)
     case "TupleType":
-      return generateArray(ast) ?? compileTuple(ast)
+      return generateArray(ast, compile) ?? compileTuple(ast, compile)
     default:
-      return buildClosure(ast)
+      return buildClosure(ast, compile)
   }
 }
 
-/** Compiles (once per AST node) a predicate on the type side of `ast`. */
-const compile = (ast: AST.AST): Check => {
-  let check = cache.get(ast)
-  if (check === undefined) {
-    check = build(ast)
-    cache.set(ast, check)
+/**
+ * A compiler of type-side predicates. Its memo table belongs to it: a node shared by several schemas (or reached
+ * again through a `Suspend`) is compiled once per compiler, and the table goes away with the compiler.
+ */
+const makeCompiler = (): Compile => {
+  const memo = new Map<AST.AST, Check>()
+  const compile: Compile = (ast) => {
+    let check = memo.get(ast)
+    if (check === undefined) {
+      check = build(ast, compile)
+      memo.set(ast, check)
+    }
+    return check
   }
-  return check
+  return compile
 }
 
-/** The compiled equivalent of `Schema.is(schema)`. @internal */
-export const compiledIs = (schema: { readonly ast: AST.AST }): Check => compile(AST.typeAST(schema.ast))
+/**
+ * The compiled equivalent of `Schema.is(schema)`. Each call compiles: compile once where the schema is known and
+ * keep the result.
+ *
+ * @internal
+ */
+export const compiledIs = (schema: { readonly ast: AST.AST }): Check => makeCompiler()(AST.typeAST(schema.ast))
 
 /** {@link compiledIs} as the type guard `Schema.is` is (decode.validate.test holds the two to the same answers). @internal */
 export const compiledGuard = <A, I, R>(schema: Schema.Schema<A, I, R>): (u: unknown) => u is A => {
@@ -422,59 +425,71 @@ export const compiledGuard = <A, I, R>(schema: Schema.Schema<A, I, R>): (u: unkn
 // decoding
 // ---------------------------------------------------------------------------------------------------------------------
 
-let validators: Validators | undefined
+/**
+ * The schemas a decoder checks stdout messages against. They are handed in by Message.ts, which defines them (this
+ * module only knows their types).
+ *
+ * @internal
+ */
+export interface Schemas {
+  /** The schema of each `type` other than `system` and `result`. */
+  readonly byType: ReadonlyArray<readonly [type: string, schema: Schema.Schema.Any]>
+  /** The `system` messages, each a struct with a literal `subtype`. */
+  readonly system: ReadonlyArray<Schema.Schema.Any>
+  readonly resultSuccess: Schema.Schema.Any
+  readonly resultError: Schema.Schema.Any
+  /** The `subtype`s that {@link Schemas.resultError} accepts. */
+  readonly resultErrorSubtypes: ReadonlyArray<string>
+  readonly streamEvent: Schema.Schema.Any
+  readonly contentBlock: Schema.Schema.Any
+}
 
-// Built lazily: this module and Message.ts import each other.
-const get = (): Validators => {
-  if (validators !== undefined) return validators
-  const systemSchemas: ReadonlyArray<Schema.Schema.Any> = M.SystemMessage.members
+/** The `event.type`s of a `stream_event` this SDK knows; another one is an `unknown_subtype`. */
+const STREAM_EVENT_TYPES: ReadonlySet<string> = new Set([
+  "message_start",
+  "content_block_start",
+  "content_block_delta",
+  "content_block_stop",
+  "message_delta",
+  "message_stop"
+])
+
+interface Validators {
+  readonly schemas: Schemas
+  readonly byType: ReadonlyMap<string, Schema.Schema.Any>
+  readonly system: ReadonlyMap<string, Schema.Schema.Any>
+  readonly resultErrorSubtypes: ReadonlySet<string>
+  /** The compiled check of a schema, compiled on its first use. */
+  readonly checkOf: (schema: Schema.Schema.Any) => Check
+  readonly block: Check
+}
+
+const makeValidators = (schemas: Schemas): Validators => {
   const system = new Map<string, Schema.Schema.Any>()
-  for (const s of systemSchemas) {
+  for (const s of schemas.system) {
     const ast = s.ast
     if (ast._tag === "TypeLiteral") {
       const sub = ast.propertySignatures.find((p) => p.name === "subtype")
       if (sub && sub.type._tag === "Literal" && typeof sub.type.literal === "string") system.set(sub.type.literal, s)
     }
   }
-  validators = {
-    byType: new Map<string, Schema.Schema.Any>([
-      ["assistant", M.AssistantMessage],
-      ["user", M.UserMessage],
-      ["stream_event", M.StreamEventMessage],
-      ["rate_limit_event", M.RateLimitEvent],
-      ["tool_progress", M.ToolProgressMessage],
-      ["auth_status", M.AuthStatusMessage],
-      ["tool_use_summary", M.ToolUseSummaryMessage],
-      ["prompt_suggestion", M.PromptSuggestionMessage],
-      ["conversation_reset", M.ConversationResetMessage],
-      ["control_request", M.ControlRequest],
-      ["control_response", M.ControlResponse],
-      ["control_cancel_request", M.ControlCancelRequest],
-      ["keep_alive", M.KeepAlive]
-    ]),
+  const compile = makeCompiler()
+  // keyed by schema: `typeAST` may build a new node on every call
+  const checks = new Map<Schema.Schema.Any, Check>()
+  const checkOf = (schema: Schema.Schema.Any): Check => {
+    let check = checks.get(schema)
+    if (check === undefined) checks.set(schema, check = compile(AST.typeAST(schema.ast)))
+    return check
+  }
+  let block: Check | undefined
+  return {
+    schemas,
+    byType: new Map(schemas.byType),
     system,
-    checks: new Map(),
-    block: compiledIs(M.ContentBlock),
-    streamEventTypes: new Set([
-      "message_start",
-      "content_block_start",
-      "content_block_delta",
-      "content_block_stop",
-      "message_delta",
-      "message_stop"
-    ]),
-    resultErrorSubtypes: new Set(M.ResultError.fields.subtype.literals)
+    resultErrorSubtypes: new Set(schemas.resultErrorSubtypes),
+    checkOf,
+    block: (u) => (block ??= checkOf(schemas.contentBlock))(u)
   }
-  return validators
-}
-
-const checkOf = (v: Validators, schema: Schema.Schema.Any): Check => {
-  let check = v.checks.get(schema)
-  if (check === undefined) {
-    check = compiledIs(schema)
-    v.checks.set(schema, check)
-  }
-  return check
 }
 
 const unknown = (raw: Raw, reason: M.UnknownMessage["reason"], issue?: string): M.UnknownMessage =>
@@ -505,35 +520,34 @@ const withNormalizedContent = (v: Validators, schema: Schema.Schema.Any, raw: Ra
     const content = normalizeBlocks(v, inner["content"])
     if (content !== inner["content"]) {
       const copy = { ...raw, message: { ...inner, content } }
-      if (checkOf(v, schema)(copy)) return copy as M.StdoutMessage
+      if (v.checkOf(schema)(copy)) return copy as M.StdoutMessage
     }
   }
   return unknown(raw, "invalid", describe(schema, raw))
 }
 
 const decodeStreamEvent = (v: Validators, raw: Raw): M.StdoutMessage => {
+  const schema = v.schemas.streamEvent
   const event = raw["event"]
   if (!isRecord(event) || typeof event["type"] !== "string") {
-    return unknown(raw, "invalid", describe(M.StreamEventMessage, raw))
+    return unknown(raw, "invalid", describe(schema, raw))
   }
-  if (!v.streamEventTypes.has(event["type"])) return unknown(raw, "unknown_subtype")
+  if (!STREAM_EVENT_TYPES.has(event["type"])) return unknown(raw, "unknown_subtype")
   if (event["type"] === "content_block_start" && isRecord(event["content_block"])) {
     const block = event["content_block"]
     if (!v.block(block)) {
       const copy = { ...raw, event: { ...event, content_block: { type: "unknown", raw: block } } }
-      if (checkOf(v, M.StreamEventMessage)(copy)) return copy as M.StdoutMessage
+      if (v.checkOf(schema)(copy)) return copy as M.StdoutMessage
     }
   }
-  return unknown(raw, "invalid", describe(M.StreamEventMessage, raw))
+  return unknown(raw, "invalid", describe(schema, raw))
 }
 
-/** @internal */
-export const decode = (input: unknown): M.StdoutMessage => {
+const decodeWith = (v: Validators, input: unknown): M.StdoutMessage => {
   if (!isRecord(input)) return unknown({ value: input }, "invalid", "not a JSON object")
   const raw = input
   const type = raw["type"]
   if (typeof type !== "string") return unknown(raw, "invalid", "missing string field `type`")
-  const v = get()
   let schema: Schema.Schema.Any | undefined
   if (type === "system") {
     const subtype = raw["subtype"]
@@ -541,15 +555,26 @@ export const decode = (input: unknown): M.StdoutMessage => {
     if (schema === undefined) return unknown(raw, "unknown_subtype")
   } else if (type === "result") {
     const subtype = raw["subtype"]
-    if (subtype === "success") schema = M.ResultSuccess
-    else if (typeof subtype === "string" && v.resultErrorSubtypes.has(subtype)) schema = M.ResultError
+    if (subtype === "success") schema = v.schemas.resultSuccess
+    else if (typeof subtype === "string" && v.resultErrorSubtypes.has(subtype)) schema = v.schemas.resultError
     else return unknown(raw, "unknown_subtype")
   } else {
     schema = v.byType.get(type)
     if (schema === undefined) return unknown(raw, "unknown_type")
   }
-  if (checkOf(v, schema)(raw)) return raw as M.StdoutMessage
+  if (v.checkOf(schema)(raw)) return raw as M.StdoutMessage
   if (type === "assistant" || type === "user") return withNormalizedContent(v, schema, raw)
   if (type === "stream_event") return decodeStreamEvent(v, raw)
   return unknown(raw, "invalid", describe(schema, raw))
+}
+
+/**
+ * A decoder of parsed stdout values against `schemas` (see `Message.decode`). It compiles each schema's check on
+ * first use and keeps it.
+ *
+ * @internal
+ */
+export const makeDecoder = (schemas: Schemas): (input: unknown) => M.StdoutMessage => {
+  const v = makeValidators(schemas)
+  return (input) => decodeWith(v, input)
 }

@@ -3,11 +3,10 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import { type ControlError, InvalidOptions } from "../AgentError.js"
+import { type ControlError, InvalidOptions, type SessionError } from "../AgentError.js"
 import type { Extensions, McpServerConfig, Options } from "../AgentOptions.js"
-import type { SessionError } from "../ClaudeAgent.js"
 import type { ControlProtocol, InboundHandler } from "../ControlProtocol.js"
-import { Hooks } from "../Hooks.js"
+import { HookInputs, Hooks } from "../Hooks.js"
 import type * as Message from "../Message.js"
 import { Permissions } from "../Permissions.js"
 import { contribution as elicitationContribution, declined } from "./elicitation.js"
@@ -155,7 +154,7 @@ export const collectExtensions = (
         return yield* Effect.fail(
           new InvalidOptions({
             option: "Permissions timeout",
-            reason: `${String(permissions.value.timeout)} is not a duration`
+            description: `${String(permissions.value.timeout)} is not a duration`
           })
         )
       }
@@ -167,11 +166,11 @@ export const collectExtensions = (
       return yield* Effect.fail(
         new InvalidOptions({
           option: "hooks timeout",
-          reason: `${String(badTimeout)} is not a finite number of seconds ≥ 0`
+          description: `${String(badTimeout)} is not a finite number of seconds ≥ 0`
         })
       )
     }
-    const hooksContribution = hooksContributionOf(Option.isSome(hooks) ? hooks.value.registrations : [])
+    const hooksContribution = hooksContributionOf(Option.isSome(hooks) ? hooks.value.registrations : [], HookInputs)
     if (hooksContribution !== undefined) contributions.push(hooksContribution)
     contributions.push(yield* sdkMcpContribution(options))
     if (options.onElicitation !== undefined) contributions.push(elicitationContribution(options.onElicitation))

@@ -1,7 +1,6 @@
 /** @internal */
 import { LineTooLong, MalformedLine } from "../AgentError.js"
-import type * as Message from "../Message.js"
-import { decode } from "./decode.js"
+import * as Message from "../Message.js"
 
 const NEWLINE = 0x0a
 const CR = 0x0d
@@ -39,17 +38,22 @@ export const parseLine = (line: string): Message.Frame | undefined => {
       type: "transport_error",
       error: new MalformedLine({
         line: line.slice(0, MAX_MALFORMED_CHARS),
-        reason: e instanceof Error ? e.message : "invalid JSON"
+        reason: "InvalidJson",
+        description: e instanceof Error ? e.message : "invalid JSON"
       })
     }
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     return {
       type: "transport_error",
-      error: new MalformedLine({ line: line.slice(0, MAX_MALFORMED_CHARS), reason: "not a JSON object" })
+      error: new MalformedLine({
+        line: line.slice(0, MAX_MALFORMED_CHARS),
+        reason: "NotAnObject",
+        description: "not a JSON object"
+      })
     }
   }
-  return decode(value)
+  return Message.decode(value)
 }
 
 /**

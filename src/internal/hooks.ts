@@ -1,26 +1,32 @@
 /** @internal */
 import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { constVoid, identity } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import {
-  DEFAULT_TIMEOUT_SECONDS,
-  type HookCallback,
-  type HookEvent,
-  type HookInput,
+import type {
+  HookCallback,
+  HookEvent,
+  HookInput,
   HookInputs,
-  type HookMatcher,
-  type HookOutput,
-  type HookRegistrations,
-  Hooks
+  HookMatcher,
+  HookOutput,
+  HookRegistrations,
+  Service
 } from "../Hooks.js"
 import * as Deadlines from "./deadlines.js"
 import type { Contribution } from "./extensions.js"
 import { type CallbackHandler, handlerFrom, lazySignal, settleOnce } from "./fastPaths.js"
 import { hookOutputCheck } from "./outputs.js"
+
+/** The hooks service's tag, defined here so that this module needs nothing but types from Hooks.ts. @internal */
+export class Hooks extends Context.Tag("effect-claude-agent/Hooks")<Hooks, Service>() {}
+
+/** @internal */
+export const DEFAULT_TIMEOUT_SECONDS = 60 as const
 
 /** @internal */
 export const layer = (...registrations: ReadonlyArray<HookRegistrations>): Layer.Layer<Hooks> =>
@@ -174,7 +180,10 @@ export const invalidTimeout = (registrations: ReadonlyArray<HookRegistrations>):
 }
 
 /** Builds the `initialize.hooks` field and the `hook_callback` handler for a session. @internal */
-export const contribution = (registrations: ReadonlyArray<HookRegistrations>): Contribution | undefined => {
+export const contribution = (
+  registrations: ReadonlyArray<HookRegistrations>,
+  inputs: typeof HookInputs
+): Contribution | undefined => {
   const callbacks = new Map<string, Registered>()
   const wire: Record<string, Array<Record<string, unknown>>> = {}
   const bySeconds = new Map<number, Deadlines.Deadlines>()
@@ -205,7 +214,7 @@ export const contribution = (registrations: ReadonlyArray<HookRegistrations>): C
             timeoutSeconds,
             deadlines: deadlinesFor(timeoutSeconds),
             onFailure: matcher.onFailure ?? (GATING.has(event) ? "block" : "continue"),
-            validate: Schema.is(HookInputs[event] as Schema.Schema<unknown>),
+            validate: Schema.is(inputs[event] as Schema.Schema<unknown>),
             checkOutput: checkFor(event)
           })
         }

@@ -57,7 +57,7 @@ export const makeConnection = (
       messages: Mailbox.toStream(stdout),
       send: sendFrom((message) => {
         // the caller's own end of input wins over an exit that may have followed it
-        if (ended) return new InputClosed({ reason: "endInput" })
+        if (ended) return new InputClosed({ reason: "InputEnded" })
         if (status !== undefined) return processExited(status)
         // a copy through JSON, as a real pipe would make
         const copy = JSON.parse(JSON.stringify(message)) as Message.StdinMessage

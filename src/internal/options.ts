@@ -14,7 +14,7 @@ import * as Message from "../Message.js"
 import { isInlineJson, isRecord } from "./argv.js"
 import { STRIPPED_ENV } from "./env.js"
 
-const invalid = (option: string, reason: string) => Effect.fail(new InvalidOptions({ option, reason }))
+const invalid = (option: string, reason: string) => Effect.fail(new InvalidOptions({ option, description: reason }))
 
 const flag = (name: string, value: string | number) => `--${name}=${value}`
 
@@ -452,11 +452,11 @@ export const checker = <A, I>(schema: Schema.Schema<A, I>) => {
     const { message, path } = firstIssue(result.left, [])
     const [option, ...inside] = path
     if (option === undefined) {
-      return new InvalidOptions({ option: "options", reason: `must be an object, got ${show(options)}` })
+      return new InvalidOptions({ option: "options", description: `must be an object, got ${show(options)}` })
     }
     return new InvalidOptions({
       option: String(option),
-      reason: inside.length === 0 ? message : `${inside.map(String).join(".")}: ${message}`
+      description: inside.length === 0 ? message : `${inside.map(String).join(".")}: ${message}`
     })
   }
 }

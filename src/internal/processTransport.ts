@@ -158,7 +158,7 @@ export const make = Effect.gen(function*() {
       Effect.mapError((error) =>
         new InvalidOptions({
           option: "cwd",
-          reason: error._tag === "SystemError" && error.reason === "NotFound"
+          description: error._tag === "SystemError" && error.reason === "NotFound"
             ? `${cwd} does not exist`
             : `${cwd} cannot be used: ${error.message}`
         })
@@ -166,7 +166,7 @@ export const make = Effect.gen(function*() {
       Effect.flatMap((info) =>
         info.type === "Directory"
           ? Effect.void
-          : Effect.fail(new InvalidOptions({ option: "cwd", reason: `${cwd} is not a directory` }))
+          : Effect.fail(new InvalidOptions({ option: "cwd", description: `${cwd} is not a directory` }))
       )
     )
 
@@ -194,7 +194,7 @@ export const make = Effect.gen(function*() {
       if (spec.cwd !== undefined) command = Command.workingDirectory(command, spec.cwd)
 
       const proc = yield* executor.start(command).pipe(
-        Effect.mapError((error) => new SpawnFailed({ command: cli.command, reason: errorText(error), cause: error }))
+        Effect.mapError((error) => new SpawnFailed({ command: cli.command, description: errorText(error), cause: error }))
       )
       const pid = proc.pid
 
@@ -355,7 +355,7 @@ export const make = Effect.gen(function*() {
         messages,
         send: sendFrom((message) => {
           // the caller's own end of input wins over an exit that may have followed it
-          if (inputEnded) return new InputClosed({ reason: "endInput" })
+          if (inputEnded) return new InputClosed({ reason: "InputEnded" })
           if (status !== undefined) return processExited(status)
           input.unsafeOffer(Buffer.from(JSON.stringify(message) + "\n", "utf8"))
           return undefined

@@ -140,7 +140,7 @@ export const unsupportedOption = (options: object): InvalidOptions | undefined =
     const value = given[option]
     if (value === undefined) continue
     const reason = check(value)
-    if (reason !== undefined) return new InvalidOptions({ option, reason })
+    if (reason !== undefined) return new InvalidOptions({ option, description: reason })
   }
   return undefined
 }
@@ -248,7 +248,7 @@ const isPrompt = (prompt: unknown): prompt is PromptInput =>
 const promptError = (prompt: unknown) =>
   new InvalidOptions({
     option: "prompt",
-    reason: `${prompt === null ? "null" : typeof prompt} is not a string or an async iterable of user messages`
+    description: `${prompt === null ? "null" : typeof prompt} is not a string or an async iterable of user messages`
   })
 
 /** @internal */
@@ -264,7 +264,7 @@ export const startup = (params: {
 } = {}): Promise<WarmQuery> => {
   const ms = params.initializeTimeoutMs
   const invalid = ms === undefined ? undefined : notMillis(ms)
-  if (invalid !== undefined) return Promise.reject(new InvalidOptions({ option: "initializeTimeoutMs", reason: invalid }))
+  if (invalid !== undefined) return Promise.reject(new InvalidOptions({ option: "initializeTimeoutMs", description: invalid }))
   const given = params.options ?? {}
   const options: Options = ms === undefined
     ? given
@@ -274,11 +274,11 @@ export const startup = (params: {
   let state: "warm" | "taken" | "closed" = "warm"
   const handle: WarmQuery = {
     query: (prompt) => {
-      if (state === "closed") throw new InputClosed({ reason: "closed" })
+      if (state === "closed") throw new InputClosed({ reason: "SessionClosed" })
       if (state === "taken") {
         throw new InvalidOptions({
           option: "prompt",
-          reason: "WarmQuery.query() can be called once: this warm query's CLI already runs the query it returned"
+          description: "WarmQuery.query() can be called once: this warm query's CLI already runs the query it returned"
         })
       }
       if (!isPrompt(prompt)) throw promptError(prompt)
@@ -419,12 +419,12 @@ const begin = (
           // closing the query before the prompt came ends the wait, initialize answered or not
           const given = Effect.promise(() => promptLater)
           const closedFirst = Effect.flatMap(given, (p) =>
-            p === undefined ? Effect.fail(new InputClosed({ reason: "closed" })) : Effect.never)
+            p === undefined ? Effect.fail(new InputClosed({ reason: "SessionClosed" })) : Effect.never)
           yield* Effect.raceFirst(internal.session.initializationResult, closedFirst)
           markReady()
           prompt = yield* given
         }
-        if (prompt === undefined) return yield* Effect.fail(new InputClosed({ reason: "closed" }))
+        if (prompt === undefined) return yield* Effect.fail(new InputClosed({ reason: "SessionClosed" }))
         const { pull: makePull } = yield* session.driveParts(internal, asPrompt(prompt))
         const pull = yield* makePull
         yield* Effect.forkScoped(pump(pull))
@@ -477,7 +477,7 @@ const begin = (
   /** Why the query could not start: start-up stopped by `close()` is `InputClosed`, by an abort `AbortError`. */
   const startFailure = (cause: Cause.Cause<unknown>): unknown =>
     closing !== undefined && !aborted && Cause.isInterruptedOnly(cause)
-      ? new InputClosed({ reason: "closed" })
+      ? new InputClosed({ reason: "SessionClosed" })
       : squash(cause, aborted)
 
   const handles = () =>
@@ -489,7 +489,7 @@ const begin = (
   const run = async <A>(f: (s: session.SessionInternal) => Effect.Effect<A, unknown>): Promise<A> => {
     const { internal } = await handles()
     if (aborted) throw new AbortError()
-    if (closing !== undefined) throw failedWith ?? new InputClosed({ reason: "closed" })
+    if (closing !== undefined) throw failedWith ?? new InputClosed({ reason: "SessionClosed" })
     const exit = await runtime.runPromiseExit(logged(f(internal)))
     if (Exit.isFailure(exit)) throw squash(exit.cause, aborted)
     return exit.value

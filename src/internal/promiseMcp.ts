@@ -26,7 +26,7 @@ const isZodModule = (u: unknown): u is ZodModule =>
   typeof u.toJSONSchema === "function"
 
 const invalidSchema = (name: string, reason: string) =>
-  new InvalidOptions({ option: "inputSchema", reason: `tool ${name}: ${reason}` })
+  new InvalidOptions({ option: "inputSchema", description: `tool ${name}: ${reason}` })
 
 let zod: ZodModule | undefined
 /**

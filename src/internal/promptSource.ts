@@ -47,7 +47,7 @@ const problem = (item: unknown): string | undefined => {
  */
 export const invalidItem = (item: unknown, index: number): InvalidOptions | undefined => {
   const wrong = problem(item)
-  return wrong === undefined ? undefined : new InvalidOptions({ option: "prompt", reason: `item ${index} ${wrong}` })
+  return wrong === undefined ? undefined : new InvalidOptions({ option: "prompt", description: `item ${index} ${wrong}` })
 }
 
 const describeCause = (cause: unknown): string => {
@@ -65,7 +65,7 @@ const describeCause = (cause: unknown): string => {
  * @internal
  */
 export const failed = (what: string, cause: unknown): InvalidOptions =>
-  new InvalidOptions({ option: "prompt", reason: `${what}: ${describeCause(cause)}`, cause })
+  new InvalidOptions({ option: "prompt", description: `${what}: ${describeCause(cause)}`, cause })
 
 /**
  * A prompt stream that died: `InvalidOptions { option: "prompt" }` carrying the defect (as it was thrown, without the
@@ -114,7 +114,7 @@ export const fromAsyncIterable = <A>(iterable: AsyncIterable<A>): Stream.Stream<
       return yield* Effect.fail(
         new InvalidOptions({
           option: "prompt",
-          reason: `its [Symbol.asyncIterator]() returned ${show(iterator)}, not an iterator`
+          description: `its [Symbol.asyncIterator]() returned ${show(iterator)}, not an iterator`
         })
       )
     }
@@ -132,7 +132,7 @@ export const fromAsyncIterable = <A>(iterable: AsyncIterable<A>): Stream.Stream<
             return resume(end(Option.some(
               new InvalidOptions({
                 option: "prompt",
-                reason: `its next() resolved to ${show(result)}, not an iterator result ({ done, value })`
+                description: `its next() resolved to ${show(result)}, not an iterator result ({ done, value })`
               })
             )))
           }

@@ -147,7 +147,7 @@ const toWire = (frame: Message.Frame): Json => {
       type: "transport_error",
       error: error._tag === "LineTooLong"
         ? { _tag: error._tag, bytes: error.bytes, limit: error.limit, head: error.head }
-        : { _tag: error._tag, line: error.line, reason: error.reason }
+        : { _tag: error._tag, line: error.line, reason: error.reason, description: error.description }
     }
   }
   const wire = unwrapUnknown(frame)
@@ -298,7 +298,7 @@ const encodeOpenError = (error: OpenError): Json => {
 const decodeOpenError = (error: Json): OpenError => {
   const decoded = decodeOpenErrors(error)
   if (decoded._tag === "Right") return decoded.right
-  return new SpawnFailed({ command: "(replay)", reason: String(error["message"] ?? JSON.stringify(error)) })
+  return new SpawnFailed({ command: "(replay)", description: String(error["message"] ?? JSON.stringify(error)) })
 }
 
 /** @internal */

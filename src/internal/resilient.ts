@@ -11,7 +11,7 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { InputClosed, ProcessExited, type StartupFailed } from "../AgentError.js"
+import { InputClosed, isAgentError, ProcessExited, type StartupFailed } from "../AgentError.js"
 import type { Options } from "../AgentOptions.js"
 import type { Prompt, Session, SessionError, SessionState } from "../ClaudeAgent.js"
 import * as Message from "../Message.js"
@@ -26,7 +26,7 @@ const DRAIN_ON_CLOSE = Duration.seconds(1)
 
 /** The `ProcessExited` behind a start-up failure (its signal included), for the policy and the final error. */
 const exitOf = (error: StartupFailed): ProcessExited =>
-  error.cause instanceof ProcessExited ? error.cause : new ProcessExited({
+  isAgentError(error.cause, "ProcessExited") ? error.cause : new ProcessExited({
     code: error.exitCode ?? null,
     signal: null,
     stderrTail: error.stderrTail
@@ -157,12 +157,12 @@ export const make = (options: Options): Effect.Effect<Session, SessionError, Tra
         if (closing) return yield* out.end
         if (Exit.isSuccess(ended)) {
           // a clean end is not restarted, and nothing sent later would be answered
-          failure = new InputClosed({ reason: "closed" })
+          failure = new InputClosed({ reason: "SessionClosed" })
           return yield* out.end
         }
         let error: SessionError | undefined = Cause.failureOption(ended.cause).pipe(Option.getOrUndefined)
-        if (!(error instanceof ProcessExited)) {
-          failure = error ?? new InputClosed({ reason: "closed" })
+        if (!isAgentError(error, "ProcessExited")) {
+          failure = error ?? new InputClosed({ reason: "SessionClosed" })
           return yield* out.failCause(ended.cause)
         }
         if (inputEnded) {
@@ -194,7 +194,7 @@ export const make = (options: Options): Effect.Effect<Session, SessionError, Tra
             }, store).pipe(
               // a CLI that exits before `initialize` could even be written can surface as a defect of that write
               Effect.catchSomeDefect((defect) =>
-                defect instanceof ProcessExited ? Option.some(Effect.fail(defect)) : Option.none()
+                isAgentError(defect, "ProcessExited") ? Option.some(Effect.fail(defect)) : Option.none()
               )
             )
           )
@@ -226,7 +226,7 @@ export const make = (options: Options): Effect.Effect<Session, SessionError, Tra
       Effect.catchAllCause((cause) =>
         Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.suspend(() => {
           const error = Cause.squash(cause)
-          failure ??= error instanceof ProcessExited ? error : new InputClosed({ reason: "closed" })
+          failure ??= isAgentError(error, "ProcessExited") ? error : new InputClosed({ reason: "SessionClosed" })
           return out.failCause(cause)
         })
       ),
@@ -251,11 +251,11 @@ export const make = (options: Options): Effect.Effect<Session, SessionError, Tra
 
     const send = (prompt: Prompt): Effect.Effect<void, ProcessExited | InputClosed> =>
       Effect.suspend(() => {
-        if (inputEnded) return Effect.fail(new InputClosed({ reason: "endInput" }))
+        if (inputEnded) return Effect.fail(new InputClosed({ reason: "InputEnded" }))
         if (failure !== undefined) {
-          return Effect.fail(failure instanceof ProcessExited ? failure : new InputClosed({ reason: "closed" }))
+          return Effect.fail(isAgentError(failure, "ProcessExited") ? failure : new InputClosed({ reason: "SessionClosed" }))
         }
-        if (closing) return Effect.fail(new InputClosed({ reason: "closed" }))
+        if (closing) return Effect.fail(new InputClosed({ reason: "SessionClosed" }))
         waiting.push(Opts.userMessage(options, prompt))
         return signal
       })

@@ -16,8 +16,16 @@ import { makeConnection } from "./memoryTransport.js"
 /** @internal */
 export class ScriptError extends Schema.TaggedError<ScriptError>("effect-claude-agent/ScriptedCli/ScriptError")(
   "ScriptError",
-  { message: Schema.String }
-) {}
+  {
+    /** `"Timeout"`: nothing came in time; `"InputEnded"`: the SDK closed stdin; `"ErrorAnswer"`: an error response. */
+    reason: Schema.Literal("Timeout", "InputEnded", "ErrorAnswer"),
+    description: Schema.String
+  }
+) {
+  override get message(): string {
+    return this.description
+  }
+}
 
 const DEFAULT_SESSION_ID = "5c6f6e3a-0000-4000-8000-00000000cafe"
 const MODEL = "claude-scripted"
@@ -93,7 +101,11 @@ const make = (peer: MemoryPeer, spec: LaunchSpec, options: Options) =>
       effect.pipe(
         Effect.timeoutFail({
           duration: timeout,
-          onTimeout: () => new ScriptError({ message: `timed out after ${Duration.format(timeout)} waiting for ${what}` })
+          onTimeout: () =>
+            new ScriptError({
+              reason: "Timeout",
+              description: `timed out after ${Duration.format(timeout)} waiting for ${what}`
+            })
         })
       )
 
@@ -209,7 +221,9 @@ const make = (peer: MemoryPeer, spec: LaunchSpec, options: Options) =>
       expectUser: Effect.flatMap(nextUser, (o) =>
         Option.isSome(o)
           ? Effect.succeed(o.value)
-          : Effect.fail(new ScriptError({ message: "expected a user message, but the SDK closed stdin" }))),
+          : Effect.fail(
+            new ScriptError({ reason: "InputEnded", description: "expected a user message, but the SDK closed stdin" })
+          )),
       nextUser,
       expectControl: (subtype) => timed(`a ${subtype} control request`, controlQueue(subtype).take),
       expectEndInput: timed("stdin to close", Deferred.await(inputEnded)),
@@ -293,7 +307,12 @@ const make = (peer: MemoryPeer, spec: LaunchSpec, options: Options) =>
           (response) =>
             response.subtype === "success"
               ? Effect.succeed(response.response)
-              : Effect.fail(new ScriptError({ message: `the SDK answered ${subtype} with an error: ${response.error}` }))
+              : Effect.fail(
+                new ScriptError({
+                  reason: "ErrorAnswer",
+                  description: `the SDK answered ${subtype} with an error: ${response.error}`
+                })
+              )
         ),
       canUseTool: (toolName, input, extra) =>
         cli.request("can_use_tool", {

@@ -19,7 +19,7 @@ import * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
 import * as Scope from "effect/Scope"
 import * as Tracer from "effect/Tracer"
-import { ControlError } from "../AgentError.js"
+import { ControlError, McpServerFailed } from "../AgentError.js"
 import type { McpSdkServerConfig, Options, SdkMcpServerInstance } from "../AgentOptions.js"
 import type { ControlProtocol, InboundHandler } from "../ControlProtocol.js"
 import { handlerFailure } from "../ControlProtocol.js"
@@ -98,22 +98,8 @@ export class SdkMcpError extends Schema.TaggedError<SdkMcpError>("effect-claude-
   }
 }
 
-/** @internal */
-export class McpServerFailed extends Schema.TaggedError<McpServerFailed>("effect-claude-agent/McpServerFailed")(
-  "McpServerFailed",
-  {
-    name: Schema.String,
-    status: Schema.String
-  }
-) {
-  readonly [TypeId]: Api.TypeId = TypeId
-
-  override get message(): string {
-    return this.status === "missing"
-      ? `SDK MCP server "${this.name}" is not among the CLI's MCP servers`
-      : `SDK MCP server "${this.name}" is not connected (status: ${this.status})`
-  }
-}
+/** The error of a server the CLI did not report as connected, defined with the other session errors. @internal */
+export { McpServerFailed }
 
 // -------------------------------------------------------------------------------------------------
 // the MCP SDK, loaded at run time
@@ -1101,8 +1087,8 @@ export const contribution = (options: Options): Effect.Effect<SdkMcpContribution
         registered.has(serverName)
           ? new ControlError({
             subtype: error.subtype,
-            error: `"${serverName}" is an in-process (sdk) MCP server, which the CLI does not reconnect (it ` +
-              `answered: ${error.error}); toggle it off and on with toggleMcpServer to run its handshake again, or ` +
+            description: `"${serverName}" is an in-process (sdk) MCP server, which the CLI does not reconnect (it ` +
+              `answered: ${error.description}); toggle it off and on with toggleMcpServer to run its handshake again, or ` +
               `replace it with setMcpServers`,
             ...(error.errorCode !== undefined ? { errorCode: error.errorCode } : {})
           })

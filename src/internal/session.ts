@@ -15,6 +15,7 @@ import {
   IdleTimeout,
   InterruptTimeout,
   InvalidOptions,
+  isAgentError,
   ProcessExited,
   ProtocolViolation,
   SessionNotFound,
@@ -55,7 +56,7 @@ const decodeResponse = <A, I>(schema: Schema.Schema<A, I>, subtype: string) => {
   const is = compiledGuard(schema)
   return (u: unknown): Effect.Effect<A, ProtocolViolation> =>
     is(u) ? Effect.succeed(u) : Effect.fail(
-      new ProtocolViolation({ reason: `unexpected response to ${subtype}: ${JSON.stringify(u)?.slice(0, 500)}` })
+      new ProtocolViolation({ description: `unexpected response to ${subtype}: ${JSON.stringify(u)?.slice(0, 500)}` })
     )
 }
 
@@ -69,7 +70,7 @@ const decodeTimeout = (
   if (input === "infinity") return Effect.succeed(Duration.infinity)
   return Effect.try({
     try: () => Duration.decode(input),
-    catch: () => new InvalidOptions({ option, reason: `not a duration: ${String(input)}` })
+    catch: () => new InvalidOptions({ option, description: `not a duration: ${String(input)}` })
   })
 }
 
@@ -148,8 +149,8 @@ export const make = (
         duration: startupLimit,
         onTimeout: () =>
           new StartupFailed({
-            phase: "spawn",
-            reason:
+            reason: "Spawn",
+            description:
               `the CLI was not started within ${startupMillis} ms (finding it, checking its version, spawning it)`,
             stderrTail: ""
           })
@@ -166,14 +167,14 @@ export const make = (
     let endedBySdk: IdleTimeout | StartupFailed | undefined
     let initializeAnswered = false
     const refine = <E>(error: E): E | SessionNotFound | IdleTimeout | StartupFailed => {
-      if (!(error instanceof ProcessExited)) return error
+      if (!isAgentError(error, "ProcessExited")) return error
       const reason = notFound ?? endedBySdk
       if (reason !== undefined) return reason
       // the CLI died before it answered initialize: that is a start-up failure, whoever sees it first
       return initializeAnswered ? error : new StartupFailed({
-        phase: protocol.framesReceived() > 0 ? "initializeAck" : "firstLine",
+        reason: protocol.framesReceived() > 0 ? "InitializeAck" : "FirstLine",
         // the tail is a field of its own: the message adds it once
-        reason: error.summary,
+        description: error.summary,
         exitCode: error.code,
         stderrTail: error.stderrTail,
         cause: error
@@ -237,7 +238,7 @@ export const make = (
         case "result":
           if (m.subtype === "error_during_execution" && results === 0) {
             const reason = m.errors.find((e) => e.startsWith("No conversation found"))
-            if (reason !== undefined) notFound = new SessionNotFound({ sessionId: origin.requested ?? m.session_id, reason })
+            if (reason !== undefined) notFound = new SessionNotFound({ sessionId: origin.requested ?? m.session_id, description: reason })
           }
           results++
           lastResult = m
@@ -305,8 +306,8 @@ export const make = (
         const refined = refine(error)
         if (refined._tag === "SessionNotFound") return yield* Effect.fail(refined)
         const failure = new StartupFailed({
-          phase: protocol.framesReceived() > 0 ? "initializeAck" : "firstLine",
-          reason: error._tag === "ControlTimeout"
+          reason: protocol.framesReceived() > 0 ? "InitializeAck" : "FirstLine",
+          description: error._tag === "ControlTimeout"
             ? `no answer to initialize within ${startupMillis} ms`
             : error._tag === "ProcessExited"
             ? error.summary
@@ -365,7 +366,7 @@ export const make = (
           const error = new IdleTimeout({
             lastEventAt: lastActivity,
             timeoutMillis: Duration.toMillis(limit),
-            kind,
+            reason: kind === "firstMessage" ? "FirstMessage" : "Idle",
             stderrTail: yield* connection.stderrTail
           })
           endedBySdk = error

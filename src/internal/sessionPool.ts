@@ -13,7 +13,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { Options } from "../AgentOptions.js"
-import type { Prompt, SessionError } from "../ClaudeAgent.js"
+import type { SessionError } from "../AgentError.js"
 import type * as Message from "../Message.js"
 import type { Config, Service } from "../SessionPool.js"
 import { Transport } from "../Transport.js"
@@ -218,7 +218,7 @@ export const make = (config: Config): Effect.Effect<Service, never, Transport | 
     const service: Service = {
       session: (options) => Effect.map(borrow(options), (entry) => entry.internal.session),
       query: <E = never, R = never>(
-        prompt: string | Stream.Stream<Prompt, E, R>,
+        prompt: string | Stream.Stream<Message.Prompt, E, R>,
         options?: Options
       ): Stream.Stream<Message.SdkMessage, SessionError | E, R> =>
         Stream.unwrapScoped(Effect.flatMap(borrow(options), (entry) => session.drive(entry.internal, prompt))),

@@ -4,14 +4,16 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as Chunk from "effect/Chunk"
 import * as Config from "effect/Config"
+import * as Context from "effect/Context"
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
+import type * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Message from "../Message.js"
-import * as Api from "../SessionStore.js"
+import type * as Api from "../SessionStore.js"
 import * as framing from "./framing.js"
 
 // Note: this module and SessionStore.ts import each other. Values of SessionStore.ts are only used inside
@@ -85,6 +87,44 @@ export const makeLineSplitter = (maxLineBytes: number = DEFAULT_MAX_LINE_BYTES):
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
+// the error and the tag
+// ---------------------------------------------------------------------------------------------------------------------
+
+/** @internal */
+export const SessionStoreErrorTypeId: unique symbol = Symbol.for("effect-claude-agent/SessionStore/SessionStoreError")
+
+/** @internal */
+export type SessionStoreErrorTypeId = typeof SessionStoreErrorTypeId
+
+/** Defined here (re-exported by SessionStore.ts) so that this module needs only types from there. @internal */
+export class SessionStoreError extends Schema.TaggedError<SessionStoreError>(
+  "effect-claude-agent/SessionStoreError"
+)("SessionStoreError", {
+  reason: Schema.Literal("SessionNotFound", "InvalidSessionId", "FileSystemError"),
+  sessionId: Schema.optional(Schema.String),
+  /** The file or directory involved. */
+  path: Schema.optional(Schema.String),
+  description: Schema.optional(Schema.String),
+  cause: Schema.optional(Schema.Defect)
+}) {
+  readonly [SessionStoreErrorTypeId]: SessionStoreErrorTypeId = SessionStoreErrorTypeId
+  override get message(): string {
+    const where = this.path === undefined ? "" : ` (${this.path})`
+    switch (this.reason) {
+      case "SessionNotFound":
+        return `No transcript found for session ${this.sessionId ?? "?"}${where}`
+      case "InvalidSessionId":
+        return `Invalid session id ${JSON.stringify(this.sessionId ?? "")}: session ids are UUIDs`
+      case "FileSystemError":
+        return `Reading session history failed${where}: ${this.description ?? "file system error"}`
+    }
+  }
+}
+
+/** @internal */
+export class SessionStore extends Context.Tag("effect-claude-agent/SessionStore")<SessionStore, Api.Service>() {}
+
+// ---------------------------------------------------------------------------------------------------------------------
 // decoding
 // ---------------------------------------------------------------------------------------------------------------------
 
@@ -92,50 +132,31 @@ type Raw = { readonly [key: string]: unknown }
 
 const isRecord = (u: unknown): u is Raw => typeof u === "object" && u !== null && !Array.isArray(u)
 
-interface Validator {
+/** @internal */
+export interface Validator {
   readonly is: (u: unknown) => u is Api.TranscriptEntry
   readonly describe: (u: unknown) => string
 }
 
-const validator = <A extends Api.TranscriptEntry, I>(schema: Schema.Schema<A, I>): Validator => {
-  const is = Schema.is(schema)
-  const validate = ParseResult.validateEither(schema)
+/** The validator of one entry schema; its parser is built on first use. @internal */
+export const validator = <A extends Api.TranscriptEntry, I>(schema: Schema.Schema<A, I>): Validator => {
+  let is: ((u: unknown) => u is A) | undefined
+  let validate: ((u: unknown) => Either.Either<A, ParseResult.ParseIssue>) | undefined
   return {
-    is: (u): u is A => is(u),
+    is: (u): u is A => (is ??= Schema.is(schema))(u),
     describe: (u) => {
-      const result = validate(u)
+      const result = (validate ??= ParseResult.validateEither(schema))(u)
       return result._tag === "Left" ? ParseResult.TreeFormatter.formatIssueSync(result.left) : "unknown mismatch"
     }
   }
 }
 
+/** Turns one transcript line into an item (`undefined` for a blank line). @internal */
+export type LineDecoder = (line: string, lineNumber: number) => Api.TranscriptItem | undefined
+
 interface Validators {
   readonly byType: ReadonlyMap<string, Validator>
   readonly block: (u: unknown) => boolean
-}
-
-let validators: Validators | undefined
-
-// built lazily: this module and SessionStore.ts import each other
-const getValidators = (): Validators => {
-  if (validators !== undefined) return validators
-  validators = {
-    byType: new Map<string, Validator>([
-      ["user", validator(Api.UserEntry)],
-      ["assistant", validator(Api.AssistantEntry)],
-      ["system", validator(Api.SystemEntry)],
-      ["attachment", validator(Api.AttachmentEntry)],
-      ["summary", validator(Api.SummaryEntry)],
-      ["custom-title", validator(Api.CustomTitleEntry)],
-      ["ai-title", validator(Api.AiTitleEntry)],
-      ["tag", validator(Api.TagEntry)],
-      ["last-prompt", validator(Api.LastPromptEntry)],
-      ["queue-operation", validator(Api.QueueOperationEntry)],
-      ["file-history-snapshot", validator(Api.FileHistorySnapshotEntry)]
-    ]),
-    block: Schema.is(Message.ContentBlock)
-  }
-  return validators
 }
 
 const malformed = (
@@ -178,8 +199,7 @@ const normalizeContent = (v: Validators, raw: Raw): Raw | undefined => {
   return changed ? { ...raw, message: { ...message, content: blocks } } : undefined
 }
 
-/** @internal */
-export const decodeLine = (line: string, lineNumber: number): Api.TranscriptItem | undefined => {
+const decodeLineWith = (v: Validators, line: string, lineNumber: number): Api.TranscriptItem | undefined => {
   if (line.length === 0) return undefined
   let value: unknown
   try {
@@ -200,7 +220,6 @@ export const decodeLine = (line: string, lineNumber: number): Api.TranscriptItem
   }
   const type = value["type"]
   if (typeof type !== "string") return unknownEntry(value, "invalid", lineNumber, "missing string field `type`")
-  const v = getValidators()
   const entry = v.byType.get(type)
   if (entry === undefined) return unknownEntry(value, "unknown_type", lineNumber)
   if (entry.is(value)) return value
@@ -211,7 +230,18 @@ export const decodeLine = (line: string, lineNumber: number): Api.TranscriptItem
   return unknownEntry(value, "invalid", lineNumber, entry.describe(value))
 }
 
-const fromSplitLine = (line: SplitLine): Api.TranscriptItem | undefined =>
+/**
+ * A {@link LineDecoder} for the entry types in `byType` (handed in by SessionStore.ts, which defines the schemas).
+ *
+ * @internal
+ */
+export const makeLineDecoder = (byType: ReadonlyArray<readonly [type: string, validator: Validator]>): LineDecoder => {
+  let block: ((u: unknown) => boolean) | undefined
+  const v: Validators = { byType: new Map(byType), block: (u) => (block ??= Schema.is(Message.ContentBlock))(u) }
+  return (line, lineNumber) => decodeLineWith(v, line, lineNumber)
+}
+
+const fromSplitLine = (decodeLine: LineDecoder, line: SplitLine): Api.TranscriptItem | undefined =>
   line._tag === "Line"
     ? decodeLine(line.text, line.lineNumber)
     : malformed(
@@ -530,10 +560,10 @@ const CHUNK_BYTES = 64 * 1024
 
 const isNotFound = (e: PlatformError.PlatformError): boolean => e._tag === "SystemError" && e.reason === "NotFound"
 
-const fileSystemError = (e: PlatformError.PlatformError, path: string, sessionId?: string): Api.SessionStoreError =>
+const fileSystemError = (e: PlatformError.PlatformError, path: string, sessionId?: string): SessionStoreError =>
   isNotFound(e) && sessionId !== undefined
-    ? new Api.SessionStoreError({ reason: "SessionNotFound", sessionId, path })
-    : new Api.SessionStoreError({
+    ? new SessionStoreError({ reason: "SessionNotFound", sessionId, path })
+    : new SessionStoreError({
       reason: "FileSystemError",
       path,
       description: e.message,
@@ -553,13 +583,15 @@ const configDirConfig = (path: Path.Path): Config.Config<string> =>
 
 /** @internal */
 export const makeConfig = (
-  options: Config.Config.Wrap<Api.Options>
+  options: Config.Config.Wrap<Api.Options>,
+  decodeLine: LineDecoder
 ): Effect.Effect<Api.Service, ConfigError.ConfigError, FileSystem.FileSystem | Path.Path> =>
-  Effect.flatMap(Config.unwrap(options), make)
+  Effect.flatMap(Config.unwrap(options), (options) => make(options, decodeLine))
 
 /** @internal */
 export const make = (
-  options: Api.Options = {}
+  options: Api.Options = {},
+  decodeLine: LineDecoder
 ): Effect.Effect<Api.Service, ConfigError.ConfigError, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
@@ -582,7 +614,7 @@ export const make = (
         return match === undefined ? exact : path.join(projectsDir, match)
       })
 
-    const lines = (file: string, sessionId: string): Stream.Stream<SplitLine, Api.SessionStoreError> =>
+    const lines = (file: string, sessionId: string): Stream.Stream<SplitLine, SessionStoreError> =>
       Stream.suspend(() => {
         const splitter = makeLineSplitter(maxLineBytes)
         return fs.stream(file, { chunkSize: CHUNK_BYTES }).pipe(
@@ -600,10 +632,10 @@ export const make = (
         )
       })
 
-    const checkId = (sessionId: string): Effect.Effect<void, Api.SessionStoreError> =>
+    const checkId = (sessionId: string): Effect.Effect<void, SessionStoreError> =>
       isSessionId(sessionId)
         ? Effect.void
-        : Effect.fail(new Api.SessionStoreError({ reason: "InvalidSessionId", sessionId }))
+        : Effect.fail(new SessionStoreError({ reason: "InvalidSessionId", sessionId }))
 
     const sessionFile = (sessionId: string, cwd: string) =>
       Effect.gen(function*() {
@@ -612,7 +644,7 @@ export const make = (
         const file = path.join(dir, `${sessionId}.jsonl`)
         const stat = yield* fs.stat(file).pipe(Effect.mapError((e) => fileSystemError(e, file, sessionId)))
         if (stat.type !== "File") {
-          return yield* Effect.fail(new Api.SessionStoreError({ reason: "SessionNotFound", sessionId, path: file }))
+          return yield* Effect.fail(new SessionStoreError({ reason: "SessionNotFound", sessionId, path: file }))
         }
         const facts: FileFacts = {
           sessionId,
@@ -741,13 +773,13 @@ export const make = (
       return infos.filter((i): i is Api.SessionInfo => i !== undefined)
     })
 
-    const entries = (sessionId: string, cwd: string): Stream.Stream<Api.TranscriptItem, Api.SessionStoreError> =>
+    const entries = (sessionId: string, cwd: string): Stream.Stream<Api.TranscriptItem, SessionStoreError> =>
       Stream.unwrap(Effect.map(sessionFile(sessionId, cwd), (facts) =>
         lines(facts.path, sessionId).pipe(
           Stream.mapChunks((chunk) => {
             const out: Array<Api.TranscriptItem> = []
             for (const line of chunk) {
-              const item = fromSplitLine(line)
+              const item = fromSplitLine(decodeLine, line)
               if (item !== undefined) out.push(item)
             }
             return Chunk.unsafeFromArray(out)
@@ -756,7 +788,7 @@ export const make = (
 
     const messages = (sessionId: string, cwd: string) => toConversation(entries(sessionId, cwd))
 
-    return Api.SessionStore.of({
+    return SessionStore.of({
       configDir,
       projectsDir,
       encodeCwd,

@@ -158,9 +158,9 @@ export const checkVersion = (
 /** What {@link checkVersion} concludes from a probe. @internal */
 export const judge = (probe: Probe, range: string): Effect.Effect<void, VersionIncompatible> => {
   if (!("version" in probe)) {
-    return Effect.fail(new VersionIncompatible({ found: "unknown", supported: range, reason: probe.reason }))
+    return Effect.fail(new VersionIncompatible({ found: "unknown", supported: range, reason: "Unknown", description: probe.reason }))
   }
   return satisfies(probe.version, range)
     ? Effect.void
-    : Effect.fail(new VersionIncompatible({ found: probe.version, supported: range }))
+    : Effect.fail(new VersionIncompatible({ found: probe.version, supported: range, reason: "OutOfRange" }))
 }
