@@ -26,10 +26,6 @@ const ALLOWED: Record<string, string> = {
   "internal/hooks.ts promiseHooks": "owned by core (issue 22 item 1: no WeakMap capabilities)",
   "internal/sessionStore.ts validators":
     "built lazily because SessionStore.ts and this module import each other; to go with that cycle (item 6)",
-  "internal/sdkMcp.ts sdkPromise": "memoised optional import of the MCP SDK: to become a plain import() (item 5)",
-  "internal/mcpProxy.ts clientSdkPromise": "memoised optional import of the MCP SDK: to become a plain import()",
-  "internal/promiseMcp.ts zod": "memoised optional import of zod: to become a plain import() (item 5)",
-  "internal/fakeCli.ts resolved": "the fake CLI program's path, found once: to be found per call (item 5)",
   "internal/shellRules.ts ALLOWED_KINDS": "a constant set, never written: to be typed ReadonlySet",
   "internal/shellRules.ts SEPARATORS": "a constant set, never written: to be typed ReadonlySet",
   "internal/shellRules.ts WRITE_OPERATORS": "a constant set, never written: to be typed ReadonlySet",
