@@ -16,18 +16,22 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import type * as ConfigError from "effect/ConfigError"
 import * as Layer from "effect/Layer"
+import * as CliResolver from "./CliResolver.js"
 import * as SessionStore from "./SessionStore.js"
 import * as Transport from "./Transport.js"
 
 /**
- * The process Transport with Node's command executor and file system.
+ * The process Transport with Node's command executor, file system and CLI resolver. The resolver's knowledge (where
+ * the CLI is, its version) lives as long as the layer: provide it once, at the top of the program, and every session
+ * shares it.
  *
  * @since 0.1.0
  * @category layers
  */
 export const layer: Layer.Layer<Transport.Transport> = Transport.layerProcess.pipe(
   Layer.provide(NodeCommandExecutor.layer),
-  Layer.provide(NodeFileSystem.layer)
+  Layer.provide(NodeFileSystem.layer),
+  Layer.provide(CliResolver.layer())
 )
 
 /**

@@ -28,6 +28,7 @@ import type {
   SpawnFailed,
   VersionIncompatible
 } from "./AgentError.js"
+import type { CliResolver } from "./CliResolver.js"
 import * as memory from "./internal/memoryTransport.js"
 import * as proc from "./internal/processTransport.js"
 import * as version from "./internal/version.js"
@@ -179,8 +180,9 @@ export const SUPPORTED_CLI_VERSIONS: string = version.SUPPORTED_CLI_VERSIONS
 export const BASE_ARGS: ReadonlyArray<string> = proc.BASE_ARGS
 
 /**
- * Starts real processes through `@effect/platform`'s `CommandExecutor` (provide `NodeCommandExecutor.layer`, or use
- * `NodeClaudeAgent.layer` which includes it).
+ * Starts real processes through `@effect/platform`'s `CommandExecutor`, finding the CLI and checking its version
+ * through the `CliResolver` (provide `NodeCommandExecutor.layer`, `NodeFileSystem.layer` and `CliResolver.layer()`,
+ * or use `NodeClaudeAgent.layer` which includes them).
  *
  * @since 0.1.0
  * @category layers
@@ -188,7 +190,7 @@ export const BASE_ARGS: ReadonlyArray<string> = proc.BASE_ARGS
 export const layerProcess: Layer.Layer<
   Transport,
   never,
-  CommandExecutor.CommandExecutor | FileSystem.FileSystem
+  CommandExecutor.CommandExecutor | FileSystem.FileSystem | CliResolver
 > = Layer.effect(
   Transport,
   proc.make

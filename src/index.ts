@@ -19,6 +19,13 @@ export * as AgentOptions from "./AgentOptions.js"
 export * as AgentError from "./AgentError.js"
 
 /**
+ * Finds the Claude Code CLI and learns its version, for the process Transport.
+ *
+ * @since 0.1.0
+ */
+export * as CliResolver from "./CliResolver.js"
+
+/**
  * `query` (one-shot) and `Session` (multi-turn).
  *
  * @since 0.1.0

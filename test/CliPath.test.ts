@@ -4,7 +4,8 @@ import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { bundledCandidates, platformPackages, resolveCli } from "../src/internal/cliPath.js"
+import { CliResolver } from "effect-claude-agent"
+import { resolveCli } from "../src/internal/cliPath.js"
 
 const tempDir = Effect.acquireRelease(
   Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "eca-clipath-"))),
@@ -21,7 +22,7 @@ const executable = (file: string) => {
 it.scoped("G11 lookup order: bundled › PATH › common dirs, and CliNotFound lists every place, in order", () =>
   Effect.gen(function*() {
     const dir = yield* tempDir
-    const bundled = [path.join(dir, "bundled", "claude")]
+    const bundled = [{ file: path.join(dir, "bundled", "claude") }]
     const empty = path.join(dir, "empty")
     const onPath = path.join(dir, "onpath")
     fs.mkdirSync(empty)
@@ -31,7 +32,7 @@ it.scoped("G11 lookup order: bundled › PATH › common dirs, and CliNotFound l
 
     const missing = yield* Effect.flip(resolveCli({ env, bundled, commonDirs: common }))
     expect(missing.searched).toEqual([
-      `bundled: ${bundled[0]}`,
+      `bundled: ${bundled[0]!.file}`,
       `PATH: ${path.join(empty, "claude")}`,
       `PATH: ${path.join(onPath, "claude")}`,
       common[0]
@@ -45,8 +46,8 @@ it.scoped("G11 lookup order: bundled › PATH › common dirs, and CliNotFound l
     const fromPath = executable(path.join(onPath, "claude"))
     expect((yield* resolveCli({ env, bundled, commonDirs: common })).path).toBe(fromPath)
     // the bundled binary wins over PATH
-    executable(bundled[0]!)
-    expect((yield* resolveCli({ env, bundled, commonDirs: common })).path).toBe(bundled[0])
+    executable(bundled[0]!.file)
+    expect((yield* resolveCli({ env, bundled, commonDirs: common })).path).toBe(bundled[0]!.file)
     // CLAUDE_CLI_PATH wins over the bundled binary, an explicit path over everything
     const fromEnv = executable(path.join(dir, "env", "claude"))
     expect((yield* resolveCli({ env: { ...env, CLAUDE_CLI_PATH: fromEnv }, bundled, commonDirs: common })).path).toBe(fromEnv)
@@ -55,35 +56,35 @@ it.scoped("G11 lookup order: bundled › PATH › common dirs, and CliNotFound l
       (yield* resolveCli({ explicit, env: { ...env, CLAUDE_CLI_PATH: fromEnv }, bundled, commonDirs: common })).path
     ).toBe(explicit)
     // a non-executable file on PATH is skipped
-    fs.rmSync(bundled[0]!)
+    fs.rmSync(bundled[0]!.file)
     fs.chmodSync(fromPath, 0o644)
     expect((yield* resolveCli({ env, bundled, commonDirs: common })).path).toBe(common[0])
     // a .js CLI runs with this Node
     const script = path.join(dir, "cli.js")
     fs.writeFileSync(script, "")
-    expect(yield* resolveCli({ explicit: script, env, executableArgs: ["--no-warnings"] })).toEqual({
+    expect(yield* resolveCli({ explicit: script, env, executableArgs: ["--no-warnings"], bundled, commonDirs: common })).toEqual({
       command: process.execPath,
       prefixArgs: ["--no-warnings", script],
       path: script
     })
   }))
 
-it.effect("the default lookup builds the process report (libc) and resolves the packages once per process", () =>
+it.scoped("a resolver builds the process report (libc) and looks up the bundled packages once, for its lifetime", () =>
   Effect.gen(function*() {
-    const report = process.report
-    const getReport = vi.spyOn(report, "getReport")
+    const getReport = vi.spyOn(process.report, "getReport")
     try {
-      const first = bundledCandidates()
-      const again = bundledCandidates()
-      const platforms = [platformPackages(), platformPackages()]
-      expect(again).toBe(first)
-      expect(platforms[1]).toEqual(platforms[0])
-      // on Linux the report is built at most once, whichever call came first in this test file's process
-      expect(getReport.mock.calls.length).toBeLessThanOrEqual(1)
-      // the pinned CLI package is installed here: the default lookup finds its binary, and still checks it is there
-      const found = yield* resolveCli({ env: {} })
-      expect(first).toContain(found.path)
-      expect(fs.statSync(found.path).isFile()).toBe(true)
+      const resolver = yield* CliResolver.make()
+      const first = yield* resolver.resolve({ env: {} })
+      const again = yield* resolver.resolve({ env: {} })
+      expect(again).toEqual(first)
+      // on Linux the report is built once per resolver (not per lookup)
+      expect(getReport.mock.calls.length).toBe(process.platform === "linux" ? 1 : 0)
+      // the pinned CLI package is installed here: the default lookup finds its binary and its package.json
+      expect(fs.statSync(first.path).isFile()).toBe(true)
+      expect(first.packageJson).toBeDefined()
+      // another resolver knows nothing of the first (no state outside the layer)
+      yield* Effect.scoped(Effect.flatMap(CliResolver.make(), (other) => other.resolve({ env: {} })))
+      expect(getReport.mock.calls.length).toBe(process.platform === "linux" ? 2 : 0)
     } finally {
       getReport.mockRestore()
     }

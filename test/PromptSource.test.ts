@@ -252,12 +252,9 @@ describe("start-up is interruptible during the --version probe", () => {
     Effect.acquireUseRelease(Effect.sync(slowVersionCli), (cli) => body(cli.executable), (cli) =>
       Effect.sync(cli.remove))
 
+  // the start-ups share one Node layer (one CliResolver), as the sessions of a program do
   const started = (executable: string) =>
-    ClaudeAgent.query("hi", { pathToClaudeCodeExecutable: executable }).pipe(
-      Stream.runDrain,
-      Effect.provide(NodeClaudeAgent.layer),
-      Effect.fork
-    )
+    ClaudeAgent.query("hi", { pathToClaudeCodeExecutable: executable }).pipe(Stream.runDrain, Effect.fork)
 
   it.live("interrupting the query returns at once and kills the probe process", () =>
     withSlowCli((executable) =>
@@ -268,7 +265,7 @@ describe("start-up is interruptible during the --version probe", () => {
         // the probe is killed with SIGKILL when its last waiter leaves
         expect(yield* Effect.promise(() => leftAfterKill(probe))).toEqual([])
       })
-    ))
+    ).pipe(Effect.provide(NodeClaudeAgent.layer)))
 
   it.live("a probe shared by two start-ups runs until the last of them leaves", () =>
     withSlowCli((executable) =>
@@ -285,5 +282,5 @@ describe("start-up is interruptible during the --version probe", () => {
         yield* bounded(Fiber.interrupt(second))
         expect(yield* Effect.promise(() => leftAfterKill(probe))).toEqual([])
       })
-    ))
+    ).pipe(Effect.provide(NodeClaudeAgent.layer)))
 })

@@ -5,9 +5,8 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { AgentError, ClaudeAgent, Transport } from "effect-claude-agent"
-import { resolveCli } from "../src/internal/cliPath.js"
-import { checkVersion, probeVersion, satisfies } from "../src/internal/version.js"
+import { AgentError, ClaudeAgent, CliResolver, Transport } from "effect-claude-agent"
+import { satisfies } from "../src/internal/version.js"
 import { NodeClaudeAgent, noClaudeLeft, tempDir } from "./support/cli.js"
 import { OWNER_ENV } from "./support/process.js"
 
@@ -113,44 +112,47 @@ describe("G20 the CLI version gate", () => {
   live("a binary an npm package installed: the version in its package.json, without a --version run", () =>
     Effect.gen(function*() {
       // --version would hang: answering at all shows it was not run
+      const resolver = yield* CliResolver.make({ probeTimeout: "500 millis" })
       const binary = yield* fakeClaude("claude", "9.9.9", { delay: 60 })
       const manifest = path.join(path.dirname(binary), "package.json")
       const cli = { command: binary, prefixArgs: [], path: binary, packageJson: manifest }
       fs.writeFileSync(manifest, JSON.stringify({ name: "@anthropic-ai/claude-code-linux-x64", version: "2.0.5" }))
-      expect(yield* Effect.flip(checkVersion(cli, Transport.SUPPORTED_CLI_VERSIONS, 500))).toStrictEqual(
+      expect(yield* Effect.flip(resolver.checkVersion(cli, Transport.SUPPORTED_CLI_VERSIONS))).toStrictEqual(
         new AgentError.VersionIncompatible({ found: "2.0.5", supported: Transport.SUPPORTED_CLI_VERSIONS, reason: "OutOfRange" })
       )
       // an upgrade in place (a new binary, a new manifest) is seen: the answer is cached by the binary's mtime
       fs.writeFileSync(manifest, JSON.stringify({ name: "@anthropic-ai/claude-code-linux-x64", version: "2.1.332" }))
       fs.utimesSync(binary, new Date(), new Date(Date.now() + 5_000))
-      expect(yield* probeVersion(cli, 500)).toEqual({ version: "2.1.332" })
+      expect(yield* resolver.version(cli)).toEqual({ version: "2.1.332" })
       // a manifest without a usable version: --version is run after all
       const other = yield* fakeClaude("claude", "2.1.200")
       const unreadable = path.join(path.dirname(other), "package.json")
       fs.writeFileSync(unreadable, JSON.stringify({ name: "x", version: "next" }))
-      expect(yield* probeVersion({ command: other, prefixArgs: [], path: other, packageJson: unreadable })).toEqual({
+      expect(yield* resolver.version({ command: other, prefixArgs: [], path: other, packageJson: unreadable })).toEqual({
         version: "2.1.200"
       })
     }))
 
-  it.effect("the default lookup knows the bundled binary's package.json", () =>
+  it.scoped("the default lookup knows the bundled binary's package.json", () =>
     Effect.gen(function*() {
-      const cli = yield* resolveCli({ env: {} })
+      const resolver = yield* CliResolver.make()
+      const cli = yield* resolver.resolve({ env: {} })
       expect(cli.packageJson).toBeDefined()
       const manifest: { readonly name: string; readonly version: string } = JSON.parse(
         fs.readFileSync(cli.packageJson!, "utf8")
       )
       expect(manifest.name).toMatch(/^@anthropic-ai\/claude-code/)
-      expect(yield* probeVersion(cli)).toEqual({ version: manifest.version })
+      expect(yield* resolver.version(cli)).toEqual({ version: manifest.version })
     }))
 
   live("G7 a --version that hangs is bounded: its process group is killed, the version is unknown", () =>
     Effect.gen(function*() {
       const hanging = yield* fakeClaude("claude-hanging", "2.1.332", { delay: 60 })
       const cli = { command: hanging, prefixArgs: [], path: hanging }
+      const resolver = yield* CliResolver.make({ probeTimeout: "500 millis" })
       const started = Date.now()
-      expect(yield* probeVersion(cli, 500)).toEqual({ reason: "`--version` did not answer within 500 ms" })
-      expect(yield* Effect.flip(checkVersion(cli, Transport.SUPPORTED_CLI_VERSIONS, 500))).toStrictEqual(
+      expect(yield* resolver.version(cli)).toEqual({ reason: "`--version` did not answer within 500 ms" })
+      expect(yield* Effect.flip(resolver.checkVersion(cli, Transport.SUPPORTED_CLI_VERSIONS))).toStrictEqual(
         new AgentError.VersionIncompatible({
           found: "unknown",
           supported: Transport.SUPPORTED_CLI_VERSIONS,

@@ -5,18 +5,7 @@ import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
 import { CliNotFound } from "../AgentError.js"
-
-/** How to run a resolved CLI: the command and the arguments that go before ours. @internal */
-export interface ResolvedCli {
-  readonly command: string
-  readonly prefixArgs: ReadonlyArray<string>
-  readonly path: string
-  /**
-   * The `package.json` of the npm package that installed this binary (the bundled lookup only): its version is the
-   * binary's, so the version check needs no `--version` run.
-   */
-  readonly packageJson?: string
-}
+import type { ResolvedCli } from "../CliResolver.js"
 
 const isExecutableFile = (file: string): boolean => {
   try {
@@ -39,42 +28,48 @@ const isReadableFile = (file: string): boolean => {
 
 const isScript = (file: string) => /\.(?:m|c)?js$/.test(file)
 
-let musl: boolean | undefined
-
-// Building the process report takes ~3.5 ms, and the C library does not change while the process runs: once.
-const detectMusl = (): boolean => {
+/**
+ * Whether this Linux runs on musl (no glibc in the process report). Building the report is not free: the resolver
+ * asks once (see `CliResolver`).
+ *
+ * @internal
+ */
+export const detectMusl = (): boolean => {
   if (process.platform !== "linux") return false
-  if (musl === undefined) {
-    const report = process.report?.getReport?.() as { header?: { glibcVersionRuntime?: string } } | undefined
-    musl = report?.header?.glibcVersionRuntime === undefined
-  }
-  return musl
+  const report = process.report?.getReport?.() as { header?: { glibcVersionRuntime?: string } } | undefined
+  return report?.header?.glibcVersionRuntime === undefined
 }
 
 /** The npm package names that may hold the native binary for this machine, best first. @internal */
-export const platformPackages = (): ReadonlyArray<string> => {
+export const platformPackages = (musl: boolean): ReadonlyArray<string> => {
   const base = `@anthropic-ai/claude-code-${process.platform}-${process.arch}`
   if (process.platform !== "linux") return [base]
-  return detectMusl() ? [`${base}-musl`, base] : [base, `${base}-musl`]
+  return musl ? [`${base}-musl`, base] : [base, `${base}-musl`]
 }
 
 const binaryName = process.platform === "win32" ? "claude.exe" : "claude"
 
-let installed: ReadonlyArray<string> | undefined
-/** The `package.json` of each bundled candidate's package. */
-const manifests = new Map<string, string>()
+/** A place the bundled binary may be, with the `package.json` of the npm package that puts it there. @internal */
+export interface BundledCandidate {
+  readonly file: string
+  readonly packageJson?: string
+}
+
+/** Where the bundled binary may be: `installed` is `false` when no package holding it is installed. @internal */
+export interface Bundled {
+  readonly candidates: ReadonlyArray<BundledCandidate>
+  readonly installed: boolean
+}
 
 /**
- * Where the bundled `@anthropic-ai/claude-code` dependency keeps its native binary, if installed. Once a package was
- * found the places are kept for the process (each lookup cost ~0.5 ms); whether the binary is there is still checked
- * for every session.
+ * Where the bundled `@anthropic-ai/claude-code` dependency keeps its native binary: the platform packages (resolved
+ * from here and from the wrapper package), then the wrapper's own `bin/claude.exe`. Whether the binary is there is
+ * checked by {@link resolveCli}, for every session.
  *
  * @internal
  */
-export const bundledCandidates = (): ReadonlyArray<string> => installed ?? lookUpBundled()
-
-const lookUpBundled = (): ReadonlyArray<string> => {
-  const out: Array<string> = []
+export const lookUpBundled = (musl: boolean): Bundled => {
+  const out: Array<BundledCandidate> = []
   const require = createRequire(import.meta.url)
   const resolvers: Array<NodeJS.Require> = [require]
   try {
@@ -82,13 +77,12 @@ const lookUpBundled = (): ReadonlyArray<string> => {
   } catch {
     // the wrapper package is not installed
   }
-  for (const pkg of platformPackages()) {
+  for (const pkg of platformPackages(musl)) {
     for (const r of resolvers) {
       try {
         const manifest = r.resolve(`${pkg}/package.json`)
-        const candidate = path.join(path.dirname(manifest), binaryName)
-        manifests.set(candidate, manifest)
-        if (!out.includes(candidate)) out.push(candidate)
+        const file = path.join(path.dirname(manifest), binaryName)
+        if (!out.some((c) => c.file === file)) out.push({ file, packageJson: manifest })
       } catch {
         // not installed for this resolver
       }
@@ -96,18 +90,17 @@ const lookUpBundled = (): ReadonlyArray<string> => {
   }
   try {
     const manifest = require.resolve("@anthropic-ai/claude-code/package.json")
-    const wrapper = path.join(path.dirname(manifest), "bin", "claude.exe")
-    manifests.set(wrapper, manifest)
-    out.push(wrapper)
+    out.push({ file: path.join(path.dirname(manifest), "bin", "claude.exe"), packageJson: manifest })
   } catch {
     // not installed
   }
-  if (out.length === 0) out.push(`${platformPackages()[0]}/${binaryName} (npm package not installed)`)
-  else installed = out
-  return out
+  return out.length === 0
+    ? { candidates: [{ file: `${platformPackages(musl)[0]}/${binaryName} (npm package not installed)` }], installed: false }
+    : { candidates: out, installed: true }
 }
 
-const commonInstallDirs = (): ReadonlyArray<string> => {
+/** The usual install places of a global `claude`. @internal */
+export const commonInstallDirs = (): ReadonlyArray<string> => {
   const home = os.homedir()
   return [
     path.join(home, ".npm-global", "bin", "claude"),
@@ -145,9 +138,10 @@ export const resolveCli = (options: {
   readonly explicit?: string | undefined
   readonly env: Readonly<Record<string, string | undefined>>
   readonly executableArgs?: ReadonlyArray<string> | undefined
-  /** Overrides where the bundled binary and the common install dirs are looked for (tests). */
-  readonly bundled?: ReadonlyArray<string> | undefined
-  readonly commonDirs?: ReadonlyArray<string> | undefined
+  /** Where the bundled binary may be (see {@link lookUpBundled}). */
+  readonly bundled: ReadonlyArray<BundledCandidate>
+  /** The common install places, searched last (see {@link commonInstallDirs}). */
+  readonly commonDirs: ReadonlyArray<string>
 }): Effect.Effect<ResolvedCli, CliNotFound> =>
   Effect.suspend(() => {
     const executableArgs = options.executableArgs ?? []
@@ -166,10 +160,10 @@ export const resolveCli = (options: {
         : Effect.fail(new CliNotFound({ searched: [`CLAUDE_CLI_PATH: ${file}`] }))
     }
     const searched: Array<string> = []
-    for (const candidate of options.bundled ?? bundledCandidates()) {
-      searched.push(`bundled: ${candidate}`)
-      if (isExecutableFile(candidate) && !isPlaceholder(candidate)) {
-        return Effect.succeed(toResolved(candidate, executableArgs, manifests.get(candidate)))
+    for (const candidate of options.bundled) {
+      searched.push(`bundled: ${candidate.file}`)
+      if (isExecutableFile(candidate.file) && !isPlaceholder(candidate.file)) {
+        return Effect.succeed(toResolved(candidate.file, executableArgs, candidate.packageJson))
       }
     }
     const pathDirs = (options.env["PATH"] ?? "").split(path.delimiter).filter((d) => d.length > 0)
@@ -178,7 +172,7 @@ export const resolveCli = (options: {
       searched.push(`PATH: ${candidate}`)
       if (isExecutableFile(candidate)) return Effect.succeed(toResolved(candidate, executableArgs))
     }
-    for (const candidate of options.commonDirs ?? commonInstallDirs()) {
+    for (const candidate of options.commonDirs) {
       searched.push(candidate)
       if (isExecutableFile(candidate)) return Effect.succeed(toResolved(candidate, executableArgs))
     }

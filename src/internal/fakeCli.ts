@@ -45,17 +45,13 @@ const transpile = (source: string): string => {
   return target
 }
 
-let resolved: { readonly executable: string; readonly executableArgs: ReadonlyArray<string> } | undefined
-
 /** @internal */
 export const executable = (): { readonly executable: string; readonly executableArgs: ReadonlyArray<string> } => {
-  if (resolved !== undefined) return resolved
   const compiled = path.join(here, "fakeCliMain.js")
   const source = path.join(here, "fakeCliMain.ts")
-  if (fs.existsSync(compiled)) resolved = { executable: compiled, executableArgs: [] }
-  else if (fs.existsSync(source)) resolved = { executable: transpile(source), executableArgs: [] }
-  else throw new Error(`the fake CLI program is missing: neither ${compiled} nor ${source} exists`)
-  return resolved
+  if (fs.existsSync(compiled)) return { executable: compiled, executableArgs: [] }
+  if (fs.existsSync(source)) return { executable: transpile(source), executableArgs: [] }
+  throw new Error(`the fake CLI program is missing: neither ${compiled} nor ${source} exists`)
 }
 
 /** @internal */

@@ -189,18 +189,16 @@ const exportOf = <C>(module: unknown, name: string, specifier: string): C => {
   return value
 }
 
-let clientSdkPromise: Promise<ClientSdk> | undefined
-
+// Node keeps imported modules: importing again per connection is a cache lookup, not a load
 const loadClientSdk: Effect.Effect<ClientSdk, string> = Effect.tryPromise({
   try: () => {
-    clientSdkPromise ??= Promise.all([importModule(CLIENT_MODULE), importModule(TYPES_MODULE)]).then((
+    return Promise.all([importModule(CLIENT_MODULE), importModule(TYPES_MODULE)]).then((
       [client, types]
     ) => ({
       Client: exportOf<ClientClass>(client, "Client", CLIENT_MODULE),
       McpError: exportOf<McpErrorClass>(types, "McpError", TYPES_MODULE),
       ResultSchema: isObject(types) ? types["ResultSchema"] : undefined
     }))
-    return clientSdkPromise
   },
   catch: describe
 })

@@ -5,7 +5,6 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
 import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
@@ -18,17 +17,17 @@ import {
   SpawnFailed,
   type VersionIncompatible
 } from "../AgentError.js"
+import { CliResolver } from "../CliResolver.js"
 import type * as Message from "../Message.js"
 import type { Connection, ExitStatus, LaunchSpec } from "../Transport.js"
 import { removeStaleDirs } from "./argv.js"
-import { type ResolvedCli, resolveCli } from "./cliPath.js"
 import { commandEnv } from "./env.js"
 import { sendFrom } from "./fastPaths.js"
 import { DEFAULT_MAX_LINE_BYTES, makeLineFramer } from "./framing.js"
 import { liveAwaitBounded, liveTimeout } from "./liveTimer.js"
 import * as Reaper from "./reaper.js"
 import { makeStderrTail } from "./stderrTail.js"
-import { checkVersion, judge, knownVersion, SUPPORTED_CLI_VERSIONS } from "./version.js"
+import { SUPPORTED_CLI_VERSIONS } from "./version.js"
 
 /** @internal */
 export const BASE_ARGS: ReadonlyArray<string> = [
@@ -86,46 +85,6 @@ export const frameSourceOf = (
   messages: Stream.Stream<Message.Frame, ProcessExited>
 ): Effect.Effect<FrameSource, never, Scope.Scope> | undefined => frameSources.get(messages)
 
-// Sessions started together share one `--version` probe per executable and range: 100 concurrent sessions spawned
-// 100 extra processes before the first answer was cached (by `version.ts`, which later sessions then hit). The probe
-// runs on a fiber of its own and belongs to the start-ups waiting for it: one that gives up (interrupted) stops
-// waiting at once, and when the last one leaves, the probe is interrupted, which kills its process group.
-interface SharedProbe {
-  readonly fiber: Fiber.RuntimeFiber<void, VersionIncompatible>
-  waiters: number
-}
-const probes = new Map<string, SharedProbe>()
-
-const checkVersionShared = (cli: ResolvedCli, range: string): Effect.Effect<void, VersionIncompatible> =>
-  Effect.uninterruptibleMask((restore) =>
-    Effect.suspend(() => {
-      if (range.trim() === "*") return Effect.void
-      const key = [cli.command, ...cli.prefixArgs, range].join("\0")
-      let probe = probes.get(key)
-      if (probe === undefined) {
-        // answered before (the version is cached by path and modification time): no probe, no fiber, no await
-        const known = knownVersion(cli)
-        if (known !== undefined) return judge({ version: known }, range)
-        const started: SharedProbe = { fiber: Effect.runFork(checkVersion(cli, range)), waiters: 0 }
-        probe = started
-        probes.set(key, started)
-        started.fiber.addObserver(() => {
-          if (probes.get(key) === started) probes.delete(key)
-        })
-      }
-      const shared = probe
-      shared.waiters++
-      return restore(Fiber.join(shared.fiber)).pipe(
-        Effect.ensuring(Effect.suspend(() => {
-          if (--shared.waiters > 0) return Effect.void
-          if (probes.get(key) === shared) probes.delete(key)
-          // the last waiter left: a probe still running has no one to answer (its kill is synchronous)
-          return Fiber.interrupt(shared.fiber)
-        }))
-      )
-    })
-  )
-
 /**
  * Sends a signal to the process group (the CLI and the processes it started that stayed in its group), falling back
  * to the process while it has not been reaped (once it has, its pid may belong to another process).
@@ -147,6 +106,7 @@ const signal = (pid: number, sig: NodeJS.Signals, reaped = false) =>
 /** @internal */
 export const make = Effect.gen(function*() {
   const executor = yield* CommandExecutor.CommandExecutor
+  const resolver = yield* CliResolver
   // private argument files left by hosts of this user that died without their finalizers: removed at the first open
   const removeStale = yield* Effect.once(Effect.asVoid(removeStaleDirs()))
   const scans = Reaper.makeScans()
@@ -183,12 +143,12 @@ export const make = Effect.gen(function*() {
       // the two variables the lookup reads, as the caller's overlay on the parent's environment would give them (a
       // copy of the whole of `process.env` costs ~30 µs per session)
       const lookup = (name: string) => spec.env !== undefined && name in spec.env ? spec.env[name] : process.env[name]
-      const cli = yield* resolveCli({
+      const cli = yield* resolver.resolve({
         explicit: spec.executable,
         env: { CLAUDE_CLI_PATH: lookup("CLAUDE_CLI_PATH"), PATH: lookup("PATH") },
         executableArgs: spec.executableArgs
       })
-      yield* checkVersionShared(cli, spec.cliVersions ?? SUPPORTED_CLI_VERSIONS)
+      yield* resolver.checkVersion(cli, spec.cliVersions ?? SUPPORTED_CLI_VERSIONS)
       const args = [...cli.prefixArgs, ...BASE_ARGS, ...spec.args]
       let command = Command.make(cli.command, ...args).pipe(Command.env(env, { extendEnv: base.extend }))
       if (spec.cwd !== undefined) command = Command.workingDirectory(command, spec.cwd)

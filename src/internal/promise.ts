@@ -220,11 +220,12 @@ const toEffectOptions = (options: Options): AgentOptions.Options => {
 }
 
 /**
- * The default transport's services, built once per process: the process transport keeps no state of its own (each
- * session's process and fibers live in that session's scope). Building them per query cost about 0.5 ms.
+ * The default transport's services, shared by every query of the process: the CLI resolver's knowledge (where the CLI
+ * is, its version, a `--version` probe running for concurrent start-ups) is what makes the second query cheap. Each
+ * session's process and fibers live in that session's scope, not here. `ManagedRuntime.make` builds nothing until the
+ * first query; the runtime lives as long as the process, as the module does (nothing in it holds a process).
  */
-let sharedNodeRuntime: ManagedRuntime.ManagedRuntime<Transport.Transport, never> | undefined
-const nodeRuntime = () => (sharedNodeRuntime ??= ManagedRuntime.make(NodeClaudeAgent.layer))
+const nodeRuntime: ManagedRuntime.ManagedRuntime<Transport.Transport, never> = ManagedRuntime.make(NodeClaudeAgent.layer)
 
 type PromptInput = string | AsyncIterable<Message.UserMessage>
 
@@ -321,7 +322,7 @@ const begin = (
   const options: Options = invalid === undefined ? given : {}
   // a transport of the caller's own is built for this query alone (it may hold state); the default one is shared
   const runtime: ManagedRuntime.ManagedRuntime<Transport.Transport, never> = options.transport === undefined
-    ? nodeRuntime()
+    ? nodeRuntime
     : ManagedRuntime.make(options.transport)
   const ownRuntime = options.transport !== undefined
   // every call into the runtime logs through the query's logger, finalizers included (never to stdout)

@@ -28,13 +28,11 @@ const isZodModule = (u: unknown): u is ZodModule =>
 const invalidSchema = (name: string, reason: string) =>
   new InvalidOptions({ option: "inputSchema", description: `tool ${name}: ${reason}` })
 
-let zod: ZodModule | undefined
 /**
  * zod 4's API, from the `zod/v4` entry (as the official SDK imports it): zod 4 has it, next to its main entry.
- * Loaded on first use, so that zod stays an optional peer dependency.
+ * Loaded on use (Node's `require` keeps it after the first), so that zod stays an optional peer dependency.
  */
 const loadZod = (name: string): ZodModule => {
-  if (zod !== undefined) return zod
   let loaded: unknown
   try {
     loaded = createRequire(import.meta.url)("zod/v4")
@@ -45,7 +43,6 @@ const loadZod = (name: string): ZodModule => {
     )
   }
   if (!isZodModule(loaded)) throw invalidSchema(name, "the installed zod has no zod 4 API (npm install zod@4)")
-  zod = loaded
   return loaded
 }
 

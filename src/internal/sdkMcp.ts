@@ -163,10 +163,9 @@ export const isTransport = (u: unknown): u is McpTransport =>
 /** Imports a module of the MCP SDK without its typings (see above). @internal */
 export const importModule = (specifier: string): Promise<unknown> => import(specifier)
 
-let sdkPromise: Promise<McpSdk> | undefined
-
+// Node keeps imported modules: importing again per server is a cache lookup, not a load
 const loadSdk: Effect.Effect<McpSdk> = Effect.promise(() => {
-  sdkPromise ??= Promise.all([importModule(SERVER_MODULE), importModule(IN_MEMORY_MODULE), importModule(TYPES_MODULE)])
+  return Promise.all([importModule(SERVER_MODULE), importModule(IN_MEMORY_MODULE), importModule(TYPES_MODULE)])
     .then(([server, memory, types]) => {
       const Server = isObject(server) ? server["Server"] : undefined
       const InMemoryTransport = isObject(memory) ? memory["InMemoryTransport"] : undefined
@@ -185,7 +184,6 @@ const loadSdk: Effect.Effect<McpSdk> = Effect.promise(() => {
         CallToolRequestSchema: types["CallToolRequestSchema"]
       }
     })
-  return sdkPromise
 })
 
 // -------------------------------------------------------------------------------------------------

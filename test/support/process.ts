@@ -1,10 +1,14 @@
 import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as Layer from "effect/Layer"
+import { CliResolver } from "effect-claude-agent"
 import * as fs from "node:fs"
 
-/** Real processes: the CommandExecutor the process Transport needs. */
-export const NodeExecutor = NodeCommandExecutor.layer.pipe(Layer.provideMerge(NodeFileSystem.layer))
+/** What the process Transport needs from Node: the CommandExecutor, the file system and the CLI resolver. */
+export const NodeExecutor = NodeCommandExecutor.layer.pipe(
+  Layer.provideMerge(NodeFileSystem.layer),
+  Layer.merge(CliResolver.layer())
+)
 
 /** `true` when the process exists and is not a zombie. */
 export const isAlive = (pid: number): boolean => {

@@ -1,0 +1,134 @@
+/**
+ * Finds the Claude Code CLI and learns its version: the one piece of the process Transport that reads this machine
+ * (the file system, `node_modules`, `PATH`) and runs a probe process. `NodeClaudeAgent.layer` provides it; a
+ * Transport built by hand from `Transport.layerProcess` needs {@link layer}.
+ *
+ * What it learns it keeps for as long as the layer lives: where the bundled binary is, whether the C library is musl,
+ * and every version found (by executable path and modification time, so a CLI upgraded in place is asked again).
+ * Sessions that start together while a version is unknown share one `--version` run.
+ *
+ * @example
+ * ```ts
+ * import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
+ * import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+ * import * as Layer from "effect/Layer"
+ * import { CliResolver, Transport } from "effect-claude-agent"
+ *
+ * // what NodeClaudeAgent.layer does, with a shorter bound on `--version`
+ * const TransportLive = Transport.layerProcess.pipe(
+ *   Layer.provide(CliResolver.layer({ probeTimeout: "3 seconds" })),
+ *   Layer.provide(NodeCommandExecutor.layer),
+ *   Layer.provide(NodeFileSystem.layer)
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import type { CliNotFound, VersionIncompatible } from "./AgentError.js"
+import * as internal from "./internal/cliResolver.js"
+
+/**
+ * How to run a resolved CLI: the command and the arguments that go before ours.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ResolvedCli {
+  /** The program to spawn: the CLI itself, or the current Node for a `.js`/`.mjs`/`.cjs` CLI. */
+  readonly command: string
+  /** Arguments before the SDK's own (Node's `executableArgs` and the script, for a JavaScript CLI). */
+  readonly prefixArgs: ReadonlyArray<string>
+  /** The CLI's file, absolute. */
+  readonly path: string
+  /**
+   * The `package.json` of the npm package that installed this binary (the bundled lookup only): its version is the
+   * binary's, so the version check needs no `--version` run.
+   */
+  readonly packageJson?: string
+}
+
+/**
+ * Where to look for the CLI.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface LookupRequest {
+  /** The caller's `pathToClaudeCodeExecutable`: when set, the only place looked at. */
+  readonly explicit?: string | undefined
+  /** The environment the lookup reads: `CLAUDE_CLI_PATH` and `PATH`. */
+  readonly env: Readonly<Record<string, string | undefined>>
+  /** Node arguments for a JavaScript CLI. */
+  readonly executableArgs?: ReadonlyArray<string> | undefined
+}
+
+/**
+ * What `--version` told: the version, or why there is none (it could not run, exited non-zero, printed no `x.y.z`,
+ * or did not answer in time).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type VersionProbe = { readonly version: string } | { readonly reason: string }
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Service {
+  /**
+   * Finds the CLI: `explicit` > `CLAUDE_CLI_PATH` > the bundled `@anthropic-ai/claude-code` binary > `PATH` > common
+   * install directories. A JavaScript file is run with the current Node. Fails with `CliNotFound` listing every place
+   * searched, in order. Whether the file is there is checked on every call.
+   */
+  readonly resolve: (request: LookupRequest) => Effect.Effect<ResolvedCli, CliNotFound>
+  /**
+   * The CLI's version: for a binary an npm package installed, its `package.json`'s; otherwise `<cli> --version`. A
+   * version found is kept by path and modification time. Callers asking while the same probe runs wait for it; one
+   * that is interrupted stops waiting at once, and when the last one leaves, the probe's process group is killed. A
+   * probe that does not answer within `probeTimeout` is killed and its answer is a reason; answers without a version
+   * are not kept (the next caller probes again).
+   */
+  readonly version: (cli: ResolvedCli) => Effect.Effect<VersionProbe>
+  /**
+   * Fails with `VersionIncompatible` when the CLI's {@link Service.version} is outside `range`, or unknown
+   * (`found: "unknown"`, with the reason). The range `"*"` accepts any CLI without asking its version.
+   */
+  readonly checkVersion: (cli: ResolvedCli, range: string) => Effect.Effect<void, VersionIncompatible>
+}
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
+export class CliResolver extends Context.Tag("effect-claude-agent/CliResolver")<CliResolver, Service>() {}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** How long `--version` may take before its process group is killed and the version is unknown. Defaults to 10 s. */
+  readonly probeTimeout?: Duration.DurationInput | undefined
+}
+
+/**
+ * Builds the service. Its caches and running probes belong to the scope: closing it kills a probe still running.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: (options?: Options) => Effect.Effect<Service, never, Scope.Scope> = internal.make
+
+/**
+ * The resolver on this machine's file system and processes (Node's `fs`, `child_process`, `require.resolve`).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options?: Options): Layer.Layer<CliResolver> => Layer.scoped(CliResolver, make(options))
