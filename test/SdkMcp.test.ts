@@ -14,6 +14,7 @@ import type { AgentOptions } from "effect-claude-agent"
 import { ScriptedCli } from "effect-claude-agent/testing"
 import * as internal from "../src/internal/sdkMcp.js"
 import * as SdkMcp from "../src/SdkMcp.js"
+import { expectLogs } from "./support/logs.js"
 
 // -------------------------------------------------------------------------------------------------
 // helpers
@@ -600,7 +601,7 @@ describe("SdkMcp in a session", () => {
           error: { code: -32603, message: "SDK MCP server broken is not connected: cannot connect" }
         }
       })
-    }))
+    }).pipe(expectLogs([/^WARN SDK MCP server "broken" could not be connected/])))
 
   it.live("a server not connected in system/init is a McpServerFailed warning with onConnectFailure: warn", () =>
     Effect.gen(function*() {
@@ -646,7 +647,7 @@ describe("SdkMcp in a session", () => {
       }).pipe(Effect.scoped, Effect.provide(ScriptedCli.layer(failedThenSilent)), Effect.timeout("5 seconds"))
       expect(exit.failure).toStrictEqual(new SdkMcp.McpServerFailed({ name: "calc", status: "failed" }))
       expect(exit.seen).toContain("system")
-    }))
+    }).pipe(expectLogs([/^ERROR SDK MCP server "calc" is not connected \(status: failed\)/])))
 
   it.live("a start-up failure while the CLI runs on: query fails with it", () =>
     Effect.gen(function*() {
@@ -658,7 +659,7 @@ describe("SdkMcp in a session", () => {
         Effect.timeout("5 seconds")
       )
       expect(failure).toStrictEqual(new SdkMcp.McpServerFailed({ name: "calc", status: "failed" }))
-    }))
+    }).pipe(expectLogs([/^ERROR SDK MCP server "calc" is not connected \(status: failed\)/])))
 
   it.live("the first reason to stop wins: the prompt stream failed before the start-up failure arrived", () =>
     Effect.gen(function*() {
@@ -684,7 +685,7 @@ describe("SdkMcp in a session", () => {
         Effect.timeout("5 seconds")
       )
       expect(failure).toBe("boom")
-    }))
+    }).pipe(expectLogs([/^ERROR SDK MCP server "calc" is not connected \(status: failed\)/])))
 
   it.scoped("with onConnectFailure: fail (the default) the contribution's failure fails with McpServerFailed", () =>
     Effect.gen(function*() {
