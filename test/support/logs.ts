@@ -23,7 +23,9 @@ export const expectLogs =
         Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
         Effect.tap(() =>
           Effect.sync(() => {
-            for (const line of lines) expect(expected.some((p) => p.test(line)), `unexpected log line: ${line}`).toBe(true)
+            for (const line of lines) {
+              expect(expected.some((p) => p.test(line)), `unexpected log line: ${line}`).toBe(true)
+            }
             for (const p of expected) expect(lines.some((line) => p.test(line)), `no log line matches ${p}`).toBe(true)
           })
         )
