@@ -47,11 +47,15 @@ const program = Effect.gen(function*() {
       }
       switch (message.type) {
         case "assistant":
-          return Effect.forEach(Message.toolUses(message), (call) =>
-            Console.log(`[call]   ${call.name} ${JSON.stringify(call.input)}`))
+          return Effect.forEach(
+            Message.toolUses(message),
+            (call) => Console.log(`[call]   ${call.name} ${JSON.stringify(call.input)}`)
+          )
         case "user":
-          return Effect.forEach(Message.toolResults(message), (r) =>
-            Console.log(`[result] ${r.is_error === true ? "(error) " : ""}${Message.toolResultText(r)}`))
+          return Effect.forEach(
+            Message.toolResults(message),
+            (r) => Console.log(`[result] ${r.is_error === true ? "(error) " : ""}${Message.toolResultText(r)}`)
+          )
         case "result":
           return Console.log(`\nanswer: ${message.subtype === "success" ? message.result : message.subtype}`)
         default:

@@ -72,8 +72,10 @@ const program = Effect.gen(function*() {
   }).pipe(
     Stream.runForEach((message) => {
       if (message.type === "user") {
-        return Effect.forEach(Message.toolResults(message), (r) =>
-          Console.log(`[tool result] ${r.is_error === true ? "error: " : ""}${Message.toolResultText(r).trim()}`))
+        return Effect.forEach(
+          Message.toolResults(message),
+          (r) => Console.log(`[tool result] ${r.is_error === true ? "error: " : ""}${Message.toolResultText(r).trim()}`)
+        )
       }
       if (message.type === "result") {
         return Console.log(`\n${message.subtype === "success" ? message.result : message.subtype}`)

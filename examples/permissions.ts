@@ -85,8 +85,10 @@ const program = Effect.gen(function*() {
       switch (message.type) {
         case "user":
           // what the model is told about each call: the tool's output, or why it was denied
-          return Effect.forEach(Message.toolResults(message), (r) =>
-            Console.log(`[tool result] ${r.is_error === true ? "error: " : ""}${Message.toolResultText(r)}`))
+          return Effect.forEach(
+            Message.toolResults(message),
+            (r) => Console.log(`[tool result] ${r.is_error === true ? "error: " : ""}${Message.toolResultText(r)}`)
+          )
         case "result":
           return Console.log(
             `\n${message.subtype === "success" ? message.result : message.subtype}\n` +

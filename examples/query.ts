@@ -14,7 +14,9 @@ const program = Effect.gen(function*() {
     Stream.runForEach((message) => {
       if (message.type === "assistant") return Console.log(`assistant: ${Message.text(message)}`)
       if (message.type === "result") {
-        return Console.log(`${message.subtype} after ${message.num_turns} turn(s), ${Message.formatCost(message.total_cost_usd)}`)
+        return Console.log(
+          `${message.subtype} after ${message.num_turns} turn(s), ${Message.formatCost(message.total_cost_usd)}`
+        )
       }
       return Effect.void
     })

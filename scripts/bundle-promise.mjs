@@ -50,5 +50,9 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const outfile = path.join(root, "dist", "promise.js")
   const meta = await bundlePromise({ outfile })
   const bytes = Object.values(meta.outputs).find((o) => o.entryPoint !== undefined)?.bytes ?? 0
-  console.log(`bundled ${path.relative(root, outfile)}: ${(bytes / 1024).toFixed(0)} KiB from ${Object.keys(meta.inputs).length} modules`)
+  console.log(
+    `bundled ${path.relative(root, outfile)}: ${(bytes / 1024).toFixed(0)} KiB from ${
+      Object.keys(meta.inputs).length
+    } modules`
+  )
 }

@@ -59,7 +59,12 @@ fs.writeFileSync(
   )
 )
 
-const tsc = spawnSync(path.join(root, "node_modules", ".bin", "tsc"), ["-p", path.join(out, "tsconfig.json"), "--pretty", "false"], {
+const tsc = spawnSync(path.join(root, "node_modules", ".bin", "tsc"), [
+  "-p",
+  path.join(out, "tsconfig.json"),
+  "--pretty",
+  "false"
+], {
   cwd: root,
   encoding: "utf8"
 })

@@ -64,7 +64,9 @@ const permissions = Permissions.layer((request) =>
     const allowed = request.toolName.startsWith("mcp__weather__") ||
       (request.toolName === "Bash" && String(request.input["command"]).includes("forecast.txt"))
     yield* Console.log(
-      `    ${yellow("? permission")} ${request.toolName} ${dim(JSON.stringify(request.input["command"] ?? request.input))}` +
+      `    ${yellow("? permission")} ${request.toolName} ${
+        dim(JSON.stringify(request.input["command"] ?? request.input))
+      }` +
         ` → ${allowed ? green("allow") : red("deny")}`
     )
     return allowed ? Permissions.allow() : Permissions.deny("Only writing forecast.txt is allowed in this demo")
@@ -75,36 +77,56 @@ const permissions = Permissions.layer((request) =>
 const hooks = Hooks.layer({
   PreToolUse: [{
     hooks: [
-      (input) =>
-        Effect.as(Console.log(`    ${cyan("↪ hook")} PreToolUse ${input.tool_name}`), {}),
-      Hooks.validate((input) => !JSON.stringify(input.tool_input).includes("rm -rf"), "Destructive commands are blocked")
+      (input) => Effect.as(Console.log(`    ${cyan("↪ hook")} PreToolUse ${input.tool_name}`), {}),
+      Hooks.validate(
+        (input) => !JSON.stringify(input.tool_input).includes("rm -rf"),
+        "Destructive commands are blocked"
+      )
     ]
   }],
-  PostToolUse: [{ hooks: [(input) => Effect.as(Console.log(`    ${cyan("↩ hook")} PostToolUse ${input.tool_name}`), {})] }]
+  PostToolUse: [{
+    hooks: [(input) => Effect.as(Console.log(`    ${cyan("↩ hook")} PostToolUse ${input.tool_name}`), {})]
+  }]
 })
 
 const show = (message: Message.SdkMessage): Effect.Effect<void> => {
   switch (message.type) {
     case "system":
       return message.subtype === "init"
-        ? Console.log(`${dim("system/init")} model ${message.model}, ${message.tools.length} tools, MCP: ${
-          message.mcp_servers.map((s) => `${s.name} (${s.status})`).join(", ")
-        }`)
+        ? Console.log(
+          `${dim("system/init")} model ${message.model}, ${message.tools.length} tools, MCP: ${
+            message.mcp_servers.map((s) => `${s.name} (${s.status})`).join(", ")
+          }`
+        )
         : Console.log(dim(`system/${message.subtype}`))
     case "assistant":
       return Effect.forEach(message.message.content, (block) => {
         if (block.type === "text") return Console.log(`${bold("assistant")} ${block.text}`)
-        if (block.type === "tool_use") return Console.log(`${bold("assistant")} calls ${cyan(block.name)} ${dim(JSON.stringify(block.input))}`)
+        if (block.type === "tool_use") {
+          return Console.log(`${bold("assistant")} calls ${cyan(block.name)} ${dim(JSON.stringify(block.input))}`)
+        }
         return Effect.void
       }, { discard: true })
     case "user":
-      return Effect.forEach(Message.toolResults(message), (r) =>
-        Console.log(`${dim("tool result")} ${r.is_error === true ? red(Message.toolResultText(r)) : Message.toolResultText(r)}`), {
-        discard: true
-      })
+      return Effect.forEach(
+        Message.toolResults(message),
+        (r) =>
+          Console.log(
+            `${dim("tool result")} ${r.is_error === true ? red(Message.toolResultText(r)) : Message.toolResultText(r)}`
+          ),
+        {
+          discard: true
+        }
+      )
     case "result":
       return Console.log(
-        `${bold(message.subtype === "success" && !message.is_error ? green("result: success") : red(`result: ${message.subtype}`))}` +
+        `${
+          bold(
+            message.subtype === "success" && !message.is_error
+              ? green("result: success")
+              : red(`result: ${message.subtype}`)
+          )
+        }` +
           ` — ${message.num_turns} turns, ${message.duration_ms} ms, ${Message.formatCost(message.total_cost_usd)}, ` +
           `${Message.totalTokens(message.usage)} tokens, denied: ${message.permission_denials.length}`
       )

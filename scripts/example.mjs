@@ -15,7 +15,12 @@ if (!name || !available.includes(name)) {
 }
 const tsx = path.join(root, "node_modules", ".bin", "tsx")
 const args = process.argv.slice(3)
-const run = spawnSync(tsx, ["--tsconfig", path.join(root, "tsconfig.json"), path.join(root, "examples", `${name}.ts`), ...args], {
+const run = spawnSync(tsx, [
+  "--tsconfig",
+  path.join(root, "tsconfig.json"),
+  path.join(root, "examples", `${name}.ts`),
+  ...args
+], {
   stdio: "inherit",
   cwd: root
 })

@@ -179,9 +179,8 @@ export const echoScenario: Scenario = internal.echoScenario
 export const SCENARIO_ENV: string = internal.SCENARIO_ENV
 
 /**
- * How to start the fake: the program (`dist/internal/fakeCliMain.js` in the published package; when running from
- * this repository's TypeScript sources it is transpiled once into the temporary directory) and the arguments
- * Node needs before it.
+ * How to start the fake: the program (plain JavaScript, `dist/internal/fakeCliMain.js` in the published package, run
+ * by Node as it is: no TypeScript loader needed) and the arguments Node needs before it.
  *
  * @since 0.1.0
  * @category running

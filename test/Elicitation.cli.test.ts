@@ -13,6 +13,7 @@ import { type AgentOptions, ClaudeAgent, Elicitation, Message } from "effect-cla
 import type { Transport } from "effect-claude-agent"
 import { Recording, ScriptedModelServer } from "effect-claude-agent/testing"
 import { NodeClaudeAgent, noClaudeLeft, realCli, tempDir } from "./support/cli.js"
+import { expectLogs } from "./support/logs.js"
 
 const { reply, text, toolUse } = ScriptedModelServer
 
@@ -132,5 +133,5 @@ describe("MCP elicitation against the real CLI", () => {
     Effect.map(
       callTool("ask", () => Effect.fail(new Error("no UI"))),
       (answer) => expect(answer).toBe(`got ${JSON.stringify({ action: "cancel" })}`)
-    ))
+    ).pipe(expectLogs([/^WARN Elicitation from elicit cancelled: the handler failed: no UI/])))
 })

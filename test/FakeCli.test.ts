@@ -5,6 +5,7 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { AgentError, ClaudeAgent, Message, NodeClaudeAgent, Permissions, Transport } from "effect-claude-agent"
@@ -189,4 +190,22 @@ describe("FakeCli through ClaudeAgent and the process Transport", () => {
         "expected a prompt containing \"password\", got \"hello\""
       )
     }))
+})
+
+describe("the fake CLI program", () => {
+  it("is plain JavaScript next to the kit, run by Node as it is: no TypeScript loader, no transpiled copy", () => {
+    const program = FakeCli.executable()
+    expect(program.executableArgs).toEqual([])
+    expect(path.dirname(program.executable)).toBe(path.resolve(import.meta.dirname, "..", "src", "internal"))
+    expect(path.basename(program.executable)).toBe("fakeCliMain.js")
+    // only Node built-ins at run time (type imports live in JSDoc comments)
+    const imports = [...fs.readFileSync(program.executable, "utf8").matchAll(/^import .* from "([^"]+)"/gm)]
+      .map((m) => m[1])
+    expect(imports.length).toBeGreaterThan(0)
+    expect(imports.every((specifier) => specifier?.startsWith("node:"))).toBe(true)
+    // a bare `node` (no --import, no loader) runs it
+    const run = spawnSync(process.execPath, [program.executable, "--version"], { encoding: "utf8", env: {} })
+    expect(run.status).toBe(0)
+    expect(run.stdout).toMatch(/^\d+\.\d+\.\d+ \(Claude Code\)\n$/)
+  })
 })

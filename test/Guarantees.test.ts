@@ -33,7 +33,7 @@ describe("G1 silence becomes IdleTimeout", () => {
 })
 
 describe("G3 interrupt is bounded", () => {
-  live("G3 a CLI that ignores interrupt: InterruptTimeout at interruptTimeout ± 0.5 s, the session still usable", () =>
+  live("G3 a CLI that ignores interrupt: InterruptTimeout once interruptTimeout has passed, the session still usable", () =>
     Effect.gen(function*() {
       const scenario = FakeCli.scenario([FakeCli.echo], {
         answers: { interrupt: FakeCli.noAnswer }
@@ -43,32 +43,27 @@ describe("G3 interrupt is bounded", () => {
       const error = yield* Effect.flip(session.interrupt)
       const took = Date.now() - started
       expect(error).toStrictEqual(new AgentError.InterruptTimeout({ timeoutMillis: 1000 }))
-      expect(Math.abs(took - 1000)).toBeLessThan(500)
+      // not before the timeout; the upper bound only says "bounded" (the exact timing is Timeouts.test.ts's, on the
+      // TestClock), generous enough for a loaded machine
+      expect(took).toBeGreaterThanOrEqual(1000 - 5)
+      expect(took).toBeLessThan(1000 + 2000)
       const turn = yield* Stream.runCollect(session.turn("still there?"))
       expect(Chunk.toReadonlyArray(turn).some(Message.isResultMessage)).toBe(true)
     }))
 })
 
 describe("G4 a killed CLI is a typed error, everywhere", () => {
-  live("G4 kill -9 mid-turn: the stream fails with ProcessExited within 100 ms, the next send fails the same way", () =>
+  live("G4 kill -9 mid-turn: the stream fails with ProcessExited (no timeout could end it), the next send fails the same way", () =>
     Effect.gen(function*() {
       const scenario = FakeCli.scenario([FakeCli.expectUser(), FakeCli.init(), FakeCli.assistant("half an answer"), FakeCli.stall])
-      const session = yield* ClaudeAgent.session(FakeCli.options(scenario))
+      // with no idle timeout only the process's death can end the turn: a missed exit hangs until the test's timeout
+      const session = yield* ClaudeAgent.session(FakeCli.options(scenario, { idleTimeout: "infinity" }))
       const pid = Option.getOrThrow(session.pid)
-      let killedAt = 0
       const error = yield* session.turn("go").pipe(
-        Stream.tap((m) =>
-          Effect.sync(() => {
-            if (m.type === "assistant") {
-              killedAt = Date.now()
-              process.kill(pid, "SIGKILL")
-            }
-          })
-        ),
+        Stream.tap((m) => Effect.sync(() => m.type === "assistant" && process.kill(pid, "SIGKILL"))),
         Stream.runDrain,
         Effect.flip
       )
-      expect(Date.now() - killedAt).toBeLessThan(100)
       expect(error).toMatchObject({ _tag: "ProcessExited", code: null, signal: "SIGKILL" })
       expect(yield* Effect.flip(session.send("after"))).toMatchObject({ _tag: "ProcessExited", signal: "SIGKILL" })
       expect(yield* Effect.flip(session.setModel("x"))).toMatchObject({ _tag: "ProcessExited", signal: "SIGKILL" })

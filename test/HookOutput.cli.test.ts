@@ -10,6 +10,7 @@ import * as path from "node:path"
 import { type AgentOptions, ClaudeAgent, Hooks, Message, Permissions, type Transport } from "effect-claude-agent"
 import { type PermissionResult, query, type SDKMessage } from "effect-claude-agent/promise"
 import { NodeClaudeAgent, noClaudeLeft, realCli } from "./support/cli.js"
+import { expectLogs } from "./support/logs.js"
 
 const bash = (command: string) => `TOOL Bash ${JSON.stringify({ command, description: "scripted" })}`
 
@@ -56,7 +57,7 @@ describe("malformed hook outputs and permission decisions against the real CLI",
       expect(results).toMatchObject([{ is_error: true }])
       const result = Chunk.toReadonlyArray(messages).find(Message.isResultMessage)
       expect(result?.permission_denials.map((d) => d.tool_name)).toEqual(["Bash"])
-    }))
+    }).pipe(expectLogs([/^WARN Hook PreToolUse \(hook_0\) failed: its output is invalid: .*actual "block"; answering block/])))
 
   live("Promise API: a PreToolUse hook answering garbage, then one with the decision at the top level, block", () =>
     Effect.gen(function*() {

@@ -8,6 +8,7 @@ import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
 import { ClaudeAgent, Hooks } from "effect-claude-agent"
 import { ScriptedCli } from "effect-claude-agent/testing"
+import { sleeping } from "./support/clock.js"
 
 const baseInput = { session_id: "s", transcript_path: "/t.jsonl", cwd: "/repo" }
 const preToolUse = (tool_name: string, tool_input: unknown) => ({
@@ -169,11 +170,14 @@ describe("Hooks", () => {
   it.scoped("G6 a hook that runs past its timeout answers by onFailure, and the next hook still runs", () =>
     Effect.gen(function*() {
       let calls = 0
+      const called = yield* Deferred.make<void>()
+      const hang = Effect.zipRight(Deferred.succeed(called, undefined), Effect.never)
       const hooks = Hooks.layer({
-        PreToolUse: [{ hooks: [() => (++calls === 1 ? Effect.never : Effect.succeed(Hooks.allow()))], timeout: 5 }]
+        PreToolUse: [{ hooks: [() => (++calls === 1 ? hang : Effect.succeed(Hooks.allow()))], timeout: 5 }]
       })
       const fiber = yield* run(hooks, [["hook_0", preToolUse("Bash", {})], ["hook_0", preToolUse("Bash", {})]])
-      for (let i = 0; i < 50 && calls === 0; i++) yield* Effect.yieldNow()
+      yield* Deferred.await(called)
+      yield* sleeping("5 seconds")
       yield* TestClock.adjust("5 seconds")
       const { answers } = yield* Fiber.join(fiber)
       expect(answers[0]).toMatchObject(success({ hookSpecificOutput: { permissionDecision: "deny" } }))

@@ -12,6 +12,7 @@ import type { Transport } from "effect-claude-agent"
 import { ScriptedModelServer } from "effect-claude-agent/testing"
 import * as McpProxy from "../src/McpProxy.js"
 import { NodeClaudeAgent, noClaudeLeft, realCli, tempDir } from "./support/cli.js"
+import { expectLogs } from "./support/logs.js"
 
 const { reply, text, toolUse } = ScriptedModelServer
 
@@ -173,5 +174,5 @@ describe("McpProxy against the real CLI", () => {
       const [, , afterReconnect] = yield* toolResults(server)
       expect(afterReconnect).toEqual([expect.objectContaining({ content: "third...", is_error: false })])
       expect(starts(dir)).toHaveLength(2)
-    }))
+    }).pipe(expectLogs([/^WARN MCP server "loud" disconnected: the server process exited/])))
 })

@@ -16,6 +16,7 @@ import * as internalSdkMcp from "../src/internal/sdkMcp.js"
 import * as McpProxy from "../src/McpProxy.js"
 import * as SdkMcp from "../src/SdkMcp.js"
 import { memoryUpstream, serveHttp, serveSse } from "./fixtures/mcp-upstream.mjs"
+import { expectLogs } from "./support/logs.js"
 
 // -------------------------------------------------------------------------------------------------
 // helpers
@@ -343,7 +344,7 @@ describe("McpProxy reconnect", () => {
       expect(result.changed).toMatchObject({ message: { method: "notifications/tools/list_changed" } })
       expect(result.whisper).toMatchObject({ mcp_response: { id: 6, result: { content: [{ text: "quiet..." }] } } })
       expect(upstream.starts()).toBe(2)
-    }))
+    }).pipe(expectLogs([/^WARN MCP server "up" disconnected: the connection closed/])))
 
   it.scopedLive("a session started while the upstream is away gets the last handshake and tools", () =>
     Effect.gen(function*() {
@@ -366,7 +367,7 @@ describe("McpProxy reconnect", () => {
       })
       expect(call).toMatchObject({ mcp_response: { id: 1, result: { isError: true } } })
       expect(textOf(call)).toContain("is not connected (the connection closed)")
-    }))
+    }).pipe(expectLogs([/^WARN MCP server "up" disconnected/])))
 
   it.scopedLive("never reached: the handshake fails and says why (the CLI reports the server failed)", () =>
     Effect.gen(function*() {
@@ -454,7 +455,7 @@ describe("McpProxy reconnect", () => {
       // nothing more is attempted
       yield* Effect.sleep("50 millis")
       expect(yield* proxy.status).toEqual(final)
-    }))
+    }).pipe(expectLogs([/^ERROR MCP server "up": the reconnect schedule is exhausted/])))
 
   it.scopedLive("a stdio server that cannot start: the reason names the spawn error", () =>
     Effect.gen(function*() {
@@ -465,7 +466,7 @@ describe("McpProxy reconnect", () => {
       })
       expect(yield* proxy.status).toMatchObject({ _tag: "Disconnected", retrying: false })
       expect(yield* Effect.map(proxy.status, (s) => (s._tag === "Disconnected" ? s.reason : ""))).toContain("ENOENT")
-    }))
+    }).pipe(expectLogs([/^ERROR MCP server "gone": the reconnect schedule is exhausted \(spawn/])))
 
   it.scopedLive("Streamable HTTP: a server that goes away fails the call (isError), and is reconnected to", () =>
     Effect.gen(function*() {
@@ -496,7 +497,7 @@ describe("McpProxy reconnect", () => {
       expect(result.after).toMatchObject({ mcp_response: { id: 3, result: { content: [{ text: "BACK!" }] } } })
       expect(server.current.starts()).toBe(1)
       expect(first.apiKeys.every((key) => key === "secret")).toBe(true)
-    }))
+    }).pipe(expectLogs([/^WARN MCP server "web" disconnected: fetch failed/])))
 })
 
 describe("McpProxy remote transports", () => {
@@ -516,7 +517,7 @@ describe("McpProxy remote transports", () => {
       yield* Effect.promise(() => http.close())
       const down = yield* statusWhere(proxy, (s) => s._tag === "Disconnected")
       expect(down).toMatchObject({ reason: expect.stringMatching(/^no answer to ping: fetch failed/), retrying: true })
-    }))
+    }).pipe(expectLogs([/^WARN MCP server "web" disconnected: no answer to ping/])))
 
   it.scopedLive("SSE: the handshake and calls are forwarded; headers (Redacted ones too) go with every request", () =>
     Effect.gen(function*() {
@@ -687,5 +688,5 @@ describe("McpProxy in Session.setMcpServers / mcpServerStatus", () => {
       // what the CLI says of a server it disabled or saw fail is kept
       cliStatus = [{ name: "up", status: "disabled" }, { name: "later", status: "failed", error: "Connection closed" }]
       expect(yield* session.mcpServerStatus).toEqual(cliStatus)
-    }))
+    }).pipe(expectLogs([/^WARN MCP server "up" disconnected/, /^WARN MCP server "later" disconnected/, /^ERROR MCP server "later": the reconnect schedule is exhausted/])))
 })

@@ -19,6 +19,7 @@ import * as McpProxy from "../src/McpProxy.js"
 import * as SdkMcp from "../src/SdkMcp.js"
 import { memoryUpstream } from "./fixtures/mcp-upstream.mjs"
 import { NodeClaudeAgent, noClaudeLeft, realCli, tempDir } from "./support/cli.js"
+import { expectLogs } from "./support/logs.js"
 
 const { reply, text, toolUse } = ScriptedModelServer
 
@@ -259,7 +260,7 @@ describe("managing MCP servers against the real CLI", () => {
         error: "MCP server \"loud\" is not connected (the connection closed); the SDK is reconnecting, try again later."
       })
       expect(yield* call(session, "mcp__loud__shout")).toMatch(/^got MCP server "loud" is not connected/)
-    }))
+    }).pipe(expectLogs([/^WARN MCP server "loud" disconnected/])))
 
   live("a one-shot query uses an external stdio MCP server", () =>
     Effect.gen(function*() {

@@ -12,6 +12,7 @@ import * as path from "node:path"
 import { type AgentOptions, ClaudeAgent, Hooks, Message, Permissions, type Transport } from "effect-claude-agent"
 import { ScriptedModelServer } from "effect-claude-agent/testing"
 import { NodeClaudeAgent, noClaudeLeft, realCli } from "./support/cli.js"
+import { expectLogs } from "./support/logs.js"
 
 const { reply, text, toolUse } = ScriptedModelServer
 
@@ -177,7 +178,7 @@ describe("Permissions against the real CLI: fail closed", () => {
       ])
       const result = Chunk.toReadonlyArray(messages).find(Message.isResultMessage)
       expect(result?.permission_denials.map((d) => d.tool_name)).toEqual(["Bash"])
-    }))
+    }).pipe(expectLogs([/^WARN Permission for Bash denied: no decision within 1s/])))
 
   live("G6 a callback that hangs past its timeout is a deny, and the next call in the session is still decided by it", () =>
     Effect.gen(function*() {
@@ -195,7 +196,7 @@ describe("Permissions against the real CLI: fail closed", () => {
       expect(resultText(second)).toBe("tool said: fast")
       expect(fs.existsSync(path.join(cwd, "fast.txt"))).toBe(true)
       expect(calls).toBe(2)
-    }))
+    }).pipe(expectLogs([/^WARN Permission for Bash denied: no decision within 1s/])))
 
   live("interrupting the turn withdraws a pending permission request: the callback's signal aborts, the tool never runs", () =>
     Effect.gen(function*() {

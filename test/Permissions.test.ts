@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
-import * as Duration from "effect/Duration"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -11,6 +11,7 @@ import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { ClaudeAgent, Permissions } from "effect-claude-agent"
 import { ScriptedCli } from "effect-claude-agent/testing"
+import { sleeping } from "./support/clock.js"
 
 const req = (toolName: string, input: Record<string, unknown>, cwd = "/work/repo") => ({ toolName, input, cwd })
 
@@ -197,14 +198,15 @@ describe("Permissions in a session", () => {
   it.scoped("a decision that times out is a deny, and the next request is still decided by the policy", () =>
     Effect.gen(function*() {
       let calls = 0
+      const called = yield* Deferred.make<void>()
       const PermissionsLive = Permissions.layer(
-        () => (++calls === 1 ? Effect.never : Effect.succeed(Permissions.allow())),
+        () => (++calls === 1 ? Effect.zipRight(Deferred.succeed(called, undefined), Effect.never) : Effect.succeed(Permissions.allow())),
         { timeout: "30 seconds" }
       )
       const { layer, answers } = yield* asking([["Bash", { command: "touch a" }], ["Bash", { command: "touch b" }]])
       const fiber = yield* withSession(layer, answers).pipe(Effect.provide(PermissionsLive), Effect.fork)
-      yield* Effect.yieldNow()
-      for (let i = 0; i < 20 && calls === 0; i++) yield* Effect.yieldNow()
+      yield* Deferred.await(called)
+      yield* sleeping("30 seconds")
       yield* TestClock.adjust("30 seconds")
       const [first, second] = yield* Fiber.join(fiber)
       expect(first).toMatchObject({ behavior: "deny", message: "Permission denied (fail closed): no decision within 30s" })
@@ -372,7 +374,7 @@ describe("Permissions: interruption and cancellation", () => {
         ["Bash", { command: "touch c" }]
       ])
       const fiber = yield* withSession(layer, answers).pipe(Effect.provide(PermissionsLive), Effect.fork)
-      for (let i = 0; i < 50 && calls < 2; i++) yield* Effect.yieldNow()
+      yield* sleeping("10 seconds")
       expect(calls).toBe(2)
       yield* TestClock.adjust("10 seconds")
       const [first, second, third] = yield* Fiber.join(fiber)
@@ -429,13 +431,17 @@ describe("Permissions: interruption and cancellation", () => {
   it.scoped("a decision that times out aborts its signal; a decided one leaves it alone", () =>
     Effect.gen(function*() {
       const signals: Array<AbortSignal> = []
+      const called = yield* Deferred.make<void>()
       const PermissionsLive = Permissions.fromCallback((request) => {
         signals.push(request.signal)
-        return signals.length === 1 ? Effect.never : Effect.succeed(Permissions.allow())
+        return signals.length === 1
+          ? Effect.zipRight(Deferred.succeed(called, undefined), Effect.never)
+          : Effect.succeed(Permissions.allow())
       }, { timeout: "30 seconds" })
       const { layer, answers } = yield* asking([["Bash", { command: "touch a" }], ["Bash", { command: "touch b" }]])
       const fiber = yield* withSession(layer, answers).pipe(Effect.provide(PermissionsLive), Effect.fork)
-      for (let i = 0; i < 50 && signals.length === 0; i++) yield* Effect.yieldNow()
+      yield* Deferred.await(called)
+      yield* sleeping("30 seconds")
       expect(signals[0]?.aborted).toBe(false)
       yield* TestClock.adjust("30 seconds")
       const [first, second] = yield* Fiber.join(fiber)

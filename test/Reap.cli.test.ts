@@ -15,6 +15,7 @@ import { AbortError, query } from "effect-claude-agent/promise"
 import { ScriptedModelServer } from "effect-claude-agent/testing"
 import { NodeClaudeAgent, noClaudeLeft, realCli } from "./support/cli.js"
 import { isAlive } from "./support/process.js"
+import { expectLogs } from "./support/logs.js"
 
 const { reply, text, toolUse } = ScriptedModelServer
 
@@ -87,7 +88,7 @@ describe("Reaping tool processes against the real CLI", () => {
       yield* Fiber.interrupt(turn)
       yield* Scope.close(scope, Exit.void)
       expect(running("sleep", "302.5")).toEqual([])
-    }))
+    }).pipe(expectLogs([/^WARN CLI ignored SIGTERM: SIGKILL/])))
 
   live("a foreground tool is gone after the CLI died of SIGKILL mid-tool, once the scope closes", () =>
     Effect.gen(function*() {

@@ -12,6 +12,7 @@ import { ClaudeAgent, Transport } from "effect-claude-agent"
 import { FakeCli } from "effect-claude-agent/testing"
 import * as Reaper from "../src/internal/reaper.js"
 import { isAlive, NodeExecutor } from "./support/process.js"
+import { expectLogs } from "./support/logs.js"
 
 const TransportLive = Transport.layerProcess.pipe(Layer.provide(NodeExecutor))
 
@@ -89,7 +90,7 @@ describe("Reaping tool processes (process)", () => {
       )
       expect(isAlive(cli)).toBe(false)
       expect(pids.filter(isAlive)).toEqual([])
-    }).pipe(Effect.provide(TransportLive)), 30_000)
+    }).pipe(expectLogs([/^WARN CLI ignored SIGTERM: SIGKILL/]), Effect.provide(TransportLive)), 30_000)
 
   it.live("a CLI that crashed: its tool process is reaped when the scope closes", () =>
     Effect.gen(function*() {

@@ -5,6 +5,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Logger from "effect/Logger"
+import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -14,6 +15,7 @@ import type { AgentOptions } from "effect-claude-agent"
 import { ScriptedCli } from "effect-claude-agent/testing"
 import * as internal from "../src/internal/sdkMcp.js"
 import * as SdkMcp from "../src/SdkMcp.js"
+import { expectLogs } from "./support/logs.js"
 
 // -------------------------------------------------------------------------------------------------
 // helpers
@@ -600,7 +602,7 @@ describe("SdkMcp in a session", () => {
           error: { code: -32603, message: "SDK MCP server broken is not connected: cannot connect" }
         }
       })
-    }))
+    }).pipe(expectLogs([/^WARN SDK MCP server "broken" could not be connected/])))
 
   it.live("a server not connected in system/init is a McpServerFailed warning with onConnectFailure: warn", () =>
     Effect.gen(function*() {
@@ -646,7 +648,7 @@ describe("SdkMcp in a session", () => {
       }).pipe(Effect.scoped, Effect.provide(ScriptedCli.layer(failedThenSilent)), Effect.timeout("5 seconds"))
       expect(exit.failure).toStrictEqual(new SdkMcp.McpServerFailed({ name: "calc", status: "failed" }))
       expect(exit.seen).toContain("system")
-    }))
+    }).pipe(expectLogs([/^ERROR SDK MCP server "calc" is not connected \(status: failed\)/])))
 
   it.live("a start-up failure while the CLI runs on: query fails with it", () =>
     Effect.gen(function*() {
@@ -658,9 +660,9 @@ describe("SdkMcp in a session", () => {
         Effect.timeout("5 seconds")
       )
       expect(failure).toStrictEqual(new SdkMcp.McpServerFailed({ name: "calc", status: "failed" }))
-    }))
+    }).pipe(expectLogs([/^ERROR SDK MCP server "calc" is not connected \(status: failed\)/])))
 
-  it.live("the first reason to stop wins: the prompt stream failed before the start-up failure arrived", () =>
+  it.scoped("the first reason to stop wins: the prompt stream failed before the start-up failure arrived", () =>
     Effect.gen(function*() {
       const calc = yield* SdkMcp.createSdkMcpServer({ name: "calc", tools: [add] })
       const script = (cli: ScriptedCli.ScriptedCli) =>
@@ -677,14 +679,17 @@ describe("SdkMcp in a session", () => {
         Stream.fromEffect(Effect.zipRight(Effect.sleep("30 millis"), Effect.fail("boom" as const)))
       )
       // a slow consumer: the start-up failure arrives while it still works through what was buffered
-      const failure = yield* ClaudeAgent.query(prompts, { mcpServers: { calc } }).pipe(
+      const fiber = yield* ClaudeAgent.query(prompts, { mcpServers: { calc } }).pipe(
         Stream.runForEach(() => Effect.sleep("100 millis")),
         Effect.flip,
         Effect.provide(ScriptedCli.layer(script)),
-        Effect.timeout("5 seconds")
+        Effect.fork
       )
-      expect(failure).toBe("boom")
-    }))
+      // the TestClock moves a millisecond at a time, every fiber settling in between: the prompt stream fails at
+      // 30 ms, the start-up failure arrives at 50 ms, the consumer takes 100 ms per message
+      for (let ms = 0; ms < 1000 && Option.isNone(yield* Fiber.poll(fiber)); ms++) yield* TestClock.adjust("1 millis")
+      expect(yield* Fiber.join(fiber)).toBe("boom")
+    }).pipe(expectLogs([/^ERROR SDK MCP server "calc" is not connected \(status: failed\)/])))
 
   it.scoped("with onConnectFailure: fail (the default) the contribution's failure fails with McpServerFailed", () =>
     Effect.gen(function*() {

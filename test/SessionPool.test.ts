@@ -58,10 +58,13 @@ const joinWithin = <A, E>(fiber: Fiber.Fiber<A, E>, seconds: number) =>
     return yield* Fiber.poll(fiber)
   })
 
-/** Lets forked fibers run until `done` holds (bounded). */
+/**
+ * Lets forked fibers run until `done` holds: the wait is for the state itself, not for a number of yields (a state
+ * that never comes fails the test by its timeout).
+ */
 const until = (done: Effect.Effect<boolean>) =>
   Effect.gen(function*() {
-    for (let i = 0; i < 200 && !(yield* done); i++) yield* Effect.yieldNow()
+    while (!(yield* done)) yield* Effect.yieldNow()
   })
 
 const textOf = (message: unknown) =>
@@ -89,7 +92,7 @@ describe("SessionPool", () => {
     Effect.gen(function*() {
       const cli = yield* counting()
       const pool = yield* buildPool({ maxConcurrent: 4, warm: 2 }, cli.layer)
-      for (let i = 0; i < 50 && (yield* pool.stats).warm < 2; i++) yield* Effect.yieldNow()
+      yield* until(Effect.map(pool.stats, (s) => s.warm === 2))
       expect(yield* pool.stats).toMatchObject({ warm: 2, live: 2, active: 0 })
       const first = yield* Effect.scoped(Effect.gen(function*() {
         const session = yield* pool.session()
@@ -98,7 +101,7 @@ describe("SessionPool", () => {
         return Chunk.unsafeLast(yield* Stream.runCollect(session.turn("hello")))
       }))
       expect(first).toMatchObject({ result: "echo: hello" })
-      for (let i = 0; i < 50 && (yield* pool.stats).warm < 2; i++) yield* Effect.yieldNow()
+      yield* until(Effect.map(pool.stats, (s) => s.warm === 2))
       expect(yield* pool.stats).toMatchObject({ warm: 2, active: 0, live: 2 })
       expect(cli.envs).toHaveLength(3)
     }))
@@ -107,7 +110,7 @@ describe("SessionPool", () => {
     Effect.gen(function*() {
       const cli = yield* counting()
       const pool = yield* buildPool({ maxConcurrent: 1, warm: 1 }, cli.layer)
-      for (let i = 0; i < 50 && (yield* pool.stats).warm < 1; i++) yield* Effect.yieldNow()
+      yield* until(Effect.map(pool.stats, (s) => s.warm === 1))
       const messages = yield* pool.query("custom", { model: "other" }).pipe(Stream.runCollect)
       expect(Chunk.unsafeLast(messages)).toMatchObject({ result: "echo: custom" })
       expect(cli.peak()).toBe(1)
@@ -122,7 +125,7 @@ describe("SessionPool", () => {
         Effect.scoped(Effect.zipRight(pool.session(), Deferred.await(gate))),
         Effect.scoped(Effect.zipRight(pool.session(), Deferred.await(gate)))
       ], { concurrency: 2 }))
-      for (let i = 0; i < 50 && cli.envs.length < 2; i++) yield* Effect.yieldNow()
+      yield* until(Effect.sync(() => cli.envs.length === 2))
       const dirs = cli.envs.map((e) => e["CLAUDE_CONFIG_DIR"])
       expect(new Set(dirs).size).toBe(2)
       for (const d of dirs) expect(fs.existsSync(d!)).toBe(true)
@@ -197,10 +200,12 @@ describe("SessionPool", () => {
       const exit = yield* joinWithin(fiber, 120)
       expect(exit).toStrictEqual(Option.some(Exit.succeed(Array.from({ length: 10 }, (_, i) => `echo: q${i}`))))
       expect(cli.peak()).toBeLessThanOrEqual(3)
-      // the refills wait for the borrowers to be served, then start (and answer initialize 5 s later)
-      for (let i = 0; i < 6; i++) {
+      // the refills wait for the borrowers to be served, then start (and answer initialize 5 s later); the clock
+      // goes on a second at a time until they are warm, well past those 5 s at most
+      const refilled = Effect.map(pool.stats, (s) => s.warm === 2)
+      for (let second = 0; second < 60 && !(yield* refilled); second++) {
         yield* TestClock.adjust("1 second")
-        for (let j = 0; j < 20; j++) yield* Effect.yieldNow()
+        yield* Effect.yieldNow()
       }
       expect(yield* pool.stats).toMatchObject({ warm: 2, live: 2, active: 0, waiting: 0 })
     }))

@@ -505,7 +505,6 @@ describe("SessionStore with large transcripts", () => {
         ))
       expect(count).toBe(lines)
       // the whole file as a string alone would be 50 MB, its entries several times that
-      console.log(`peak heap growth while streaming 50 MB: ${(peak / 1024 / 1024).toFixed(1)} MB`)
       expect(peak).toBeLessThan(40 * 1024 * 1024)
     }), 60_000)
 

@@ -49,19 +49,28 @@ const reporting = (script: (cli: ScriptedCli.ScriptedCli) => Effect.Effect<unkno
     })
   )
 
+/** A promise and the function that resolves it. */
+const resolvable = () => {
+  let resolve: () => void = () => {}
+  const promise = new Promise<void>((r) => (resolve = r))
+  return { promise, resolve }
+}
+
 /**
- * A scripted CLI that sends `request` as control request "withdrawn" and withdraws it 20 ms later, then runs `then`;
- * its result holds what `then` returned and how many answers "withdrawn" got.
+ * A scripted CLI that sends `request` as control request "withdrawn" and withdraws it once the callback has `started`,
+ * then runs `then` (by default it gives a late answer 20 ms to arrive); its result holds what `then` returned and how
+ * many answers "withdrawn" got.
  */
 const withdrawing = (
   request: Readonly<Record<string, unknown>>,
+  started: Promise<void>,
   then: (cli: ScriptedCli.ScriptedCli) => Effect.Effect<unknown, ScriptedCli.ScriptError> = () => Effect.sleep(20)
 ) =>
   ScriptedCli.layer((cli) =>
     Effect.gen(function*() {
       yield* cli.expectUser
       yield* cli.emit({ type: "control_request", request_id: "withdrawn", request })
-      yield* Effect.sleep(20)
+      yield* Effect.promise(() => started)
       yield* cli.cancel("withdrawn")
       const after = yield* then(cli)
       const answers = (yield* cli.received).filter((m) =>
@@ -87,6 +96,9 @@ const captured = (
 ) => {
   let resolve: (cli: ScriptedCli.ScriptedCli) => void = () => {}
   const cli = new Promise<ScriptedCli.ScriptedCli>((r) => (resolve = r))
+  let resolveEnded: () => void = () => {}
+  /** Settles when the scripted CLI's connection has ended (`state.ended`). */
+  const ended = new Promise<void>((r) => (resolveEnded = r))
   const state = { opened: false, ended: false }
   const transport = ScriptedCli.layer(
     (c) =>
@@ -95,11 +107,14 @@ const captured = (
         resolve(c)
       }).pipe(
         Effect.zipRight(script(c)),
-        Effect.ensuring(Effect.sync(() => (state.ended = true)))
+        Effect.ensuring(Effect.sync(() => {
+          state.ended = true
+          resolveEnded()
+        }))
       ),
     options
   )
-  return { transport, cli, state }
+  return { transport, cli, state, ended }
 }
 
 /** The bodies of the control requests the SDK wrote to the CLI, `initialize` left out. */
@@ -207,12 +222,12 @@ describe("promise API (scripted CLI)", () => {
 
   it("aborting rejects the iterator with AbortError", async () => {
     const controller = new AbortController()
-    const q = query({
-      prompt: "hi",
-      options: { abortController: controller, transport: ScriptedCli.layer((cli) => Effect.zipRight(cli.expectUser, cli.stall)) }
-    })
+    // the CLI aborts once it has the prompt: the next() below is pending by then (the CLI sends nothing)
+    const transport = ScriptedCli.layer((cli) =>
+      cli.expectUser.pipe(Effect.zipRight(Effect.sync(() => controller.abort())), Effect.zipRight(cli.stall))
+    )
+    const q = query({ prompt: "hi", options: { abortController: controller, transport } })
     const pending = q.next()
-    setTimeout(() => controller.abort(), 20)
     await expect(pending).rejects.toBeInstanceOf(AbortError)
     await expect(q.next()).rejects.toBeInstanceOf(AbortError)
   })
@@ -349,11 +364,11 @@ describe("promise API: startup() (scripted CLI)", () => {
 
   it("an abort while warm reaps the CLI; the query handed out later rejects with AbortError", async () => {
     const controller = new AbortController()
-    const { transport, state } = captured()
+    const { transport, ended } = captured()
     const warm = await startup({ options: { transport, abortController: controller } })
     controller.abort()
-    await new Promise((r) => setTimeout(r, 20))
-    expect(state.ended).toBe(true)
+    // the CLI's end, not a pause: if the abort did not reap it, this waits until the test times out
+    await ended
     await expect(warm.query("hi").next()).rejects.toBeInstanceOf(AbortError)
   })
 
@@ -410,7 +425,9 @@ describe("promise API: startup() (scripted CLI)", () => {
     // a CLI that never answers initialize and never exits: only the abort ends the start-up
     const starting = captured((c) => c.stall, { silent: ["initialize"] })
     const pending = startup({ options: { transport: starting.transport, abortController: controller } })
-    setTimeout(() => controller.abort(), 20)
+    // started and waiting for initialize
+    await starting.cli
+    controller.abort()
     await expect(pending).rejects.toBeInstanceOf(AbortError)
     expect(starting.state.ended).toBe(true)
   })
@@ -782,17 +799,20 @@ describe("promise API: canUseTool is called directly (no fiber per request)", ()
 
   it("a request the CLI withdraws aborts the callback's signal and gets no answer", async () => {
     const aborted: Array<boolean> = []
+    const started = resolvable()
     const messages = await collect(query({
       prompt: "go",
       options: {
         transport: withdrawing(
           { subtype: "can_use_tool", tool_name: "Bash", input: { command: "ls" }, tool_use_id: "t1" },
+          started.promise,
           // answered after this, so the withdrawn request was left unanswered in between
           (cli) => ask(cli, "pwd")
         ),
         canUseTool: (_tool, input, { signal }) =>
           input["command"] === "ls"
             ? new Promise((resolve) => {
+              started.resolve()
               signal.addEventListener("abort", () => {
                 aborted.push(signal.aborted)
                 resolve({ behavior: "allow" })
@@ -943,14 +963,19 @@ describe("promise API: hooks are called directly (no fiber per request)", () => 
 
   it("a hook_callback the CLI withdraws aborts the hook's signal and gets no answer", async () => {
     const aborted: Array<boolean> = []
+    const started = resolvable()
     const messages = await collect(query({
       prompt: "go",
       options: {
-        transport: withdrawing({ subtype: "hook_callback", callback_id: "hook_0", input: preToolUse, tool_use_id: "t" }),
+        transport: withdrawing(
+          { subtype: "hook_callback", callback_id: "hook_0", input: preToolUse, tool_use_id: "t" },
+          started.promise
+        ),
         hooks: {
           PreToolUse: [{
             hooks: [(_input, _id, { signal }) =>
               new Promise((resolve) => {
+                started.resolve()
                 signal.addEventListener("abort", () => {
                   aborted.push(signal.aborted)
                   resolve({})

@@ -33,7 +33,9 @@ describe("tidyUp", () => {
             const decision = yield* cli.canUseTool("Bash", input)
             decisions.push(decision)
             // like the real CLI, the result lists the calls the policy denied
-            if (Predicate.hasProperty(decision, "behavior") && decision.behavior === "deny") denials.push({ tool_name: "Bash", tool_use_id: `t${i}`, tool_input: input })
+            if (Predicate.hasProperty(decision, "behavior") && decision.behavior === "deny") {
+              denials.push({ tool_name: "Bash", tool_use_id: `t${i}`, tool_input: input })
+            }
           }
           yield* cli.assistant("tmp/ is clean")
           yield* cli.result("tmp/ is clean", { permission_denials: denials })
@@ -71,16 +73,20 @@ describe("tidyUp", () => {
       return { report, cleaned: !fs.existsSync(path.join(cwd, "tmp", "cache")), toolResults }
     })
 
-  it.scopedLive("cleans tmp/ with the real CLI against a scripted model (ScriptedModelServer)", () =>
-    Effect.gen(function*() {
-      const { cleaned, report, toolResults } = yield* realRun({ record: false })
-      expect(report).toEqual({ answer: "tmp/ is clean", refused: ["Bash"] })
-      expect(cleaned).toBe(true)
-      expect(toolResults).toMatchObject([
-        { content: "tidyUp may not use Bash that way", is_error: true },
-        { is_error: false }
-      ])
-    }), 60_000)
+  it.scopedLive(
+    "cleans tmp/ with the real CLI against a scripted model (ScriptedModelServer)",
+    () =>
+      Effect.gen(function*() {
+        const { cleaned, report, toolResults } = yield* realRun({ record: false })
+        expect(report).toEqual({ answer: "tmp/ is clean", refused: ["Bash"] })
+        expect(cleaned).toBe(true)
+        expect(toolResults).toMatchObject([
+          { content: "tidyUp may not use Bash that way", is_error: true },
+          { is_error: false }
+        ])
+      }),
+    60_000
+  )
 
   // 3. Replay the recording of run 2: same frames in, same frames out, no process.
   it.scopedLive("behaves exactly as recorded (Recording.replay)", () =>

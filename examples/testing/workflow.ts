@@ -10,8 +10,10 @@ import { type AgentOptions, ClaudeAgent, Message, Permissions } from "effect-cla
 
 /** The app's permission policy: deleting under `tmp/` is fine, anything else is refused. */
 export const policy = Permissions.layer(
-  Permissions.rules({ allow: ["Bash(rm -rf tmp/*)"] }, (request) =>
-    Effect.succeed(Permissions.deny(`tidyUp may not use ${request.toolName} that way`)))
+  Permissions.rules(
+    { allow: ["Bash(rm -rf tmp/*)"] },
+    (request) => Effect.succeed(Permissions.deny(`tidyUp may not use ${request.toolName} that way`))
+  )
 )
 
 /** What the workflow reports. */

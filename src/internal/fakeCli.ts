@@ -1,58 +1,28 @@
 /** @internal */
 import * as Effect from "effect/Effect"
-import { createHash } from "node:crypto"
 import * as fs from "node:fs"
-import { createRequire } from "node:module"
-import * as os from "node:os"
-import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import type * as TS from "typescript"
 import type { Options as AgentOptions } from "../AgentOptions.js"
 import type * as Api from "../FakeCli.js"
 import type { LaunchSpec } from "../Transport.js"
 
-/** @internal keep in sync with `fakeCliMain.ts` */
+/** @internal keep in sync with `fakeCliMain.js` */
 export const SCENARIO_ENV = "EFFECT_CLAUDE_AGENT_FAKE_CLI"
 
 // -------------------------------------------------------------------------------------------------
 // locating the program
 // -------------------------------------------------------------------------------------------------
 
-const here = path.dirname(fileURLToPath(import.meta.url))
-
 /**
- * From TypeScript sources (this repository's tests, tsx) there is no `.js`: the program imports only Node built-ins,
- * so one `transpileModule` makes it runnable. The result is cached in the temporary directory by content hash.
+ * The program is plain JavaScript next to this module (`src/internal/fakeCliMain.js` in this repository,
+ * `dist/internal/fakeCliMain.js` in the published package), so Node runs it as it is.
+ *
+ * @internal
  */
-const transpile = (source: string): string => {
-  const code = fs.readFileSync(source, "utf8")
-  const hash = createHash("sha256").update(code).digest("hex").slice(0, 16)
-  const dir = path.join(os.tmpdir(), "effect-claude-agent-fake-cli")
-  const target = path.join(dir, `fakeCliMain-${hash}.mjs`)
-  if (fs.existsSync(target)) return target
-  const require = createRequire(import.meta.url)
-  // typescript is a development dependency: only needed when running from sources
-  const ts = require("typescript") as typeof TS
-  const output = ts.transpileModule(code, {
-    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true },
-    fileName: source
-  }).outputText
-  fs.mkdirSync(dir, { recursive: true })
-  // atomic: parallel test workers may race to write it
-  const temporary = `${target}.${process.pid}.${Math.random().toString(36).slice(2)}`
-  fs.writeFileSync(temporary, output)
-  fs.renameSync(temporary, target)
-  return target
-}
-
-/** @internal */
-export const executable = (): { readonly executable: string; readonly executableArgs: ReadonlyArray<string> } => {
-  const compiled = path.join(here, "fakeCliMain.js")
-  const source = path.join(here, "fakeCliMain.ts")
-  if (fs.existsSync(compiled)) return { executable: compiled, executableArgs: [] }
-  if (fs.existsSync(source)) return { executable: transpile(source), executableArgs: [] }
-  throw new Error(`the fake CLI program is missing: neither ${compiled} nor ${source} exists`)
-}
+export const executable = (): { readonly executable: string; readonly executableArgs: ReadonlyArray<string> } => ({
+  executable: fileURLToPath(new URL("./fakeCliMain.js", import.meta.url)),
+  executableArgs: []
+})
 
 /** @internal */
 export const env = (scenario: Api.Scenario): Record<string, string> => ({

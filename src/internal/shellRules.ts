@@ -545,6 +545,7 @@ export const analyze = (parser: Parser, source: string, depth = 0): Analysis => 
  * and no heredoc delimiter but a plain word.
  */
 const agrees = (source: string): boolean =>
+  // eslint-disable-next-line no-control-regex -- control characters are what this test looks for
   !/[\x00-\x08\x0b-\x1f\x7f-\x9f]|[^\S \t\n]|\\\r?\n/.test(source) && !ODD_HEREDOC.test(source)
 
 /**

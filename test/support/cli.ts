@@ -2,7 +2,7 @@ import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { AgentOptions, NodeClaudeAgent } from "effect-claude-agent"
+import { type AgentOptions, NodeClaudeAgent } from "effect-claude-agent"
 import * as ScriptedModelServer from "../../src/ScriptedModelServer.js"
 import { descendants, OWNER_ENV, ownedProcesses } from "./process.js"
 

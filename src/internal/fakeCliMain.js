@@ -1,13 +1,15 @@
+// @ts-check
 /**
  * The fake `claude` program of the testing kit (see `FakeCli`). It runs as its own Node process and imports only
- * Node built-ins, so that it starts fast and can be transpiled on its own.
+ * Node built-ins, so that it starts fast. It is plain JavaScript (typed by JSDoc, checked by `tsc`) so that it runs
+ * as it is, from this repository's sources and from the published package alike, with no TypeScript loader.
  *
  * @internal
  */
 import { spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
-import type { Answer, JsonObject, LogEntry, Scenario, Step } from "../FakeCli.js"
+/** @import { Answer, JsonObject, LogEntry, Scenario, Step } from "../FakeCli.js" */
 
 // keep in sync with `fakeCli.ts`
 const SCENARIO_ENV = "EFFECT_CLAUDE_AGENT_FAKE_CLI"
@@ -19,56 +21,73 @@ const PIECE = 1024 * 1024
 
 class ScriptFailure extends Error {}
 
-type Frame = { readonly [key: string]: unknown }
+/** @typedef {{ readonly [key: string]: unknown }} Frame */
 
-const isRecord = (u: unknown): u is Frame => typeof u === "object" && u !== null && !Array.isArray(u)
+/** @type {(u: unknown) => u is Frame} */
+const isRecord = (u) => typeof u === "object" && u !== null && !Array.isArray(u)
 
-const writeTo = (stream: NodeJS.WriteStream, data: string | Uint8Array) =>
-  new Promise<void>((resolve, reject) => {
+/** @type {(stream: NodeJS.WriteStream, data: string | Uint8Array) => Promise<void>} */
+const writeTo = (stream, data) =>
+  new Promise((resolve, reject) => {
     stream.write(data, (error) => (error ? reject(error) : resolve()))
   })
-const write = (data: string | Uint8Array) => writeTo(process.stdout, data)
-const writeErr = (data: string) => writeTo(process.stderr, data)
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+/** @type {(data: string | Uint8Array) => Promise<void>} */
+const write = (data) => writeTo(process.stdout, data)
+/** @type {(data: string) => Promise<void>} */
+const writeErr = (data) => writeTo(process.stderr, data)
+/** @type {(ms: number) => Promise<void>} */
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
-const die = (code: number, message: string): never => {
+/** @type {(code: number, message: string) => never} */
+const die = (code, message) => {
   process.stderr.write(message)
   process.exit(code)
 }
 
-const isScenario = (u: unknown): u is Scenario => isRecord(u) && Array.isArray(u["steps"])
+/** @type {(u: unknown) => u is Scenario} */
+const isScenario = (u) => isRecord(u) && Array.isArray(u["steps"])
 
-const loadScenario = (): Scenario => {
+/** @type {() => Scenario} */
+const loadScenario = () => {
   const value = process.env[SCENARIO_ENV]
   if (value === undefined) return die(2, `fake CLI: ${SCENARIO_ENV} is not set\n`)
   try {
     const text = value.startsWith("@") ? fs.readFileSync(value.slice(1), "utf8") : value
-    const parsed: unknown = JSON.parse(text)
+    /** @type {unknown} */
+    const parsed = JSON.parse(text)
     return isScenario(parsed) ? parsed : die(2, "fake CLI: the scenario has no steps\n")
   } catch (error) {
     return die(2, `fake CLI: cannot read the scenario: ${String(error)}\n`)
   }
 }
 
-/** A queue whose reader waits; `close` makes every read (now and later) return `undefined`. */
-class Inbox<A> {
-  private items: Array<A> = []
-  private waiters: Array<(a: A | undefined) => void> = []
-  private closed = false
-  push(a: A) {
-    const waiter = this.waiters.shift()
+/**
+ * A queue whose reader waits; `close` makes every read (now and later) return `undefined`.
+ *
+ * @template A
+ */
+class Inbox {
+  /** @type {Array<A>} */
+  #items = []
+  /** @type {Array<(a: A | undefined) => void>} */
+  #waiters = []
+  #closed = false
+  /** @param {A} a */
+  push(a) {
+    const waiter = this.#waiters.shift()
     if (waiter !== undefined) waiter(a)
-    else this.items.push(a)
+    else this.#items.push(a)
   }
   close() {
-    this.closed = true
-    for (const waiter of this.waiters) waiter(undefined)
-    this.waiters = []
+    this.#closed = true
+    for (const waiter of this.#waiters) waiter(undefined)
+    this.#waiters = []
   }
-  next(): Promise<A | undefined> {
-    if (this.items.length > 0) return Promise.resolve(this.items.shift())
-    if (this.closed) return Promise.resolve(undefined)
-    return new Promise((resolve) => this.waiters.push(resolve))
+  /** @returns {Promise<A | undefined>} */
+  next() {
+    if (this.#items.length > 0) return Promise.resolve(this.#items.shift())
+    if (this.#closed) return Promise.resolve(undefined)
+    return new Promise((resolve) => this.#waiters.push(resolve))
   }
 }
 
@@ -79,9 +98,9 @@ if (argv.includes("--version")) {
   process.exit(0)
 }
 const scenario = loadScenario()
-const flagValue = (name: string): string | undefined => {
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!
+/** @type {(name: string) => string | undefined} */
+const flagValue = (name) => {
+  for (const [i, arg] of argv.entries()) {
     if (arg.startsWith(`--${name}=`)) return arg.slice(name.length + 3)
     if (arg === `--${name}`) return argv[i + 1]
   }
@@ -89,7 +108,8 @@ const flagValue = (name: string): string | undefined => {
 }
 const sessionId = scenario.sessionId ?? flagValue("session-id") ?? flagValue("resume") ?? DEFAULT_SESSION_ID
 
-const log = (entry: LogEntry) => {
+/** @type {(entry: LogEntry) => void} */
+const log = (entry) => {
   if (scenario.log !== undefined) fs.appendFileSync(scenario.log, `${JSON.stringify(entry)}\n`)
 }
 
@@ -110,9 +130,11 @@ log({
 const usage = { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }
 let messageCounter = 0
 
-const emit = (frame: Frame, eol = "\n") => write(JSON.stringify(frame) + eol)
+/** @type {(frame: Frame, eol?: string) => Promise<void>} */
+const emit = (frame, eol = "\n") => write(JSON.stringify(frame) + eol)
 
-const initFrame = (fields?: JsonObject): Frame => ({
+/** @type {(fields?: JsonObject) => Frame} */
+const initFrame = (fields) => ({
   type: "system",
   subtype: "init",
   cwd: process.cwd(),
@@ -132,7 +154,8 @@ const initFrame = (fields?: JsonObject): Frame => ({
   ...fields
 })
 
-const assistantFrame = (text: string): Frame => ({
+/** @type {(text: string) => Frame} */
+const assistantFrame = (text) => ({
   type: "assistant",
   message: {
     id: `msg_fake_${++messageCounter}`,
@@ -149,7 +172,8 @@ const assistantFrame = (text: string): Frame => ({
   uuid: randomUUID()
 })
 
-const resultFrame = (text: string, fields?: JsonObject): Frame => ({
+/** @type {(text: string, fields?: JsonObject) => Frame} */
+const resultFrame = (text, fields) => ({
   type: "result",
   subtype: "success",
   is_error: false,
@@ -167,7 +191,8 @@ const resultFrame = (text: string, fields?: JsonObject): Frame => ({
   ...fields
 })
 
-const idleFrame = (): Frame => ({
+/** @type {() => Frame} */
+const idleFrame = () => ({
   type: "system",
   subtype: "session_state_changed",
   state: "idle",
@@ -176,12 +201,13 @@ const idleFrame = (): Frame => ({
   uuid: randomUUID()
 })
 
-const textOf = (user: Frame): string => {
+/** @type {(user: Frame) => string} */
+const textOf = (user) => {
   const message = user["message"]
   const content = isRecord(message) ? message["content"] : undefined
   if (typeof content === "string") return content
   if (!Array.isArray(content)) return ""
-  return content.map((block: unknown) => (isRecord(block) && typeof block["text"] === "string" ? block["text"] : ""))
+  return content.map((block) => (isRecord(block) && typeof block["text"] === "string" ? block["text"] : ""))
     .join("")
 }
 
@@ -189,24 +215,31 @@ const textOf = (user: Frame): string => {
 // stdin
 // -------------------------------------------------------------------------------------------------
 
-const users = new Inbox<Frame>()
-const controls = new Map<string, Inbox<Frame>>()
-const controlInbox = (subtype: string) => {
+/** @type {Inbox<Frame>} */
+const users = new Inbox()
+/** @type {Map<string, Inbox<Frame>>} */
+const controls = new Map()
+/** @type {(subtype: string) => Inbox<Frame>} */
+const controlInbox = (subtype) => {
   let inbox = controls.get(subtype)
   if (inbox === undefined) {
-    inbox = new Inbox<Frame>()
+    inbox = new Inbox()
     controls.set(subtype, inbox)
   }
   return inbox
 }
-const pending = new Map<string, (response: Frame | undefined) => void>()
+/** @type {Map<string, (response: Frame | undefined) => void>} */
+const pending = new Map()
 let inputEnded = false
-let resolveInputEnded: () => void = () => {}
-const inputEndedPromise = new Promise<void>((resolve) => {
+/** @type {() => void} */
+let resolveInputEnded = () => {}
+/** @type {Promise<void>} */
+const inputEndedPromise = new Promise((resolve) => {
   resolveInputEnded = resolve
 })
 
-const defaultAnswer = (request: Frame): Answer | undefined => {
+/** @type {(request: Frame) => Answer | undefined} */
+const defaultAnswer = (request) => {
   switch (request["subtype"]) {
     case "initialize":
       return {
@@ -254,7 +287,8 @@ const defaultAnswer = (request: Frame): Answer | undefined => {
   }
 }
 
-const answerRequest = (requestId: string, request: Frame) => {
+/** @type {(requestId: string, request: Frame) => void} */
+const answerRequest = (requestId, request) => {
   const subtype = typeof request["subtype"] === "string" ? request["subtype"] : ""
   const answer = scenario.answers?.[subtype] ?? defaultAnswer(request)
   if (answer !== undefined && "never" in answer) return
@@ -282,7 +316,8 @@ const answerRequest = (requestId: string, request: Frame) => {
   else setTimeout(send, delay)
 }
 
-const onFrame = (frame: Frame) => {
+/** @type {(frame: Frame) => void} */
+const onFrame = (frame) => {
   log({ event: "stdin", frame })
   switch (frame["type"]) {
     case "user":
@@ -308,7 +343,7 @@ const onFrame = (frame: Frame) => {
 
 let buffered = ""
 process.stdin.setEncoding("utf8")
-process.stdin.on("data", (chunk: string) => {
+process.stdin.on("data", (/** @type {string} */ chunk) => {
   buffered += chunk
   let newline = buffered.indexOf("\n")
   while (newline !== -1) {
@@ -316,7 +351,8 @@ process.stdin.on("data", (chunk: string) => {
     buffered = buffered.slice(newline + 1)
     if (line.length > 0) {
       try {
-        const parsed: unknown = JSON.parse(line)
+        /** @type {unknown} */
+        const parsed = JSON.parse(line)
         if (isRecord(parsed)) onFrame(parsed)
       } catch {
         // the real CLI ignores what it cannot parse, too
@@ -340,28 +376,33 @@ process.stdin.on("end", () => {
 
 let lastPrompt = ""
 let requestCounter = 0
-const withPrompt = (text: string) => text.replaceAll("{prompt}", lastPrompt)
+/** @type {(text: string) => string} */
+const withPrompt = (text) => text.replaceAll("{prompt}", lastPrompt)
+/** @type {() => Promise<never>} */
 const forever = () =>
-  new Promise<never>(() => {
+  new Promise(() => {
     // keeps the process alive (a pending promise alone does not)
     setInterval(() => {}, 1 << 30)
   })
 
-const turn = async (text: string) => {
+/** @type {(text: string) => Promise<void>} */
+const turn = async (text) => {
   await emit(initFrame())
   await emit(assistantFrame(text))
   await emit(resultFrame(text))
   await emit(idleFrame())
 }
 
-const nextUser = async (what: string): Promise<Frame> => {
+/** @type {(what: string) => Promise<Frame>} */
+const nextUser = async (what) => {
   const user = await users.next()
   if (user === undefined) throw new ScriptFailure(`expected ${what}, but stdin closed`)
   lastPrompt = textOf(user)
   return user
 }
 
-const run = async (step: Step): Promise<void> => {
+/** @type {(step: Step) => Promise<void>} */
+const run = async (step) => {
   switch (step.op) {
     case "expectUser": {
       await nextUser("a user message")
@@ -419,7 +460,7 @@ const run = async (step: Step): Promise<void> => {
       return process.exit(step.code)
     }
     case "kill": {
-      process.kill(process.pid, step.signal as NodeJS.Signals)
+      process.kill(process.pid, step.signal)
       return forever()
     }
     case "ignoreSigterm": {
@@ -445,10 +486,10 @@ const run = async (step: Step): Promise<void> => {
         stdio: ["ignore", "pipe", "ignore"],
         ...(step.clearEnv === true ? { env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin" } } : {})
       })
-      await new Promise<void>((resolve, reject) => {
+      await /** @type {Promise<void>} */ (new Promise((resolve, reject) => {
         child.once("error", reject)
         child.stdout.once("data", () => resolve())
-      })
+      }))
       child.stdout.destroy()
       child.unref()
       return emit({
@@ -463,7 +504,8 @@ const run = async (step: Step): Promise<void> => {
     case "request": {
       const requestId = `fake_${++requestCounter}`
       if (inputEnded) throw new ScriptFailure(`cannot send ${step.subtype}: stdin is closed`)
-      const answered = new Promise<Frame | undefined>((resolve) => pending.set(requestId, resolve))
+      /** @type {Promise<Frame | undefined>} */
+      const answered = new Promise((resolve) => pending.set(requestId, resolve))
       const toolUseId = step.subtype === "can_use_tool" ? { tool_use_id: `toolu_fake_${requestCounter}` } : {}
       await emit({
         type: "control_request",
@@ -471,8 +513,10 @@ const run = async (step: Step): Promise<void> => {
         request: { ...toolUseId, ...step.body, subtype: step.subtype }
       })
       const timeoutMs = step.timeoutMs ?? 10_000
-      let timer: NodeJS.Timeout | undefined
-      const timedOut = new Promise<"timeout">((resolve) => {
+      /** @type {NodeJS.Timeout | undefined} */
+      let timer
+      /** @type {Promise<"timeout">} */
+      const timedOut = new Promise((resolve) => {
         timer = setTimeout(() => resolve("timeout"), timeoutMs)
       })
       const response = await Promise.race([answered, timedOut])
@@ -501,7 +545,7 @@ const main = async () => {
   process.exit(0)
 }
 
-main().catch((error: unknown) => {
+main().catch((/** @type {unknown} */ error) => {
   const message = error instanceof ScriptFailure ? error.message : error instanceof Error ? error.stack : String(error)
   die(error instanceof ScriptFailure ? 70 : 71, `fake CLI: ${message}\n`)
 })
