@@ -90,7 +90,6 @@ const run = (state: State.SessionState, ...events: ReadonlyArray<State.Event>) =
 const fresh = State.initial({ requested: undefined, sessionId: undefined }, 0)
 const exited = new AgentError.ProcessExited({ code: 1, signal: null, stderrTail: "boom\n" })
 const limits: State.IdleLimits = { firstMessage: Duration.seconds(10), idle: Duration.seconds(30) }
-const quiet: State.Activity = { lastActivityAt: 0, inFlight: 0 }
 
 describe("SessionState.step: what the CLI says", () => {
   it("starts as `starting`, with the id the SDK assigned (if any) and nothing seen", () => {
@@ -206,38 +205,38 @@ describe("SessionState.step: what the SDK does", () => {
 
 describe("SessionState.refine: why the CLI exited", () => {
   it("before initialize was answered: StartupFailed, phase by whether the CLI wrote anything", () => {
-    const early = State.refine(fresh, exited, false)
+    const early = State.refine(fresh, exited)
     expect(early).toBeInstanceOf(AgentError.StartupFailed)
     expect(early).toMatchObject({ phase: "firstLine", exitCode: 1, stderrTail: "boom\n", cause: exited })
-    expect(State.refine(fresh, exited, true)).toMatchObject({ phase: "initializeAck" })
+    expect(State.refine(run(fresh, { _tag: "Frames", at: 3 }), exited)).toMatchObject({ phase: "initializeAck" })
   })
 
   it("after initialize: the exit itself; errors other than an exit are left alone", () => {
     const answered = run(fresh, { _tag: "InitializeAnswered" })
-    expect(State.refine(answered, exited, true)).toBe(exited)
+    expect(State.refine(answered, exited)).toBe(exited)
     const other = new AgentError.InputClosed({ reason: "closed" })
-    expect(State.refine(fresh, other, false)).toBe(other)
+    expect(State.refine(fresh, other)).toBe(other)
   })
 
   it("a session that was not found, then one the SDK ended, explain the exit", () => {
     const idle = new AgentError.IdleTimeout({ lastEventAt: 0, timeoutMillis: 1, kind: "idle", stderrTail: "" })
     const ended = run(fresh, { _tag: "InitializeAnswered" }, { _tag: "EndedBySdk", reason: idle })
-    expect(State.refine(ended, exited, true)).toBe(idle)
+    expect(State.refine(ended, exited)).toBe(idle)
     const notFound = run(ended, message(failed(["No conversation found with session ID: x"])))
-    expect(State.refine(notFound, exited, true)).toBe(notFound.notFound)
+    expect(State.refine(notFound, exited)).toBe(notFound.notFound)
   })
 })
 
 describe("SessionState.deadline: when silence becomes a hang", () => {
   it("no clock without a turn owed, or while the SDK owes the CLI an answer", () => {
-    expect(State.deadline(fresh, quiet, limits)).toBeUndefined()
+    expect(State.deadline(fresh, 0, limits)).toBeUndefined()
     const owed = run(fresh, sent(100))
-    expect(State.deadline(owed, { lastActivityAt: 0, inFlight: 1 }, limits)).toBeUndefined()
-    expect(State.deadline(run(owed, message(success())), quiet, limits)).toBeUndefined()
+    expect(State.deadline(owed, 1, limits)).toBeUndefined()
+    expect(State.deadline(run(owed, message(success())), 0, limits)).toBeUndefined()
   })
 
   it("after a prompt and before any message: firstMessage, from the prompt", () => {
-    expect(State.deadline(run(fresh, sent(100)), quiet, limits)).toEqual({
+    expect(State.deadline(run(fresh, sent(100)), 0, limits)).toEqual({
       kind: "firstMessage",
       limit: limits.firstMessage,
       lastEventAt: 100,
@@ -245,23 +244,28 @@ describe("SessionState.deadline: when silence becomes a hang", () => {
     })
   })
 
-  it("mid-turn: idle, from the last thing the CLI wrote or the SDK answered, whichever is later", () => {
+  it("mid-turn: idle, from the last thing the CLI wrote (any frame) or the SDK sent or answered", () => {
     const midTurn = run(fresh, sent(100), message(assistant, 3000))
-    expect(State.deadline(midTurn, quiet, limits)).toMatchObject({ kind: "idle", lastEventAt: 3000, at: 33_000 })
-    expect(State.deadline(midTurn, { lastActivityAt: 4000, inFlight: 0 }, limits)).toMatchObject({
-      lastEventAt: 4000,
-      at: 34_000
+    expect(State.deadline(midTurn, 0, limits)).toMatchObject({ kind: "idle", lastEventAt: 3000, at: 33_000 })
+    const keptAlive = run(midTurn, { _tag: "Frames", at: 4000 })
+    expect(State.deadline(keptAlive, 0, limits)).toMatchObject({ kind: "idle", lastEventAt: 4000, at: 34_000 })
+    const answered = run(midTurn, { _tag: "Answered", at: 5000 })
+    expect(State.deadline(answered, 0, limits)).toMatchObject({ kind: "idle", lastEventAt: 5000, at: 35_000 })
+    // control frames and answers do not end first-message detection: only an SDK message does
+    expect(State.deadline(run(fresh, sent(100), { _tag: "Frames", at: 200 }), 0, limits)).toMatchObject({
+      kind: "firstMessage",
+      at: 10_200
     })
   })
 
   it("an infinite limit runs no clock of its kind", () => {
     const noIdle = { ...limits, idle: Duration.infinity }
-    expect(State.deadline(run(fresh, sent(), message(assistant)), quiet, noIdle)).toBeUndefined()
-    expect(State.deadline(run(fresh, sent()), quiet, noIdle)).toMatchObject({ kind: "firstMessage" })
+    expect(State.deadline(run(fresh, sent(), message(assistant)), 0, noIdle)).toBeUndefined()
+    expect(State.deadline(run(fresh, sent()), 0, noIdle)).toMatchObject({ kind: "firstMessage" })
   })
 
   it("the watchdog sleeps to the deadline, never past the shortest limit, and not at all without a finite one", () => {
-    const running = State.deadline(run(fresh, sent(0), message(assistant, 3000)), quiet, limits)
+    const running = State.deadline(run(fresh, sent(0), message(assistant, 3000)), 0, limits)
     expect(State.sleepUntil(5000, running, limits)).toBe(15_000)
     expect(State.sleepUntil(30_000, running, limits)).toBe(33_000)
     expect(State.sleepUntil(5000, undefined, limits)).toBe(15_000)

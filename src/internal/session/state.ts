@@ -46,8 +46,13 @@ export interface SessionState {
   /** SDK messages seen, and how many had been seen when the last prompt was sent (first-message detection). */
   readonly sdkMessages: number
   readonly messagesAtSend: number
-  /** When the CLI last wrote an SDK message or the SDK last sent a prompt (per the Effect `Clock`). */
+  /**
+   * When the CLI last wrote anything (any frame, keep-alives and control frames included) or the SDK last sent a
+   * prompt or answered one of the CLI's requests (per the Effect `Clock`): where the idle clock starts.
+   */
   readonly lastEventAt: number
+  /** Whether the CLI wrote any frame at all (a start-up failure after that is in phase `initializeAck`). */
+  readonly wroteAnything: boolean
 }
 
 /**
@@ -58,6 +63,10 @@ export interface SessionState {
 export type Event =
   /** The CLI wrote an SDK message at `at`. */
   | { readonly _tag: "Message"; readonly message: Message.SdkMessage; readonly at: number }
+  /** The CLI wrote frames (of any kind) at `at`. */
+  | { readonly _tag: "Frames"; readonly at: number }
+  /** The SDK answered one of the CLI's requests at `at`. */
+  | { readonly _tag: "Answered"; readonly at: number }
   /** The SDK wrote a prompt at `at`; `startsTurn` unless it was sent with `shouldQuery: false`. */
   | { readonly _tag: "PromptSent"; readonly startsTurn: boolean; readonly at: number }
   | { readonly _tag: "InitializeAnswered" }
@@ -91,7 +100,8 @@ export const initial = (origin: {
   turnsRequested: 0,
   sdkMessages: 0,
   messagesAtSend: 0,
-  lastEventAt: startedAt
+  lastEventAt: startedAt,
+  wroteAnything: false
 })
 
 /** The reason a resume found nothing: the first result fails "during execution" with "No conversation found…". */
@@ -146,6 +156,10 @@ export const step = (state: SessionState, event: Event): SessionState => {
   switch (event._tag) {
     case "Message":
       return onMessage(state, event.message, event.at)
+    case "Frames":
+      return { ...state, lastEventAt: event.at, wroteAnything: true }
+    case "Answered":
+      return { ...state, lastEventAt: event.at }
     case "PromptSent":
       return {
         ...state,
@@ -218,16 +232,12 @@ export const turnOwed = (state: SessionState): boolean => state.turnsRequested >
  *
  * @internal
  */
-export const refine = <E>(
-  state: SessionState,
-  error: E,
-  wroteAnything: boolean
-): E | SessionNotFound | IdleTimeout | StartupFailed => {
+export const refine = <E>(state: SessionState, error: E): E | SessionNotFound | IdleTimeout | StartupFailed => {
   if (!(error instanceof ProcessExited)) return error
   const reason = state.notFound ?? state.endedBySdk
   if (reason !== undefined) return reason
   return state.initializeAnswered ? error : new StartupFailed({
-    phase: wroteAnything ? "initializeAck" : "firstLine",
+    phase: state.wroteAnything ? "initializeAck" : "firstLine",
     // the tail is a field of its own: the message adds it once
     reason: error.summary,
     exitCode: error.code,
@@ -249,17 +259,6 @@ export interface IdleLimits {
 }
 
 /**
- * What the idle watchdog sees besides the state: when the CLI last wrote anything (control frames and keep-alives
- * included) or the SDK last answered one of its requests, and how many of its requests the SDK is still answering.
- *
- * @internal
- */
-export interface Activity {
-  readonly lastActivityAt: number
-  readonly inFlight: number
-}
-
-/**
  * The running idle clock: when it expires and what it reports.
  *
  * @internal
@@ -267,24 +266,23 @@ export interface Activity {
 export interface Deadline {
   readonly kind: "firstMessage" | "idle"
   readonly limit: Duration.Duration
-  /** When the CLI or the SDK last did anything. */
+  /** When the CLI last wrote anything or the SDK last sent or answered (see {@link SessionState.lastEventAt}). */
   readonly lastEventAt: number
   readonly at: number
 }
 
 /**
- * The idle clock, if one runs: only while a turn is owed and the SDK owes the CLI nothing (no permission decision,
- * hook or MCP answer pending), and only when the limit of its kind is finite.
+ * The idle clock, if one runs: only while a turn is owed and the SDK owes the CLI nothing (`inFlight`: permission
+ * decisions, hook or MCP answers pending), and only when the limit of its kind is finite.
  *
  * @internal
  */
-export const deadline = (state: SessionState, activity: Activity, limits: IdleLimits): Deadline | undefined => {
-  if (!turnOwed(state) || activity.inFlight > 0) return undefined
+export const deadline = (state: SessionState, inFlight: number, limits: IdleLimits): Deadline | undefined => {
+  if (!turnOwed(state) || inFlight > 0) return undefined
   const kind = state.sdkMessages === state.messagesAtSend ? "firstMessage" : "idle"
   const limit = kind === "firstMessage" ? limits.firstMessage : limits.idle
   if (!Duration.isFinite(limit)) return undefined
-  const lastEventAt = Math.max(state.lastEventAt, activity.lastActivityAt)
-  return { kind, limit, lastEventAt, at: lastEventAt + Duration.toMillis(limit) }
+  return { kind, limit, lastEventAt: state.lastEventAt, at: state.lastEventAt + Duration.toMillis(limit) }
 }
 
 /**

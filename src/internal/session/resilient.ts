@@ -1,6 +1,9 @@
-/** @internal */
+/**
+ * Auto-resume: a session that survives its CLI dying.
+ *
+ * @internal
+ */
 import * as Cause from "effect/Cause"
-import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
@@ -11,15 +14,15 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { InputClosed, ProcessExited, type StartupFailed } from "../AgentError.js"
-import type { Options } from "../AgentOptions.js"
-import type { Prompt, Session, SessionError, SessionState } from "../ClaudeAgent.js"
-import * as Message from "../Message.js"
-import type { Transport } from "../Transport.js"
-import { liveTimeout } from "./liveTimer.js"
-import { oneByOne } from "./handout.js"
-import * as Opts from "./options.js"
-import * as session from "./session.js"
+import { InputClosed, ProcessExited, type StartupFailed } from "../../AgentError.js"
+import type { Options } from "../../AgentOptions.js"
+import type { Prompt, Session, SessionError, SessionState } from "../../ClaudeAgent.js"
+import * as Message from "../../Message.js"
+import type { Transport } from "../../Transport.js"
+import { oneByOne } from "../handout.js"
+import { liveTimeout } from "../liveTimer.js"
+import * as Opts from "../options.js"
+import * as session from "./make.js"
 
 /** How long closing the session waits for the supervisor to copy out the last messages of the dying process. */
 const DRAIN_ON_CLOSE = Duration.seconds(1)
@@ -77,8 +80,9 @@ export const make = (options: Options): Effect.Effect<Session, SessionError, Tra
     // prompts: waiting for a process; handed to the current process but not started yet (replayed on restart)
     let waiting: Array<Message.UserMessage> = []
     let handed: Array<Message.UserMessage> = []
-    let wake = yield* Deferred.make<void>()
-    const signal = Effect.suspend(() => Deferred.succeed(wake, undefined))
+    // open when there is something for the sender to do (a prompt, the end of input)
+    const wake = yield* Effect.makeLatch(false)
+    const signal = wake.open
     let turnRunning = false
 
     const start = (opts: Options, store?: session.SessionInternal["permissionStore"]) =>
@@ -110,6 +114,7 @@ export const make = (options: Options): Effect.Effect<Session, SessionError, Tra
     const sender = (inc: Incarnation): Effect.Effect<never> =>
       Effect.gen(function*() {
         while (true) {
+          yield* wake.close
           while (waiting.length > 0) {
             const prompt = waiting[0]!
             const sent = yield* Effect.either(inc.internal.session.send(prompt))
@@ -122,8 +127,7 @@ export const make = (options: Options): Effect.Effect<Session, SessionError, Tra
             yield* Effect.ignore(inc.internal.session.endInput)
             return yield* Effect.never
           }
-          yield* Deferred.await(wake)
-          wake = yield* Deferred.make<void>()
+          yield* wake.await
         }
       })
 
