@@ -32,7 +32,7 @@ import type {
 import * as ControlProtocol from "../ControlProtocol.js"
 import * as Message from "../Message.js"
 import { Transport } from "../Transport.js"
-import { chunkPullOf } from "./controlProtocol.js"
+import * as ProtocolInternal from "./controlProtocol.js"
 import { compiledGuard } from "./decode.js"
 import { collectExtensions } from "./extensions.js"
 import { oneByOne } from "./handout.js"
@@ -76,7 +76,7 @@ const decodeTimeout = (
 /** Internal handles of a session, shared by `session` and `query`. @internal */
 export interface SessionInternal {
   readonly session: Session
-  readonly protocol: ControlProtocol.ControlProtocol
+  readonly protocol: ProtocolInternal.Owned
   /** Fails when the session cannot go on (e.g. `initialize` failed). */
   readonly fatal: Effect.Effect<never, SessionError>
   /**
@@ -259,7 +259,7 @@ export const make = (
       !lastWasResult || status === "idle" || !reportsState ? Effect.void : awaitIdle
     )
 
-    const protocol = yield* ControlProtocol.make(connection, {
+    const protocol = yield* ProtocolInternal.make(connection, {
       handlers: extensions.handlers,
       requestTimeout: controlLimit,
       bufferSize: options.messageBufferSize,
@@ -692,36 +692,7 @@ export const driveParts = <E, R>(
       )
     )
 
-    // The same messages, pulled chunk by chunk without stream machinery (the Promise API's pump): a pull through the
-    // stream's stages above costs ~40 Effect operations, i.e. per chunk, and a CLI pausing at every can_use_tool
-    // makes chunks small.
-    const protocolPull = chunkPullOf(s.protocol)
-    const pull: MessagePull<E> = protocolPull === undefined
-      ? Stream.toPull(messages)
-      : Effect.sync(() => {
-        let phase: "messages" | "end" | "done" = "messages"
-        const end: Effect.Effect<never, Option.Option<SessionError | E>> = Effect.suspend(() => {
-          phase = "done"
-          const reason = stoppedReason()
-          if (reason !== undefined) return Effect.fail(Option.some(reason))
-          return Effect.zipRight(Effect.mapError(endedCleanly(s), Option.some), Effect.fail(Option.none()))
-        })
-        const next: Effect.Effect<Chunk.Chunk<Message.SdkMessage>, Option.Option<SessionError | E>> = Effect
-          .suspend(() => {
-            if (phase === "done") return Effect.fail(Option.none())
-            if (phase === "end") return end
-            return Effect.catchAll(protocolPull, (error) => {
-              if (error._tag === "None") return end
-              phase = "done"
-              return Effect.flatMap(afterExit(error.value), (failure) => {
-                if (failure !== undefined) return Effect.fail(Option.some(failure))
-                phase = "end"
-                return end
-              })
-            })
-          })
-        return next
-      })
+    const pull: MessagePull<E> = Stream.toPull(messages)
     return { messages, pull }
   })
 
