@@ -7,7 +7,6 @@ import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { AgentError, ControlProtocol, Message, Transport } from "effect-claude-agent"
-import * as FastPaths from "../src/internal/fastPaths.js"
 
 const setup = (options?: ControlProtocol.Options) =>
   Effect.gen(function*() {
@@ -200,7 +199,7 @@ describe("ControlProtocol: inbound requests", () => {
   it.scoped("dispatches to the handler and writes its success response", () =>
     Effect.gen(function*() {
       const handlers = new Map<string, ControlProtocol.InboundHandler>([
-        ["can_use_tool", ({ request }) => Effect.succeed({ behavior: "allow", updatedInput: request["input"] })]
+        ["can_use_tool", ControlProtocol.effectHandler(({ request }) => Effect.succeed({ behavior: "allow", updatedInput: request["input"] }))]
       ])
       const { peer } = yield* setup({ handlers })
       yield* peer.emit(canUseTool("cli-1"))
@@ -226,12 +225,12 @@ describe("ControlProtocol: inbound requests", () => {
     Effect.gen(function*() {
       let calls = 0
       const handlers = new Map<string, ControlProtocol.InboundHandler>([
-        ["can_use_tool", () => {
+        ["can_use_tool", ControlProtocol.effectHandler(() => {
           calls++
           if (calls === 1) return Effect.fail(ControlProtocol.handlerFailure("policy says no"))
           if (calls === 2) return Effect.die(new TypeError("callback exploded"))
           return Effect.succeed({ behavior: "deny", message: "third" })
-        }]
+        })]
       ])
       const { protocol, peer } = yield* setup({ handlers })
       yield* peer.emit(canUseTool("c1"))
@@ -257,11 +256,11 @@ describe("ControlProtocol: inbound requests", () => {
       const started = yield* Deferred.make<void>()
       const interrupted = yield* Deferred.make<void>()
       const handlers = new Map<string, ControlProtocol.InboundHandler>([
-        ["hook_callback", () =>
+        ["hook_callback", ControlProtocol.effectHandler(() =>
           Deferred.succeed(started, undefined).pipe(
             Effect.zipRight(Effect.never),
             Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))
-          )]
+          ))]
       ])
       const { protocol, peer } = yield* setup({ handlers })
       yield* peer.emit({ type: "control_request", request_id: "h1", request: { subtype: "hook_callback" } })
@@ -279,7 +278,7 @@ describe("ControlProtocol: inbound requests", () => {
   it.scoped("inbound requests are served while an outbound request (initialize) is pending", () =>
     Effect.gen(function*() {
       const handlers = new Map<string, ControlProtocol.InboundHandler>([
-        ["mcp_message", () => Effect.succeed({ mcp_response: { jsonrpc: "2.0", id: 0, result: {} } })]
+        ["mcp_message", ControlProtocol.effectHandler(() => Effect.succeed({ mcp_response: { jsonrpc: "2.0", id: 0, result: {} } }))]
       ])
       const { protocol, peer } = yield* setup({ handlers })
       const init = yield* Effect.fork(protocol.request("initialize", { hooks: {} }))
@@ -329,9 +328,9 @@ describe("ControlProtocol: handlers in callback form (no fiber per request)", ()
 
   /** A callback handler that hands each request's reply to the test and records abandonments. */
   const recording = () => {
-    const replies = new Map<string, FastPaths.Reply>()
+    const replies = new Map<string, ControlProtocol.Reply>()
     const abandoned: Array<string> = []
-    const handler = FastPaths.handlerFrom(({ requestId }, reply) => {
+    const handler = ControlProtocol.callbackHandler(({ requestId }, reply) => {
       replies.set(requestId, reply)
       return () => {
         abandoned.push(requestId)
@@ -381,7 +380,7 @@ describe("ControlProtocol: handlers in callback form (no fiber per request)", ()
 
   it.scoped("a callback that throws instead of answering gets an error response; the reader goes on", () =>
     Effect.gen(function*() {
-      const handler = FastPaths.handlerFrom(({ requestId }, reply) => {
+      const handler = ControlProtocol.callbackHandler(({ requestId }, reply) => {
         if (requestId === "t1") throw new TypeError("callback exploded")
         reply.succeed({ ok: requestId })
         return () => {}
@@ -407,25 +406,5 @@ describe("ControlProtocol: handlers in callback form (no fiber per request)", ()
         })
       )
       expect(abandoned).toEqual(["w1"])
-    }))
-
-  it.scoped("a connection without a synchronous send gets the same answers through the handler's fiber", () =>
-    Effect.gen(function*() {
-      const { abandoned, handlers, reply } = recording()
-      const { connection, peer } = yield* Transport.makeMemoryConnection()
-      // a wrapped connection: its `send` is not the transport's, so the protocol cannot write synchronously
-      const wrapped: Transport.Connection = { ...connection, send: (m) => connection.send(m) }
-      expect(FastPaths.syncSendOf(connection)).toBeDefined()
-      expect(FastPaths.syncSendOf(wrapped)).toBeUndefined()
-      const protocol = yield* ControlProtocol.make(wrapped, { handlers })
-      yield* peer.emit(request("f1"))
-      yield* peer.emit(request("f2"))
-      yield* Effect.repeatN(Effect.yieldNow(), 10)
-      reply("f1").run(Effect.succeed({ via: "fiber" }))
-      expect(yield* takeResponse(peer)).toEqual({ subtype: "success", request_id: "f1", response: { via: "fiber" } })
-      yield* peer.emit({ type: "control_cancel_request", request_id: "f2" })
-      yield* Effect.repeatN(Effect.yieldNow(), 10)
-      expect(abandoned).toEqual(["f2"])
-      expect(yield* protocol.inFlightCount).toBe(0)
     }))
 })

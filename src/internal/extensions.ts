@@ -6,9 +6,10 @@ import type * as Scope from "effect/Scope"
 import { type ControlError, InvalidOptions } from "../AgentError.js"
 import type { Extensions, McpServerConfig, Options } from "../AgentOptions.js"
 import type { SessionError } from "../ClaudeAgent.js"
-import type { ControlProtocol, InboundHandler } from "../ControlProtocol.js"
+import { effectHandler, type InboundHandler } from "../ControlProtocol.js"
 import { Hooks } from "../Hooks.js"
 import type * as Message from "../Message.js"
+import type { Owned as ControlProtocol } from "./controlProtocol.js"
 import { Permissions } from "../Permissions.js"
 import { contribution as elicitationContribution, declined } from "./elicitation.js"
 import { contribution as hooksContributionOf, invalidTimeout as invalidHookTimeout } from "./hooks.js"
@@ -130,7 +131,7 @@ export const combine = (contributions: ReadonlyArray<Contribution>): SessionExte
 }
 
 /** Without an `onElicitation` handler the official SDK declines MCP elicitations. */
-const declineElicitation: InboundHandler = () => Effect.succeed(declined)
+const declineElicitation: InboundHandler = effectHandler(() => Effect.succeed(declined))
 
 /** The contributions every session has. @internal */
 export const defaults: Contribution = { handlers: new Map([["elicitation", declineElicitation]]) }

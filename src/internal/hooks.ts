@@ -19,7 +19,8 @@ import {
 } from "../Hooks.js"
 import * as Deadlines from "./deadlines.js"
 import type { Contribution } from "./extensions.js"
-import { type CallbackHandler, handlerFrom, lazySignal, settleOnce } from "./fastPaths.js"
+import { lazySignal, settleOnce } from "./settle.js"
+import { callbackHandler } from "../ControlProtocol.js"
 import { hookOutputCheck } from "./outputs.js"
 
 /** @internal */
@@ -95,8 +96,7 @@ export const allowOnlyTools = (tools: ReadonlyArray<string>, reason?: string): H
 // ---------------------------------------------------------------------------------------------------------------------
 
 /**
- * A hook written as a Promise callback (the Promise API's hooks), as the official SDK calls it. Such a hook's Effect
- * form runs it like `Effect.tryPromise`; the `hook_callback` handler calls it directly (see `contribution`).
+ * A hook written as a Promise callback (the Promise API's hooks), as the official SDK calls it.
  *
  * @internal
  */
@@ -106,15 +106,26 @@ export type PromiseHook = (
   options: { readonly signal: AbortSignal }
 ) => PromiseLike<HookOutput>
 
-const promiseHooks = new WeakMap<HookCallback, PromiseHook>()
+/**
+ * A hook callback that also states its Promise form: as an Effect it runs `promiseHook` like `Effect.tryPromise`;
+ * the `hook_callback` handler calls `promiseHook` directly (see `contribution`).
+ *
+ * @internal
+ */
+export interface PromiseHookCallback extends HookCallback {
+  readonly promiseHook: PromiseHook
+}
+
+const isPromiseHook = (callback: HookCallback): callback is PromiseHookCallback =>
+  "promiseHook" in callback && typeof callback.promiseHook === "function"
 
 /** @internal */
-export const fromPromise = (hook: PromiseHook): HookCallback => {
-  const callback: HookCallback = (input, toolUseId) =>
-    Effect.tryPromise({ try: (signal) => hook(input, toolUseId, { signal }), catch: (error) => error })
-  promiseHooks.set(callback, hook)
-  return callback
-}
+export const fromPromise = (hook: PromiseHook): PromiseHookCallback =>
+  Object.assign(
+    (input: HookInput, toolUseId: string | undefined) =>
+      Effect.tryPromise({ try: (signal) => hook(input, toolUseId, { signal }), catch: (error) => error }),
+    { promiseHook: hook }
+  )
 
 interface Registered {
   readonly event: HookEvent
@@ -223,7 +234,7 @@ export const contribution = (registrations: ReadonlyArray<HookRegistrations>): C
 
   // Every request goes through the callback form: a Promise hook is called at once, without a fiber of its own (as
   // a Promise canUseTool is, see permissions.ts); an Effect hook runs on the fiber `reply.run` gives it.
-  const callback: CallbackHandler = ({ request }, reply) => {
+  const handler = callbackHandler(({ request }, reply) => {
     const id = typeof request["callback_id"] === "string" ? request["callback_id"] : ""
     const registered = callbacks.get(id)
     if (registered === undefined) {
@@ -250,8 +261,7 @@ export const contribution = (registrations: ReadonlyArray<HookRegistrations>): C
     }
     // validated above against the event's input schema
     const typedInput = input as HookInput
-    const promise = promiseHooks.get(registered.callback)
-    if (promise === undefined) {
+    if (!isPromiseHook(registered.callback)) {
       // built on the hook's fiber: a callback that throws instead of returning an Effect fails like one that dies
       const hook = Effect.suspend(() => registered.callback(typedInput, toolUseId))
       const bounded = registered.deadlines.bound(hook, () => new Error(timedOut()))
@@ -262,10 +272,11 @@ export const contribution = (registrations: ReadonlyArray<HookRegistrations>): C
       return constVoid
     }
 
+    const promiseHook = registered.callback.promiseHook
     // aborted when the answer is abandoned: timeout, control_cancel_request, session close
     const signal = lazySignal()
     return settleOnce({
-      call: () => promise(typedInput, toolUseId, {
+      call: () => promiseHook(typedInput, toolUseId, {
         get signal(): AbortSignal {
           return signal.signal()
         }
@@ -276,8 +287,7 @@ export const contribution = (registrations: ReadonlyArray<HookRegistrations>): C
       onFailure: (error) => reply.run(onFailure(describeError(error))),
       onTimeout: () => reply.run(onFailure(timedOut()))
     })
-  }
-  const handler = handlerFrom(callback)
+  })
 
   return {
     initialize: { hooks: wire },

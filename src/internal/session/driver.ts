@@ -16,7 +16,6 @@ import * as Stream from "effect/Stream"
 import type { ProcessExited } from "../../AgentError.js"
 import type { Prompt, SessionError } from "../../ClaudeAgent.js"
 import type * as Message from "../../Message.js"
-import { chunkPullOf } from "../controlProtocol.js"
 import * as PromptSource from "../promptSource.js"
 import type { SessionInternal } from "./make.js"
 
@@ -164,34 +163,7 @@ export const driveParts = <E, R>(
       )
     )
 
-    // The same messages, pulled chunk by chunk without stream machinery (the Promise API's pump).
-    const protocolPull = chunkPullOf(s.protocol)
-    const pull: MessagePull<E> = protocolPull === undefined
-      ? Stream.toPull(messages)
-      : Effect.sync(() => {
-        let phase: "messages" | "end" | "done" = "messages"
-        const end: Effect.Effect<never, Option.Option<SessionError | E>> = Effect.suspend(() => {
-          phase = "done"
-          const reason = stoppedReason()
-          if (reason !== undefined) return Effect.fail(Option.some(reason))
-          return Effect.zipRight(Effect.mapError(endedCleanly(s), Option.some), Effect.fail(Option.none()))
-        })
-        const next: Effect.Effect<Chunk.Chunk<Message.SdkMessage>, Option.Option<SessionError | E>> = Effect
-          .suspend(() => {
-            if (phase === "done") return Effect.fail(Option.none())
-            if (phase === "end") return end
-            return Effect.catchAll(protocolPull, (error) => {
-              if (error._tag === "None") return end
-              phase = "done"
-              return Effect.flatMap(afterExit(error.value), (failure) => {
-                if (failure !== undefined) return Effect.fail(Option.some(failure))
-                phase = "end"
-                return end
-              })
-            })
-          })
-        return next
-      })
+    const pull: MessagePull<E> = Stream.toPull(messages)
     return { messages, pull }
   })
 

@@ -15,10 +15,10 @@ import * as Stream from "effect/Stream"
 import { IdleTimeout, ProcessExited, type SessionNotFound, type StartupFailed } from "../../AgentError.js"
 import type { Options } from "../../AgentOptions.js"
 import type { Prompt, Session, SessionError, SessionOrigin } from "../../ClaudeAgent.js"
-import * as ControlProtocol from "../../ControlProtocol.js"
 import * as Message from "../../Message.js"
-import type { Transport } from "../../Transport.js"
+import { makeConnection, type Transport } from "../../Transport.js"
 import type * as TransportApi from "../../Transport.js"
+import * as ProtocolInternal from "../controlProtocol.js"
 import { collectExtensions, type SessionExtensions } from "../extensions.js"
 import { oneByOne } from "../handout.js"
 import { liveTimeout } from "../liveTimer.js"
@@ -36,7 +36,7 @@ const IDLE_AFTER_RESULT = Duration.seconds(1)
 /** Internal handles of a session, shared by `session`, `query`, the pool and auto-resume. @internal */
 export interface SessionInternal {
   readonly session: Session
-  readonly protocol: ControlProtocol.ControlProtocol
+  readonly protocol: ProtocolInternal.Owned
   /** Fails when the session cannot go on (e.g. `initialize` failed). */
   readonly fatal: Effect.Effect<never, SessionError>
   /**
@@ -125,17 +125,20 @@ const observed = (
   connection: TransportApi.Connection,
   cell: Cell,
   now: () => number
-): TransportApi.Connection => ({
-  ...connection,
-  messages: Stream.mapChunks(connection.messages, (chunk) => {
-    cell.advance({ _tag: "Frames", at: now() })
-    return chunk
-  }),
-  send: (message) =>
-    message.type === "control_response"
-      ? Effect.tap(connection.send(message), () => cell.advance({ _tag: "Answered", at: now() }))
-      : connection.send(message)
-})
+): TransportApi.Connection =>
+  makeConnection({
+    ...connection,
+    pull: Effect.map(connection.pull, (pull) =>
+      Effect.map(pull, (frames) => {
+        cell.advance({ _tag: "Frames", at: now() })
+        return frames
+      })),
+    unsafeSend: (message) => {
+      const error = connection.unsafeSend(message)
+      if (error === undefined && message.type === "control_response") cell.advance({ _tag: "Answered", at: now() })
+      return error
+    }
+  })
 
 /** @internal */
 export const make = (
@@ -156,7 +159,7 @@ export const make = (
     const cell = yield* makeCell(origin, startedAt)
     const refine = <E>(error: E) => State.refine(cell.get(), error)
 
-    const protocol = yield* ControlProtocol.make(observed(connection, cell, now), {
+    const protocol = yield* ProtocolInternal.make(observed(connection, cell, now), {
       handlers: extensions.handlers,
       requestTimeout: limits.control,
       bufferSize: options.messageBufferSize,
@@ -295,7 +298,7 @@ const assemble = (parts: {
   readonly options: Options
   readonly origin: SessionOrigin
   readonly connection: TransportApi.Connection
-  readonly protocol: ControlProtocol.ControlProtocol
+  readonly protocol: ProtocolInternal.Owned
   readonly cell: Cell
   readonly extensions: SessionExtensions & { readonly permissionStore: InternalStore }
   readonly now: () => number

@@ -12,6 +12,7 @@ import { InvalidOptions, ProtocolViolation, StartupFailed } from "../../AgentErr
 import type { Launch, Options } from "../../AgentOptions.js"
 import type { SessionError } from "../../ClaudeAgent.js"
 import type * as ControlProtocol from "../../ControlProtocol.js"
+import type * as ProtocolInternal from "../controlProtocol.js"
 import * as Message from "../../Message.js"
 import { Transport } from "../../Transport.js"
 import type * as TransportApi from "../../Transport.js"
@@ -137,7 +138,7 @@ export interface InitializeHooks {
  * @internal
  */
 export const initialize = (
-  protocol: ControlProtocol.ControlProtocol,
+  protocol: ProtocolInternal.Owned,
   request: Readonly<Record<string, unknown>>,
   extensions: SessionExtensions,
   timing: { readonly startedAt: number; readonly limit: Duration.Duration },
