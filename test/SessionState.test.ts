@@ -1,87 +1,9 @@
 // The session's state as a value (src/internal/session/state.ts): every transition, without processes or fibers.
 import { describe, expect, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
-import * as Schema from "effect/Schema"
-import { AgentError, Message } from "effect-claude-agent"
+import { AgentError, type Message } from "effect-claude-agent"
 import * as State from "../src/internal/session/state.js"
-
-const usage = { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }
-const resultFields = {
-  type: "result",
-  duration_ms: 12,
-  duration_api_ms: 8,
-  num_turns: 1,
-  session_id: "cli-id",
-  uuid: "u",
-  total_cost_usd: 0,
-  usage,
-  modelUsage: {},
-  permission_denials: []
-}
-
-const success = (text = "done"): Message.ResultMessage =>
-  Schema.decodeUnknownSync(Message.ResultMessage)({ ...resultFields, subtype: "success", is_error: false, result: text })
-
-const failed = (errors: ReadonlyArray<string>): Message.ResultMessage =>
-  Schema.decodeUnknownSync(Message.ResultMessage)({
-    ...resultFields,
-    subtype: "error_during_execution",
-    is_error: true,
-    errors
-  })
-
-const init = (sessionId: string): Message.SdkMessage =>
-  Schema.decodeUnknownSync(Message.SystemInit)({
-    type: "system",
-    subtype: "init",
-    cwd: "/",
-    session_id: sessionId,
-    tools: [],
-    mcp_servers: [],
-    model: "m",
-    permissionMode: "default",
-    slash_commands: [],
-    apiKeySource: "none",
-    claude_code_version: "2.1.332",
-    output_style: "default",
-    uuid: "u"
-  })
-
-const stateChanged = (state: "idle" | "running" | "requires_action", hostOnly = true): Message.SdkMessage =>
-  Schema.decodeUnknownSync(Message.SystemSessionStateChanged)({
-    type: "system",
-    subtype: "session_state_changed",
-    state,
-    ...(hostOnly ? { sdk_host_only: true } : {}),
-    session_id: "cli-id",
-    uuid: "u"
-  })
-
-const commandsChanged = (names: ReadonlyArray<string>): Message.SdkMessage =>
-  Schema.decodeUnknownSync(Message.SystemCommandsChanged)({
-    type: "system",
-    subtype: "commands_changed",
-    commands: names.map((name) => ({ name, description: "", argumentHint: "" })),
-    session_id: "cli-id",
-    uuid: "u"
-  })
-
-const assistant: Message.SdkMessage = Schema.decodeUnknownSync(Message.AssistantMessage)({
-  type: "assistant",
-  message: {
-    id: "msg",
-    type: "message",
-    role: "assistant",
-    model: "m",
-    content: [{ type: "text", text: "hi" }],
-    stop_reason: null,
-    stop_sequence: null,
-    usage
-  },
-  parent_tool_use_id: null,
-  session_id: "cli-id",
-  uuid: "u"
-})
+import { assistant, commandsChanged, failed, init, stateChanged, success } from "./support/messages.js"
 
 const message = (m: Message.SdkMessage, at = 0): State.Event => ({ _tag: "Message", message: m, at })
 const sent = (at = 0, startsTurn = true): State.Event => ({ _tag: "PromptSent", startsTurn, at })

@@ -4,28 +4,10 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
-import { Message } from "effect-claude-agent"
 import * as State from "../src/internal/session/state.js"
 import * as Watchdog from "../src/internal/session/watchdog.js"
-
-const assistant: Message.SdkMessage = Schema.decodeUnknownSync(Message.AssistantMessage)({
-  type: "assistant",
-  message: {
-    id: "msg",
-    type: "message",
-    role: "assistant",
-    model: "m",
-    content: [{ type: "text", text: "hi" }],
-    stop_reason: null,
-    stop_sequence: null,
-    usage: { input_tokens: 1, output_tokens: 1 }
-  },
-  parent_tool_use_id: null,
-  session_id: "s",
-  uuid: "u"
-})
+import { assistant } from "./support/messages.js"
 
 /** A watchdog over a state the test steps, counting how often it looks; `fired` gets the expired deadline. */
 const watched = (limits: State.IdleLimits) =>
