@@ -5,7 +5,6 @@
  * @internal
  */
 import * as Cause from "effect/Cause"
-import type * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -40,21 +39,6 @@ export const drive = <E, R>(
   s: SessionInternal,
   prompt: string | Stream.Stream<Prompt, E, R>
 ): Effect.Effect<Stream.Stream<Message.SdkMessage, SessionError | E>, SessionError, R | Scope.Scope> =>
-  Effect.map(driveParts(s, prompt), (parts) => parts.messages)
-
-/**
- * {@link drive}, with a second way to read the same messages (use one of the two): `pull`, chunk by chunk.
- *
- * @internal
- */
-export const driveParts = <E, R>(
-  s: SessionInternal,
-  prompt: string | Stream.Stream<Prompt, E, R>
-): Effect.Effect<
-  { readonly messages: Stream.Stream<Message.SdkMessage, SessionError | E>; readonly pull: MessagePull<E> },
-  SessionError,
-  R | Scope.Scope
-> =>
   Effect.gen(function*() {
     let expected = 0
     let inputDone = false
@@ -163,16 +147,5 @@ export const driveParts = <E, R>(
       )
     )
 
-    const pull: MessagePull<E> = Stream.toPull(messages)
-    return { messages, pull }
+    return messages
   })
-
-/**
- * Pulls the messages of a driven query chunk by chunk, as `Stream.toPull` of its stream would (fails with `None` at
- * the end). @internal
- */
-export type MessagePull<E> = Effect.Effect<
-  Effect.Effect<Chunk.Chunk<Message.SdkMessage>, Option.Option<SessionError | E>>,
-  never,
-  Scope.Scope
->
