@@ -9,6 +9,7 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as MutableRef from "effect/MutableRef"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -30,6 +31,49 @@ const endedCleanly = (s: SessionInternal): Effect.Effect<void, SessionError> =>
     Option.isNone(exit) || s.resultCount() > 0 ? Effect.void : Effect.asVoid(s.session.initializationResult))
 
 /**
+ * What the driver of one query knows: how many turns the prompts asked for, whether the prompts are all sent, and
+ * why the messages must stop early.
+ *
+ * @internal
+ */
+export interface Feed<E> {
+  /** Turns asked for so far (prompts without `shouldQuery: false`). */
+  readonly expected: number
+  /** Every prompt is sent. */
+  readonly inputDone: boolean
+  /** Why the messages stop early (the first reason wins). */
+  readonly stoppedBy: SessionError | E | undefined
+  /** The CLI was gone before the prompt could be sent (e.g. a resume of a session that does not exist). */
+  readonly sendFailed: ProcessExited | undefined
+}
+
+/**
+ * Whether the CLI has answered every prompt of the query, having seen `results` results.
+ *
+ * @internal
+ */
+export const answered = <E>(feed: Feed<E>, results: number): boolean => feed.inputDone && results >= feed.expected
+
+/**
+ * How the messages end after the CLI's stdout failed with `exit` (`refined`: the session's explanation of it):
+ * `undefined` for a clean end, else the error to fail with. A resume that found nothing fails; once every prompt was
+ * answered, exit 0 is clean, and so is exit 1 after an error result (how the CLI reports that result once stdin is
+ * closed).
+ *
+ * @internal
+ */
+export const afterExit = (
+  exit: ProcessExited,
+  refined: SessionError,
+  allAnswered: boolean,
+  lastResult: Message.ResultMessage | undefined
+): SessionError | undefined => {
+  if (refined._tag === "SessionNotFound") return refined
+  const clean = exit.code === 0 || (exit.code === 1 && lastResult?.is_error === true)
+  return allAnswered && exit.code !== null && clean ? undefined : refined
+}
+
+/**
  * Feeds a prompt (a string or a stream of prompts) into a session and returns its messages until the CLI has
  * answered every prompt: after the last `result` stdin is closed, and the stream ends when the CLI exits (bounded).
  *
@@ -40,69 +84,39 @@ export const drive = <E, R>(
   prompt: string | Stream.Stream<Prompt, E, R>
 ): Effect.Effect<Stream.Stream<Message.SdkMessage, SessionError | E>, SessionError, R | Scope.Scope> =>
   Effect.gen(function*() {
-    let expected = 0
-    let inputDone = false
+    const feed = MutableRef.make<Feed<E>>({ expected: 0, inputDone: false, stoppedBy: undefined, sendFailed: undefined })
+    const update = (f: (feed: Feed<E>) => Feed<E>) => MutableRef.update(feed, f)
     const finished = yield* Deferred.make<void>()
     const check = () => {
-      if (inputDone && s.resultCount() >= expected) Deferred.unsafeDone(finished, Effect.void)
+      if (answered(MutableRef.get(feed), s.resultCount())) Deferred.unsafeDone(finished, Effect.void)
     }
     s.onResult(check)
 
     // The other reasons to stop (the session's own watcher handles `fatal`, see `stoppedBy`) end the protocol's
     // message buffer once what it holds is handed out, and say how the stream ends (no per-chunk
     // `Stream.interruptWhen`: docs/PERFORMANCE.md, "Ending a session's messages").
-    let stoppedBy: SessionError | E | undefined
     const stop = (error?: SessionError | E) =>
       Effect.suspend(() => {
         // the first reason wins: a session that could not go on before the input failed reports that
-        if (error !== undefined) stoppedBy ??= s.stoppedBy() ?? error
+        if (error !== undefined) update((f) => ({ ...f, stoppedBy: f.stoppedBy ?? s.stoppedBy() ?? error }))
         return s.protocol.endMessages
       })
-    // the CLI was gone before the prompt could be sent (e.g. a resume of a session that does not exist): the
-    // stream reports why once it has read everything the CLI wrote, not the bare exit
-    let sendFailed: ProcessExited | undefined
     if (typeof prompt === "string") {
+      // a CLI gone before the prompt could be sent: the stream reports why once it has read everything the CLI
+      // wrote, not the bare exit
       yield* s.session.send(prompt).pipe(
-        Effect.catchTag("ProcessExited", (error) =>
-          Effect.sync(() => {
-            sendFailed = error
-          }))
+        Effect.catchTag("ProcessExited", (error) => Effect.sync(() => update((f) => ({ ...f, sendFailed: error }))))
       )
-      expected = 1
-      inputDone = true
+      update((f) => ({ ...f, expected: 1, inputDone: true }))
     } else {
-      const inputFailed = yield* Deferred.make<never, E | SessionError>()
-      let index = 0
-      // The caller's stream is read on a fiber that the end of the query interrupts without waiting for it: its
-      // release is the caller's code (e.g. the `return()` of a generator suspended at an `await`, which settles only
-      // once the generator resumes) and must not hold up reaping the CLI.
-      const reader = yield* prompt.pipe(
-        Stream.runForEach((p): Effect.Effect<void, SessionError> => {
-          const invalid = PromptSource.invalidItem(p, index++)
-          if (invalid !== undefined) return Effect.fail(invalid)
-          return Effect.zipRight(
-            s.session.send(p),
-            Effect.sync(() => {
-              if (typeof p === "string" || p.shouldQuery !== false) expected++
-            })
-          )
-        }),
-        Effect.zipRight(Effect.sync(() => {
-          inputDone = true
+      yield* feedStream(s, prompt, {
+        sent: (startsTurn) => update((f) => ({ ...f, expected: f.expected + (startsTurn ? 1 : 0) })),
+        done: () => {
+          update((f) => ({ ...f, inputDone: true }))
           check()
-        })),
-        Effect.catchAllCause((cause: Cause.Cause<E | SessionError>) => {
-          const failure = Cause.failureOption(cause)
-          if (Option.isSome(failure)) return Deferred.fail(inputFailed, failure.value)
-          // a stream that died fails the query with a typed error; interrupted, it was the query that ended
-          return Cause.isInterruptedOnly(cause)
-            ? Effect.void
-            : Deferred.fail(inputFailed, PromptSource.died(cause))
-        }),
-        Effect.forkDaemon
-      )
-      yield* Effect.addFinalizer(() => Fiber.interruptFork(reader))
-      yield* Deferred.await(inputFailed).pipe(Effect.catchAll(stop), Effect.forkScoped)
+        },
+        failed: stop
+      })
     }
     // after the last result: stdin closes, and the stream ends when the CLI exits, or after a bounded drain
     yield* Deferred.await(finished).pipe(Effect.zipRight(s.session.endInput), Effect.forkScoped)
@@ -112,31 +126,18 @@ export const drive = <E, R>(
       Effect.forkScoped
     )
 
-    // How the messages end: after the CLI's stdout failed with `error`, `undefined` when that is a clean end (the
-    // reasons to stop, below, still apply), else the error to fail with.
-    const ended = Deferred.isDone(finished)
-    const afterExit = (error: ProcessExited): Effect.Effect<SessionError | undefined> =>
-      Effect.zipWith(s.refineExited(error), ended, (refined, isEnded) => {
-        if (refined._tag === "SessionNotFound") return refined
-        // exit 1 after stdin closed following an error result is how the CLI reports that result
-        const last = s.lastResult()
-        if (isEnded && error.code !== null && (error.code === 0 || (error.code === 1 && last?.is_error))) {
-          return undefined
-        }
-        return refined
-      })
     // once the messages ended cleanly: why they stopped, if something stopped them
     const stoppedReason = (): SessionError | E | undefined => {
-      const reason = stoppedBy ?? s.stoppedBy()
-      if (reason !== undefined) return reason
-      if (sendFailed !== undefined) return s.refine(sendFailed)
-      return undefined
+      const { sendFailed, stoppedBy } = MutableRef.get(feed)
+      return stoppedBy ?? s.stoppedBy() ?? (sendFailed !== undefined ? s.refine(sendFailed) : undefined)
     }
-
     const messages: Stream.Stream<Message.SdkMessage, SessionError | E> = s.protocol.messages.pipe(
       Stream.catchAll((error) =>
         Stream.unwrap(
-          Effect.map(afterExit(error), (failure) => (failure === undefined ? Stream.empty : Stream.fail(failure)))
+          Effect.zipWith(s.refineExited(error), Deferred.isDone(finished), (refined, allAnswered) => {
+            const failure = afterExit(error, refined, allAnswered, s.lastResult())
+            return failure === undefined ? Stream.empty : Stream.fail(failure)
+          })
         )
       ),
       Stream.concat(
@@ -146,6 +147,47 @@ export const drive = <E, R>(
         })
       )
     )
-
     return messages
+  })
+
+/**
+ * Sends the prompts of the caller's stream as they come, checking each, and reports each prompt sent, the end of the
+ * stream, or why it failed. The stream is read on a fiber that the end of the query interrupts without waiting for
+ * it: its release is the caller's code (e.g. the `return()` of a generator suspended at an `await`, which settles only
+ * once the generator resumes) and must not hold up reaping the CLI.
+ */
+const feedStream = <E, R>(
+  s: SessionInternal,
+  prompts: Stream.Stream<Prompt, E, R>,
+  on: {
+    readonly sent: (startsTurn: boolean) => void
+    readonly done: () => void
+    readonly failed: (error: SessionError | E) => Effect.Effect<void>
+  }
+): Effect.Effect<void, never, R | Scope.Scope> =>
+  Effect.gen(function*() {
+    const inputFailed = yield* Deferred.make<never, E | SessionError>()
+    const reader = yield* prompts.pipe(
+      Stream.zipWithIndex,
+      Stream.runForEach(([p, index]): Effect.Effect<void, SessionError> => {
+        const invalid = PromptSource.invalidItem(p, index)
+        if (invalid !== undefined) return Effect.fail(invalid)
+        return Effect.zipRight(
+          s.session.send(p),
+          Effect.sync(() => on.sent(typeof p === "string" || p.shouldQuery !== false))
+        )
+      }),
+      Effect.zipRight(Effect.sync(on.done)),
+      Effect.catchAllCause((cause: Cause.Cause<E | SessionError>) => {
+        const failure = Cause.failureOption(cause)
+        if (Option.isSome(failure)) return Deferred.fail(inputFailed, failure.value)
+        // a stream that died fails the query with a typed error; interrupted, it was the query that ended
+        return Cause.isInterruptedOnly(cause)
+          ? Effect.void
+          : Deferred.fail(inputFailed, PromptSource.died(cause))
+      }),
+      Effect.forkDaemon
+    )
+    yield* Effect.addFinalizer(() => Fiber.interruptFork(reader))
+    yield* Deferred.await(inputFailed).pipe(Effect.catchAll(on.failed), Effect.forkScoped)
   })
