@@ -14,6 +14,7 @@ describe("session cell", () => {
       const cell = yield* makeCell(fresh, 0)
       expect(yield* Deferred.isDone(cell.sessionIdKnown)).toBe(false)
       cell.advance({ _tag: "Message", message: assistant, at: 1 })
+      expect(yield* Deferred.isDone(cell.sessionIdKnown)).toBe(true)
       expect(yield* Deferred.await(cell.sessionIdKnown)).toBe("cli-id")
       expect(cell.get().sessionId).toBe("cli-id")
     }))
