@@ -61,6 +61,10 @@ export interface Ledger {
   readonly inputEnded: boolean
   /** Why the session cannot take prompts any more. */
   readonly failure: SessionError | undefined
+  /** The supervisor is copying out the current process's messages (closing waits for it, bounded). */
+  readonly pumping: boolean
+  /** Processes started to replace one that died. */
+  readonly restarts: number
 }
 
 /** @internal */
@@ -72,7 +76,9 @@ export const ledger = {
     resumeId,
     closing: false,
     inputEnded: false,
-    failure: undefined
+    failure: undefined,
+    pumping: false,
+    restarts: 0
   }),
   /** A prompt the caller sent. */
   queued: (l: Ledger, prompt: Message.UserMessage): Ledger => ({ ...l, waiting: [...l.waiting, prompt] }),
@@ -87,6 +93,8 @@ export const ledger = {
       : l,
   /** The process died: what it had received but not started goes to the next one. */
   died: (l: Ledger): Ledger => ({ ...l, waiting: [...l.handed, ...l.waiting], handed: [], turnRunning: false }),
+  /** Another process is being started to replace the one that died. */
+  restarting: (l: Ledger): Ledger => ({ ...l, restarts: l.restarts + 1 }),
   /** Prompts that a process received or will receive and that have no result yet. */
   unanswered: (l: Ledger): boolean => l.handed.length > 0 || l.waiting.length > 0 || l.turnRunning,
   failed: (l: Ledger, failure: SessionError): Ledger => ({ ...l, failure }),
@@ -182,7 +190,6 @@ const restart = (
   ctx: Context,
   driver: Schedule.ScheduleDriver<unknown, ProcessExited, never>,
   died: ProcessExited,
-  attempt: { count: number },
   interruptedTurn: boolean
 ): Effect.Effect<boolean, never, Transport> =>
   Effect.gen(function*() {
@@ -194,7 +201,7 @@ const restart = (
         yield* ctx.out.fail(error)
         return false
       }
-      attempt.count++
+      update(ctx, ledger.restarting)
       const resumeId = MutableRef.get(ctx.cell).resumeId
       const restarted = yield* Effect.either(
         start(ctx.parent, {
@@ -216,7 +223,7 @@ const restart = (
         yield* reapply(ctx, restarted.right.internal.session)
         yield* ctx.out.offer({
           type: "session_restarted",
-          attempt: attempt.count,
+          attempt: MutableRef.get(ctx.cell).restarts,
           exit: { code: error.code, signal: error.signal },
           stderrTail: error.stderrTail,
           session_id: resumeId ?? "",
@@ -242,16 +249,15 @@ const reapply = (ctx: Context, s: Session) =>
     ), { discard: true })
 
 /** Runs each process until it ends, and decides: end the stream, fail it, or restart. */
-const supervise = (ctx: Context, policy: Schedule.Schedule<unknown, ProcessExited>, pumping: { value: boolean }) =>
+const supervise = (ctx: Context, policy: Schedule.Schedule<unknown, ProcessExited>) =>
   Effect.gen(function*() {
     const driver = yield* Schedule.driver(policy)
-    const attempt = { count: 0 }
     while (true) {
       const inc = MutableRef.get(ctx.current)
       const senderFiber = yield* Effect.fork(sender(ctx, inc))
-      pumping.value = true
+      update(ctx, (l) => ({ ...l, pumping: true }))
       const ended = yield* pump(ctx, inc)
-      pumping.value = false
+      update(ctx, (l) => ({ ...l, pumping: false }))
       yield* Fiber.interrupt(senderFiber)
       const l = MutableRef.get(ctx.cell)
       if (l.closing) return yield* ctx.out.end
@@ -273,7 +279,7 @@ const supervise = (ctx: Context, policy: Schedule.Schedule<unknown, ProcessExite
       const interruptedTurn = l.turnRunning
       update(ctx, ledger.died)
       yield* Scope.close(inc.scope, Exit.void)
-      if (!(yield* restart(ctx, driver, error, attempt, interruptedTurn))) return
+      if (!(yield* restart(ctx, driver, error, interruptedTurn))) return
     }
   })
 
@@ -305,9 +311,8 @@ export const make = (options: Options): Effect.Effect<Session, SessionError, Tra
       changes: new Map(),
       store: first.internal.permissionStore
     }
-    const pumping = { value: false }
     // whatever ends the supervisor ends the stream: a reader never waits for a supervisor that is gone
-    const supervisor = yield* supervise(ctx, toSchedule(options.autoResume!), pumping).pipe(
+    const supervisor = yield* supervise(ctx, toSchedule(options.autoResume!)).pipe(
       Effect.catchAllCause((cause) =>
         Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.suspend(() => {
           const error = Cause.squash(cause)
@@ -325,7 +330,7 @@ export const make = (options: Options): Effect.Effect<Session, SessionError, Tra
     yield* Effect.addFinalizer(() =>
       Effect.suspend(() => {
         update(ctx, (l) => ({ ...l, closing: true }))
-        const draining = pumping.value
+        const draining = MutableRef.get(ctx.cell).pumping
         return Scope.close(MutableRef.get(ctx.current).scope, Exit.void).pipe(
           Effect.zipRight(draining ? liveTimeout(Fiber.await(supervisor), DRAIN_ON_CLOSE) : Effect.void),
           Effect.zipRight(Fiber.interrupt(supervisor)),
