@@ -67,3 +67,25 @@ describe("liveTimeout", () => {
       expect(yield* Deferred.isDone(interrupted)).toBe(true)
     }))
 })
+
+describe("liveTimeout: clocks and finalizers", () => {
+  it.effect("the bound is on the wall clock, while the effect keeps the caller's Clock (TestClock here)", () =>
+    Effect.gen(function*() {
+      // an inner sleep on the TestClock: it ends only when the test adjusts the clock, never by itself
+      const inner = yield* Effect.fork(liveTimeout(Effect.as(Effect.sleep("1 hour"), "slept"), "10 seconds"))
+      yield* Effect.yieldNow()
+      yield* TestClock.adjust("1 hour")
+      expect(yield* Fiber.join(inner)).toEqual(Option.some("slept"))
+      // and the bound itself passes on the wall clock with the TestClock standing still
+      const { millis, value } = yield* elapsed(liveTimeout(Effect.never, "30 millis"))
+      expect(Option.isNone(value)).toBe(true)
+      expect(millis).toBeGreaterThanOrEqual(25)
+    }))
+
+  it.live("bounds a wait inside an uninterruptible region (a finalizer)", () =>
+    Effect.gen(function*() {
+      const { millis, value } = yield* elapsed(Effect.uninterruptible(liveTimeout(Effect.never, "30 millis")))
+      expect(Option.isNone(value)).toBe(true)
+      expect(millis).toBeLessThan(5000)
+    }))
+})

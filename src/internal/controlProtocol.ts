@@ -83,8 +83,8 @@ export interface Owned extends ControlProtocol {
 }
 
 /**
- * A timeout: `"infinity"` (and `Duration.infinity`) waits forever. `Duration.decode` throws on `"infinity"` in this
- * Effect version, and on anything it cannot read; an unreadable input falls back to the default.
+ * A timeout: `"infinity"` (and `Duration.infinity`) waits forever; an input `Duration` cannot read falls back to the
+ * default.
  */
 const toDuration = (input: Duration.DurationInput | "infinity"): Duration.Duration =>
   input === "infinity" ? Duration.infinity : Option.getOrElse(Duration.decodeUnknown(input), () => DEFAULT_TIMEOUT)

@@ -1,5 +1,6 @@
 /** @internal */
 import * as Cause from "effect/Cause"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { constVoid, identity } from "effect/Function"
@@ -131,7 +132,7 @@ interface Registered {
   readonly event: HookEvent
   readonly callback: HookCallback
   readonly timeoutSeconds: number
-  /** Bounds the callback by `timeoutSeconds` (shared by every callback with that timeout). */
+  /** Bounds a Promise callback by `timeoutSeconds` (shared by every callback with that timeout). */
   readonly deadlines: Deadlines.Deadlines
   readonly onFailure: "continue" | "block"
   readonly validate: (u: unknown) => boolean
@@ -264,7 +265,11 @@ export const contribution = (registrations: ReadonlyArray<HookRegistrations>): C
     if (!isPromiseHook(registered.callback)) {
       // built on the hook's fiber: a callback that throws instead of returning an Effect fails like one that dies
       const hook = Effect.suspend(() => registered.callback(typedInput, toolUseId))
-      const bounded = registered.deadlines.bound(hook, () => new Error(timedOut()))
+      // at the deadline the answer goes out at once; a hook that ignores interruption is not waited for
+      const bounded = Effect.timeoutFail(Effect.disconnect(hook), {
+        duration: Duration.seconds(registered.timeoutSeconds),
+        onTimeout: () => new Error(timedOut())
+      })
       reply.run(Effect.matchCauseEffect(bounded, {
         onFailure: (cause) => onFailure(describe(cause)),
         onSuccess: (output) => Either.match(verdict(output), { onLeft: identity, onRight: Effect.succeed })

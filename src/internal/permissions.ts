@@ -599,7 +599,10 @@ export const contribution = (
         ),
         () => Effect.sync(abandon)
       )
-      const bounded = deadlines === undefined ? decision : deadlines.bound(decision, () => new PermissionTimeout())
+      // at the deadline the answer goes out at once; a decision that ignores interruption is not waited for
+      const bounded = Duration.isFinite(timeout)
+        ? Effect.timeoutFail(Effect.disconnect(decision), { duration: timeout, onTimeout: () => new PermissionTimeout() })
+        : decision
       return bounded.pipe(
         Effect.flatMap((result) => Either.match(decided(result), { onLeft: failClosed, onRight: Effect.succeed })),
         Effect.catchAllCause((cause) => {

@@ -152,8 +152,8 @@ export const make = Effect.gen(function*() {
       // every process the CLI starts inherits the marker, which finds it at close wherever it went
       const marker = Reaper.supported && spec.reapToolProcesses !== false ? Reaper.makeMarker() : undefined
       const env = marker === undefined ? base.env : { ...base.env, [marker.name]: marker.value }
-      // the two variables the lookup reads, as the caller's overlay on the parent's environment would give them (a
-      // copy of the whole of `process.env` costs ~30 µs per session)
+      // the two variables the lookup reads, as the caller's overlay on the parent's environment would give them (no
+      // copy of the whole of `process.env`: docs/PERFORMANCE.md, P3)
       const lookup = (name: string) => spec.env !== undefined && name in spec.env ? spec.env[name] : process.env[name]
       const cli = yield* resolveCli({
         explicit: spec.executable,
@@ -186,8 +186,7 @@ export const make = Effect.gen(function*() {
         Effect.ignore,
         Effect.forkScoped
       )
-      // stderr is pulled chunk by chunk, as stdout is: `Stream.runForEach` costs a session ~300 more Effect operations
-      // (a sink, its own fiber and their finalizers); a stderr that fails just ends
+      // stderr is pulled chunk by chunk, as stdout is (docs/PERFORMANCE.md, P4); a stderr that fails just ends
       const stderrFiber = yield* Stream.toPull(proc.stderr).pipe(
         Effect.flatMap((pull) => {
           const loop: Effect.Effect<void> = Effect.matchEffect(pull, {

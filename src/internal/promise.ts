@@ -222,7 +222,7 @@ const toEffectOptions = (options: Options): AgentOptions.Options => {
 
 /**
  * The default transport's services, built once per process: the process transport keeps no state of its own (each
- * session's process and fibers live in that session's scope). Building them per query cost about 0.5 ms.
+ * session's process and fibers live in that session's scope); see docs/PERFORMANCE.md, P4.
  */
 let sharedNodeRuntime: ManagedRuntime.ManagedRuntime<Transport.Transport, never> | undefined
 const nodeRuntime = () => (sharedNodeRuntime ??= ManagedRuntime.make(NodeClaudeAgent.layer))
@@ -430,7 +430,7 @@ const begin = (
   // A pulled chunk's array is this iterator's alone: the session's buffer hands its array over on every take and the
   // stream stages between (catchAll, concat, interruptWhen) pass chunks through without keeping them. Stream machinery
   // that is already garbage can still point at it, though; emptying it once every message was handed out lets
-  // young-generation GCs reclaim the messages instead of promoting them (measured: P1 CPU -30%).
+  // young-generation GCs reclaim the messages instead of promoting them (docs/PERFORMANCE.md, P1).
   const release = () => {
     if (Array.isArray(buffer)) (buffer as Array<Message.SdkMessage>).length = 0
     buffer = []
