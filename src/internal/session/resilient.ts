@@ -287,9 +287,8 @@ const supervise = (ctx: Context, policy: Schedule.Schedule<unknown, ProcessExite
  * A session that survives its CLI dying: a supervisor replaces a process that exited unexpectedly with one that
  * resumes the same session, following the `autoResume` schedule. Prompts are queued until a process takes them; a
  * prompt a dying process had received but not started is given to the next one (the CLI does not have it yet);
- * a prompt whose turn had started is never sent again: the restart event says `interruptedTurn: true` instead (the
- * CLI 2.1.332 resumes with that prompt followed by a synthetic "No response requested." when it had written it to
- * its transcript, which it does within a few hundred milliseconds of the turn's start, else without it).
+ * a prompt whose turn had started is never sent again: the restart event says `interruptedTurn: true` instead
+ * (what the resumed CLI keeps of that turn: docs/PROTOCOL-NOTES.md, "Sessions and turns").
  *
  * Not restarted: a death after the session's scope began closing (the stream then ends), a clean exit (code 0; the
  * stream ends and `send` fails with `InputClosed`), and a death after `endInput` (the stream ends, or fails with the
