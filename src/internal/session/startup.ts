@@ -22,7 +22,8 @@ import type { SessionExtensions } from "../extensions.js"
 import type { IdleLimits } from "./state.js"
 
 /**
- * Checks a control response against its schema.
+ * Checks a control response against its schema, with the guard compiled once per schema (docs/PERFORMANCE.md,
+ * "Session state and the idle watchdog").
  *
  * @internal
  */
