@@ -3,13 +3,14 @@
  *
  * - **Outbound requests** (`initialize`, `interrupt`, `set_model`, …) are correlated with their responses through a
  *   `Deferred` per request id. Each has a timeout (typed `ControlTimeout`); on timeout or interruption of the
- *   caller a `control_cancel_request` is sent (best effort, bounded), and the pending entry is always removed.
+ *   caller a `control_cancel_request` is sent (best effort), and the pending entry is always removed.
  *   When the CLI goes away, every pending request fails at once with the same `ProcessExited`.
  * - **Inbound requests** (`can_use_tool`, `hook_callback`, `mcp_message`, `elicitation`, …) are dispatched to
- *   handlers on their own fibers, so they are served while our own requests (even `initialize`) are pending. A
- *   `control_cancel_request` from the CLI interrupts the handler. An unknown subtype gets the error response the
- *   official SDKs send; a handler that fails or dies gets an error response — the session keeps working.
- * - Everything else (the SDK messages) flows out through `messages`, with backpressure.
+ *   handlers (an {@link EffectHandler} on a fiber of its own, a {@link CallbackHandler} on the reader), so they are
+ *   served while our own requests (even `initialize`) are pending. A `control_cancel_request` from the CLI interrupts
+ *   or abandons the handler. An unknown subtype gets the error response the official SDKs send; a handler that fails
+ *   or dies gets an error response — the session keeps working.
+ * - Everything else (the SDK messages) goes into one buffer, read as `messages`, with backpressure.
  *
  * @since 0.1.0
  */

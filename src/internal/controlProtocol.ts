@@ -28,7 +28,6 @@ import { liveTimeout } from "./liveTimer.js"
 
 const DEFAULT_TIMEOUT = Duration.seconds(60)
 const DEFAULT_BUFFER = 4096
-const CANCEL_BOUND = Duration.seconds(1)
 /**
  * Past this many buffered messages the reader waits for the consumer before its next read, at most
  * `CONSUMER_WAIT` per read: a slow consumer keeps a few hundred parsed messages in memory instead of the whole
@@ -342,11 +341,11 @@ export const make = (
       Effect.forkScoped
     )
 
+    // best effort: a CLI gone already needs no cancel
     const cancel = (requestId: string) =>
-      connection.send({ type: "control_cancel_request", request_id: requestId }).pipe(
-        Effect.timeout(CANCEL_BOUND),
-        Effect.ignore
-      )
+      Effect.sync(() => {
+        connection.unsafeSend({ type: "control_cancel_request", request_id: requestId })
+      })
 
     const begin = (
       subtype: string,
