@@ -1,5 +1,6 @@
 /** @internal */
 import * as Cause from "effect/Cause"
+import type * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -558,15 +559,16 @@ export const session = (options: Options = {}): Effect.Effect<Session, SessionEr
     : Effect.map(make(options), (s) => s.session)).pipe(Effect.withSpan("ClaudeAgent.session"))
 
 /**
- * Feeds a prompt (a string or a stream of prompts) into a session and returns its messages until the CLI has
- * answered every prompt: after the last `result` stdin is closed, and the stream ends when the CLI exits (bounded).
+ * Feeds a prompt (a string or a stream of prompts) into a session and returns the pull of its messages until the CLI
+ * has answered every prompt: after the last `result` stdin is closed, and the messages end when the CLI exits
+ * (bounded). The Promise API pulls it directly; {@link drive} gives it as a Stream.
  *
  * @internal
  */
-export const drive = <E, R>(
+export const drivePull = <E, R>(
   s: SessionInternal,
   prompt: string | Stream.Stream<Prompt, E, R>
-): Effect.Effect<Stream.Stream<Message.SdkMessage, SessionError | E>, SessionError, R | Scope.Scope> =>
+): Effect.Effect<MessagePull<E>, SessionError, R | Scope.Scope> =>
   Effect.gen(function*() {
     let expected = 0
     let inputDone = false
@@ -662,22 +664,47 @@ export const drive = <E, R>(
       return undefined
     }
 
-    const messages: Stream.Stream<Message.SdkMessage, SessionError | E> = s.protocol.messages.pipe(
-      Stream.catchAll((error) =>
-        Stream.unwrap(
-          Effect.map(afterExit(error), (failure) => (failure === undefined ? Stream.empty : Stream.fail(failure)))
-        )
-      ),
-      Stream.concat(
-        Stream.suspend(() => {
-          const reason = stoppedReason()
-          return reason !== undefined ? Stream.fail(reason) : Stream.execute(endedCleanly(s))
+    // the one reader of the query's messages, chunk by chunk; `drive` gives it as a Stream
+    let phase: "messages" | "end" | "done" = "messages"
+    const end: MessagePull<E> = Effect.suspend(() => {
+      phase = "done"
+      const reason = stoppedReason()
+      if (reason !== undefined) return Effect.fail(Option.some(reason))
+      return Effect.zipRight(Effect.mapError(endedCleanly(s), Option.some), Effect.fail(Option.none()))
+    })
+    const pull: MessagePull<E> = Effect.suspend(() => {
+      if (phase === "done") return Effect.fail(Option.none())
+      if (phase === "end") return end
+      return Effect.catchAll(s.protocol.pullMessages, (error) => {
+        if (error._tag === "None") return end
+        phase = "done"
+        return Effect.flatMap(afterExit(error.value), (failure) => {
+          if (failure !== undefined) return Effect.fail(Option.some(failure))
+          phase = "end"
+          return end
         })
-      )
-    )
-
-    return messages
+      })
+    })
+    return pull
   })
+
+/**
+ * A driven query's messages, chunk by chunk, as `Stream.toPull` would give them: fails with `None` at the end.
+ *
+ * @internal
+ */
+export type MessagePull<E> = Effect.Effect<Chunk.Chunk<Message.SdkMessage>, Option.Option<SessionError | E>>
+
+/**
+ * {@link drivePull} as a Stream (single consumer).
+ *
+ * @internal
+ */
+export const drive = <E, R>(
+  s: SessionInternal,
+  prompt: string | Stream.Stream<Prompt, E, R>
+): Effect.Effect<Stream.Stream<Message.SdkMessage, SessionError | E>, SessionError, R | Scope.Scope> =>
+  Effect.map(drivePull(s, prompt), (pull) => Stream.repeatEffectChunkOption(pull))
 
 /** @internal */
 export const query = <E = never, R = never>(
