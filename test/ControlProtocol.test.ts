@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -130,6 +131,15 @@ describe("ControlProtocol: outbound requests", () => {
       const cancelled = new Set(sent.flatMap((f) => (f.type === "control_cancel_request" ? [f.request_id] : [])))
       expect(written.length).toBeGreaterThan(0)
       for (const id of written) expect(cancelled.has(id)).toBe(true)
+    }))
+
+  it.scoped("a request whose payload cannot be written dies, and nothing stays pending or reaches the CLI", () =>
+    Effect.gen(function*() {
+      const { peer, protocol } = yield* setup()
+      const exit = yield* Effect.exit(protocol.request("set_model", { model: BigInt(1) }))
+      expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(true)
+      expect(yield* protocol.pendingCount).toBe(0)
+      expect(yield* peer.sent).toEqual([])
     }))
 
   it.scoped("\"infinity\" as the default or per-request timeout waits past any duration (no throw)", () =>

@@ -381,11 +381,14 @@ export const make = (
             return timedOut || Cause.isInterruptedOnly(exit.cause) ? cancel(requestId) : Effect.void
           })
         )
-        const error = connection.unsafeSend({
-          type: "control_request",
-          request_id: requestId,
-          request: { ...payload, subtype }
-        })
+        let error: ProcessExited | InputClosed | undefined
+        try {
+          error = connection.unsafeSend({ type: "control_request", request_id: requestId, request: { ...payload, subtype } })
+        } catch (defect) {
+          // a payload that cannot be written (a BigInt, a cycle): nothing was sent, nothing stays pending
+          pending.delete(requestId)
+          return Effect.die(defect)
+        }
         if (error === undefined) return Effect.succeed(result)
         pending.delete(requestId)
         return Effect.fail(error)
