@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -113,27 +114,32 @@ describe("ControlProtocol: outbound requests", () => {
       expect(yield* protocol.pendingCount).toBe(0)
     }))
 
-  it.scoped("interrupted at any point (before, during or after the write), a request never stays pending and every written request is cancelled", () =>
+  it.scoped("interrupted at any point (before or after the write), a request never stays pending and every written request is cancelled", () =>
     Effect.gen(function*() {
       const { connection, peer } = yield* Transport.makeMemoryConnection()
-      // a writer that suspends before and after each write, like a real pipe: interruption can land anywhere
-      const protocol = yield* ControlProtocol.make({
-        ...connection,
-        send: (message) => Effect.yieldNow().pipe(Effect.zipRight(connection.send(message)), Effect.zipLeft(Effect.yieldNow()))
-      })
+      // the write itself is synchronous (`unsafeSend`): interruption lands before it or after it
+      const protocol = yield* ControlProtocol.make(connection)
       for (let yields = 0; yields < 8; yields++) {
         const fiber = yield* Effect.fork(protocol.request("get_context_usage"))
         for (let i = 0; i < yields; i++) yield* Effect.yieldNow()
         yield* Fiber.interrupt(fiber)
         expect(yield* protocol.pendingCount).toBe(0)
       }
-      // let the cancels (bounded, best effort) reach the peer
-      for (let i = 0; i < 20; i++) yield* Effect.yieldNow()
+      // each cancel was written when its request's fiber ended (Fiber.interrupt waits for that)
       const sent = yield* peer.sent
       const written = sent.flatMap((f) => (f.type === "control_request" ? [f.request_id] : []))
       const cancelled = new Set(sent.flatMap((f) => (f.type === "control_cancel_request" ? [f.request_id] : [])))
       expect(written.length).toBeGreaterThan(0)
       for (const id of written) expect(cancelled.has(id)).toBe(true)
+    }))
+
+  it.scoped("a request whose payload cannot be written dies, and nothing stays pending or reaches the CLI", () =>
+    Effect.gen(function*() {
+      const { peer, protocol } = yield* setup()
+      const exit = yield* Effect.exit(protocol.request("set_model", { model: BigInt(1) }))
+      expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(true)
+      expect(yield* protocol.pendingCount).toBe(0)
+      expect(yield* peer.sent).toEqual([])
     }))
 
   it.scoped("\"infinity\" as the default or per-request timeout waits past any duration (no throw)", () =>

@@ -9,7 +9,7 @@ const exit = (code: number | null, signal: string | null = null) =>
 
 describe("query driver", () => {
   it("the query is answered once every prompt is sent and has its result", () => {
-    const feed = { expected: 2, inputDone: true, stoppedBy: undefined, sendFailed: undefined }
+    const feed = { expected: 2, inputDone: true, stoppedBy: undefined, sendFailed: undefined, phase: "messages" } as const
     expect(answered(feed, 1)).toBe(false)
     expect(answered(feed, 2)).toBe(true)
     expect(answered({ ...feed, inputDone: false }, 5)).toBe(false)

@@ -69,9 +69,11 @@ export interface Owned extends ControlProtocol {
   ) => Effect.Effect<Effect.Effect<unknown, RequestError>, RequestError>
   /**
    * Takes every SDK message buffered so far (waiting for at least one), and whether the buffer is done: the same
-   * buffer as `messages` (use one of the two).
+   * buffer as `messages` and `pullMessages` (use one of the three).
    */
   readonly takeMessages: Effect.Effect<readonly [Chunk.Chunk<Message.SdkMessage>, boolean], ProcessExited>
+  /** `messages` as a pull (what `messages` runs): fails with `None` once the buffer is done and empty. */
+  readonly pullMessages: Effect.Effect<Chunk.Chunk<Message.SdkMessage>, Option.Option<ProcessExited>>
   /**
    * Ends the buffer once everything in it has been taken, without touching the CLI: for a consumer that has heard
    * all it waits for, or has to stop. SDK messages the CLI writes later are dropped.
@@ -379,11 +381,14 @@ export const make = (
             return timedOut || Cause.isInterruptedOnly(exit.cause) ? cancel(requestId) : Effect.void
           })
         )
-        const error = connection.unsafeSend({
-          type: "control_request",
-          request_id: requestId,
-          request: { ...payload, subtype }
-        })
+        let error: ProcessExited | InputClosed | undefined
+        try {
+          error = connection.unsafeSend({ type: "control_request", request_id: requestId, request: { ...payload, subtype } })
+        } catch (defect) {
+          // a payload that cannot be written (a BigInt, a cycle): nothing was sent, nothing stays pending
+          pending.delete(requestId)
+          return Effect.die(defect)
+        }
         if (error === undefined) return Effect.succeed(result)
         pending.delete(requestId)
         return Effect.fail(error)
@@ -428,6 +433,7 @@ export const make = (
       }),
       messages: Stream.repeatEffectChunkOption(pullMessages),
       takeMessages,
+      pullMessages,
       endMessages: Effect.asVoid(out.end),
       pendingCount: Effect.sync(() => pending.size),
       inFlightCount: Effect.map(FiberMap.size(inbound), (n) => n + callbacks.length),

@@ -358,10 +358,10 @@ const begin = (
   })
 
   // One fiber pulls for next() for the whole query (see docs/PERFORMANCE.md, P1): next() offers a receiver to
-  // `receivers` (a Mailbox), the pump takes it, pulls one chunk of the query's stream and hands it the outcome. next()
-  // calls run one at a time (below), so at most one receiver waits. Once the pump is gone (the query's scope closed),
-  // `receivers` is done and every receiver, the one it was pulling for and later ones included, gets the end of the
-  // stream.
+  // `receivers` (a Mailbox), the pump takes it, pulls one chunk of the query's messages (`session.drivePull`) and
+  // hands it the outcome. next() calls run one at a time (below), so at most one receiver waits. Once the pump is gone
+  // (the query's scope closed), `receivers` is done and every receiver, the one it was pulling for and later ones
+  // included, gets the end of the messages.
   type Pulled = Exit.Exit<Chunk.Chunk<Message.SdkMessage>, Option.Option<unknown>>
   type Receiver = (pulled: Pulled) => void
   const ended: Pulled = Exit.fail(Option.none())
@@ -411,9 +411,9 @@ const begin = (
           prompt = yield* given
         }
         if (prompt === undefined) return yield* Effect.fail(new InputClosed({ reason: "closed" }))
-        const messages = yield* session.drive(internal, asPrompt(prompt))
+        const pull = yield* session.drivePull(internal, asPrompt(prompt))
         const receivers = yield* Mailbox.make<Receiver>()
-        yield* Effect.forkScoped(Effect.flatMap(Stream.toPull(messages), (pull) => pump(receivers, pull)))
+        yield* Effect.forkScoped(pump(receivers, pull))
         return { scope, internal, receivers }
       }).pipe(
         Scope.extend(scope),

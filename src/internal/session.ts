@@ -15,7 +15,7 @@ import { drive } from "./session/driver.js"
 import { make } from "./session/make.js"
 import * as Resilient from "./session/resilient.js"
 
-export { drive } from "./session/driver.js"
+export { drive, drivePull, type MessagePull } from "./session/driver.js"
 export { make, type SessionInternal } from "./session/make.js"
 
 /** @internal */

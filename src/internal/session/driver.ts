@@ -8,6 +8,7 @@ import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type * as Chunk from "effect/Chunk"
 import * as Fiber from "effect/Fiber"
 import * as MutableRef from "effect/MutableRef"
 import * as Option from "effect/Option"
@@ -45,6 +46,8 @@ export interface Feed<E> {
   readonly stoppedBy: SessionError | E | undefined
   /** The CLI was gone before the prompt could be sent (e.g. a resume of a session that does not exist). */
   readonly sendFailed: ProcessExited | undefined
+  /** Where the reader is: taking messages, at the end (why the messages stopped comes next), or done. */
+  readonly phase: "messages" | "end" | "done"
 }
 
 /**
@@ -74,8 +77,14 @@ export const afterExit = (
 }
 
 /**
- * Feeds a prompt (a string or a stream of prompts) into a session and returns its messages until the CLI has
- * answered every prompt: after the last `result` stdin is closed, and the stream ends when the CLI exits (bounded).
+ * A driven query's messages, chunk by chunk, as `Stream.toPull` would give them: fails with `None` at the end.
+ *
+ * @internal
+ */
+export type MessagePull<E> = Effect.Effect<Chunk.Chunk<Message.SdkMessage>, Option.Option<SessionError | E>>
+
+/**
+ * {@link drivePull} as a Stream (single consumer).
  *
  * @internal
  */
@@ -83,8 +92,27 @@ export const drive = <E, R>(
   s: SessionInternal,
   prompt: string | Stream.Stream<Prompt, E, R>
 ): Effect.Effect<Stream.Stream<Message.SdkMessage, SessionError | E>, SessionError, R | Scope.Scope> =>
+  Effect.map(drivePull(s, prompt), (pull) => Stream.repeatEffectChunkOption(pull))
+
+/**
+ * Feeds a prompt (a string or a stream of prompts) into a session and returns the pull of its messages until the CLI
+ * has answered every prompt: after the last `result` stdin is closed, and the messages end when the CLI exits
+ * (bounded). The Promise API pulls it directly; {@link drive} gives it as a Stream.
+ *
+ * @internal
+ */
+export const drivePull = <E, R>(
+  s: SessionInternal,
+  prompt: string | Stream.Stream<Prompt, E, R>
+): Effect.Effect<MessagePull<E>, SessionError, R | Scope.Scope> =>
   Effect.gen(function*() {
-    const feed = MutableRef.make<Feed<E>>({ expected: 0, inputDone: false, stoppedBy: undefined, sendFailed: undefined })
+    const feed = MutableRef.make<Feed<E>>({
+      expected: 0,
+      inputDone: false,
+      stoppedBy: undefined,
+      sendFailed: undefined,
+      phase: "messages"
+    })
     const update = (f: (feed: Feed<E>) => Feed<E>) => MutableRef.update(feed, f)
     const finished = yield* Deferred.make<void>()
     const check = () => {
@@ -131,23 +159,33 @@ export const drive = <E, R>(
       const { sendFailed, stoppedBy } = MutableRef.get(feed)
       return stoppedBy ?? s.stoppedBy() ?? (sendFailed !== undefined ? s.refine(sendFailed) : undefined)
     }
-    const messages: Stream.Stream<Message.SdkMessage, SessionError | E> = s.protocol.messages.pipe(
-      Stream.catchAll((error) =>
-        Stream.unwrap(
-          Effect.zipWith(s.refineExited(error), Deferred.isDone(finished), (refined, allAnswered) => {
-            const failure = afterExit(error, refined, allAnswered, s.lastResult())
-            return failure === undefined ? Stream.empty : Stream.fail(failure)
-          })
+    // the one reader of the query's messages, chunk by chunk
+    const phase = (next: Feed<E>["phase"]) => update((f) => ({ ...f, phase: next }))
+    const end: MessagePull<E> = Effect.suspend(() => {
+      phase("done")
+      const reason = stoppedReason()
+      if (reason !== undefined) return Effect.fail(Option.some(reason))
+      return Effect.zipRight(Effect.mapError(endedCleanly(s), Option.some), Effect.fail(Option.none()))
+    })
+    const pull: MessagePull<E> = Effect.suspend(() => {
+      const at = MutableRef.get(feed).phase
+      if (at === "done") return Effect.fail(Option.none())
+      if (at === "end") return end
+      return Effect.catchAll(s.protocol.pullMessages, (error) => {
+        if (error._tag === "None") return end
+        phase("done")
+        return Effect.flatMap(
+          Effect.zipWith(s.refineExited(error.value), Deferred.isDone(finished), (refined, allAnswered) =>
+            afterExit(error.value, refined, allAnswered, s.lastResult())),
+          (failure) => {
+            if (failure !== undefined) return Effect.fail(Option.some(failure))
+            phase("end")
+            return end
+          }
         )
-      ),
-      Stream.concat(
-        Stream.suspend(() => {
-          const reason = stoppedReason()
-          return reason !== undefined ? Stream.fail(reason) : Stream.execute(endedCleanly(s))
-        })
-      )
-    )
-    return messages
+      })
+    })
+    return pull
   })
 
 /**
