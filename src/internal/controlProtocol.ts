@@ -380,7 +380,11 @@ export const make = (
         )
         let error: ProcessExited | InputClosed | undefined
         try {
-          error = connection.unsafeSend({ type: "control_request", request_id: requestId, request: { ...payload, subtype } })
+          error = connection.unsafeSend({
+            type: "control_request",
+            request_id: requestId,
+            request: { ...payload, subtype }
+          })
         } catch (defect) {
           // a payload that cannot be written (a BigInt, a cycle): nothing was sent, nothing stays pending
           pending.delete(requestId)
