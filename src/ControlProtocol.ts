@@ -109,10 +109,9 @@ export type InboundHandler = EffectHandler | CallbackHandler
  * @since 0.1.0
  * @category constructors
  */
-export const effectHandler = (handle: (request: InboundRequest) => Effect.Effect<unknown, HandlerFailure>): EffectHandler => ({
-  _tag: "EffectHandler",
-  handle
-})
+export const effectHandler = (
+  handle: (request: InboundRequest) => Effect.Effect<unknown, HandlerFailure>
+): EffectHandler => ({ _tag: "EffectHandler", handle })
 
 /**
  * A {@link CallbackHandler}.

@@ -5,7 +5,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
-import { liveAwaitBounded, liveTimeout } from "../src/internal/liveTimer.js"
+import { liveAwaitBounded, liveTimeout, makeWakeup } from "../src/internal/liveTimer.js"
 
 const elapsed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
@@ -87,5 +87,43 @@ describe("liveTimeout: clocks and finalizers", () => {
       const { millis, value } = yield* elapsed(Effect.uninterruptible(liveTimeout(Effect.never, "30 millis")))
       expect(Option.isNone(value)).toBe(true)
       expect(millis).toBeLessThan(5000)
+    }))
+})
+
+describe("makeWakeup", () => {
+  it.live("wait resumes at the next wake, long before the bound", () =>
+    Effect.gen(function*() {
+      const wakeup = makeWakeup("10 seconds")
+      const waiter = yield* Effect.fork(elapsed(wakeup.wait))
+      yield* Effect.sleep("20 millis")
+      expect(Option.isNone(yield* Fiber.poll(waiter))).toBe(true)
+      wakeup.wake()
+      const { millis } = yield* Fiber.join(waiter)
+      expect(millis).toBeLessThan(5000)
+    }))
+
+  it.effect("without a wake, wait resumes once the bound passed on the wall clock (TestClock here)", () =>
+    Effect.gen(function*() {
+      const { millis } = yield* elapsed(makeWakeup("30 millis").wait)
+      expect(millis).toBeGreaterThanOrEqual(25)
+    }))
+
+  it.live("a wake while no one waits is dropped: it does not shorten the next wait", () =>
+    Effect.gen(function*() {
+      const wakeup = makeWakeup("50 millis")
+      wakeup.wake()
+      const { millis } = yield* elapsed(wakeup.wait)
+      expect(millis).toBeGreaterThanOrEqual(45)
+    }))
+
+  it.live("an interrupted wait leaves nothing behind: a later wake is dropped", () =>
+    Effect.gen(function*() {
+      const wakeup = makeWakeup("50 millis")
+      const waiter = yield* Effect.fork(wakeup.wait)
+      yield* Effect.sleep("5 millis")
+      yield* Fiber.interrupt(waiter)
+      wakeup.wake()
+      const { millis } = yield* elapsed(wakeup.wait)
+      expect(millis).toBeGreaterThanOrEqual(45)
     }))
 })

@@ -24,7 +24,7 @@ import type {
 } from "../ControlProtocol.js"
 import type * as Message from "../Message.js"
 import type * as Transport from "../Transport.js"
-import { liveTimeout } from "./liveTimer.js"
+import { makeWakeup } from "./liveTimer.js"
 
 const DEFAULT_TIMEOUT = Duration.seconds(60)
 const DEFAULT_BUFFER = 4096
@@ -303,16 +303,13 @@ export const make = (
     }
 
     // the consumer took messages: a reader waiting past the soft limit goes on (see SOFT_LIMIT)
-    const consumed = yield* Effect.makeLatch(false)
+    const consumed = makeWakeup(CONSUMER_WAIT)
     const softLimit = Math.min(SOFT_LIMIT, options.bufferSize ?? DEFAULT_BUFFER)
     const backlog = (): number => {
       const size = out.unsafeSize()
       return size._tag === "Some" ? size.value : 0
     }
-    const awaitConsumer: Effect.Effect<void> = Effect.zipRight(
-      consumed.close,
-      Effect.asVoid(liveTimeout(consumed.await, CONSUMER_WAIT))
-    )
+    const awaitConsumer = consumed.wait
 
     // the one reader of the connection: a batch of frames per stdout read, routed synchronously where it can be
     const readFrames: Effect.Effect<void, ProcessExited, Scope.Scope> = Effect.flatMap(connection.pull, (pull) => {
@@ -383,7 +380,11 @@ export const make = (
         )
         let error: ProcessExited | InputClosed | undefined
         try {
-          error = connection.unsafeSend({ type: "control_request", request_id: requestId, request: { ...payload, subtype } })
+          error = connection.unsafeSend({
+            type: "control_request",
+            request_id: requestId,
+            request: { ...payload, subtype }
+          })
         } catch (defect) {
           // a payload that cannot be written (a BigInt, a cycle): nothing was sent, nothing stays pending
           pending.delete(requestId)
@@ -404,7 +405,7 @@ export const make = (
         Effect.flatMap(begin(subtype, payload, requestOptions), (awaitResponse) => restore(awaitResponse))
       )
 
-    const takeMessages = Effect.zipLeft(out.takeAll, consumed.open)
+    const takeMessages = Effect.tap(out.takeAll, () => consumed.wake())
     let messagesEnded = false
     const pullMessages: Effect.Effect<Chunk.Chunk<Message.SdkMessage>, Option.Option<ProcessExited>> = Effect
       .suspend(() => {

@@ -601,7 +601,10 @@ export const contribution = (
       )
       // at the deadline the answer goes out at once; a decision that ignores interruption is not waited for
       const bounded = Duration.isFinite(timeout)
-        ? Effect.timeoutFail(Effect.disconnect(decision), { duration: timeout, onTimeout: () => new PermissionTimeout() })
+        ? Effect.timeoutFail(Effect.disconnect(decision), {
+          duration: timeout,
+          onTimeout: () => new PermissionTimeout()
+        })
         : decision
       return bounded.pipe(
         Effect.flatMap((result) => Either.match(decided(result), { onLeft: failClosed, onRight: Effect.succeed })),
