@@ -9,7 +9,13 @@ const exit = (code: number | null, signal: string | null = null) =>
 
 describe("query driver", () => {
   it("the query is answered once every prompt is sent and has its result", () => {
-    const feed = { expected: 2, inputDone: true, stoppedBy: undefined, sendFailed: undefined, phase: "messages" } as const
+    const feed = {
+      expected: 2,
+      inputDone: true,
+      stoppedBy: undefined,
+      sendFailed: undefined,
+      phase: "messages"
+    } as const
     expect(answered(feed, 1)).toBe(false)
     expect(answered(feed, 2)).toBe(true)
     expect(answered({ ...feed, inputDone: false }, 5)).toBe(false)
@@ -20,7 +26,7 @@ describe("query driver", () => {
     expect(afterExit(exit(1), exit(1), true, failed(["boom"]))).toBeUndefined()
   })
 
-  it("an exit before every prompt is answered, exit 1 after a success, or a signal fail with the refined reason", () => {
+  it("an exit before all is answered, exit 1 after a success, or a signal: the refined reason", () => {
     expect(afterExit(exit(0), exit(0), false, success())).toStrictEqual(exit(0))
     expect(afterExit(exit(1), exit(1), true, success())).toStrictEqual(exit(1))
     expect(afterExit(exit(null, "SIGKILL"), exit(null, "SIGKILL"), true, failed(["x"]))).toStrictEqual(

@@ -44,7 +44,7 @@ describe("SessionState.step: what the CLI says", () => {
     expect(s.lastEventAt).toBe(9)
   })
 
-  it("session_state_changed sets the status; idle ends the wait after a result; host-only reports are kept back", () => {
+  it("session_state_changed sets the status; idle ends the wait after a result; host-only ones are kept back", () => {
     const running = run(fresh, message(stateChanged("running")))
     expect(running).toMatchObject({ status: "running", reportsState: true })
     const afterResult = run(running, message(success()))

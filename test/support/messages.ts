@@ -17,7 +17,12 @@ const resultFields = {
 }
 
 export const success = (text = "done"): Message.ResultMessage =>
-  Schema.decodeUnknownSync(Message.ResultMessage)({ ...resultFields, subtype: "success", is_error: false, result: text })
+  Schema.decodeUnknownSync(Message.ResultMessage)({
+    ...resultFields,
+    subtype: "success",
+    is_error: false,
+    result: text
+  })
 
 export const failed = (errors: ReadonlyArray<string>): Message.ResultMessage =>
   Schema.decodeUnknownSync(Message.ResultMessage)({

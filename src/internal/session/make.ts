@@ -47,7 +47,9 @@ export interface SessionInternal {
   readonly settleAfterResult: Effect.Effect<void>
   /** The session's permission store (shared by every process of an auto-resumed session). */
   readonly permissionStore: InternalStore
-  /** Turns a `ProcessExited` the SDK caused or can explain into the real reason (`SessionNotFound`, `IdleTimeout`…). */
+  /**
+   * Turns a `ProcessExited` the SDK caused or can explain into the real reason (`SessionNotFound`, `IdleTimeout`…).
+   */
   readonly refine: <E>(error: E) => E | SessionNotFound | IdleTimeout | StartupFailed
   /**
    * `refine` for a message stream that failed because the CLI is gone: it waits for `initialize` to have its outcome

@@ -245,7 +245,9 @@ const restart = (
 const reapply = (ctx: Context, s: Session) =>
   Effect.forEach(ctx.changes, ([key, change]) =>
     change(s).pipe(
-      Effect.catchAllCause((cause) => Effect.logWarning(`auto-resume: could not apply ${key} to the restarted CLI`, cause))
+      Effect.catchAllCause((cause) =>
+        Effect.logWarning(`auto-resume: could not apply ${key} to the restarted CLI`, cause)
+      )
     ), { discard: true })
 
 /** Runs each process until it ends, and decides: end the stream, fail it, or restart. */
