@@ -3,17 +3,17 @@
  *
  * - **Outbound requests** (`initialize`, `interrupt`, `set_model`, …) are correlated with their responses through a
  *   `Deferred` per request id. Each has a timeout (typed `ControlTimeout`); on timeout or interruption of the
- *   caller a `control_cancel_request` is sent (best effort, bounded), and the pending entry is always removed.
+ *   caller a `control_cancel_request` is sent (best effort), and the pending entry is always removed.
  *   When the CLI goes away, every pending request fails at once with the same `ProcessExited`.
  * - **Inbound requests** (`can_use_tool`, `hook_callback`, `mcp_message`, `elicitation`, …) are dispatched to
- *   handlers on their own fibers, so they are served while our own requests (even `initialize`) are pending. A
- *   `control_cancel_request` from the CLI interrupts the handler. An unknown subtype gets the error response the
- *   official SDKs send; a handler that fails or dies gets an error response — the session keeps working.
- * - Everything else (the SDK messages) flows out through `messages`, with backpressure.
+ *   handlers (an {@link EffectHandler} on a fiber of its own, a {@link CallbackHandler} on the reader), so they are
+ *   served while our own requests (even `initialize`) are pending. A `control_cancel_request` from the CLI interrupts
+ *   or abandons the handler. An unknown subtype gets the error response the official SDKs send; a handler that fails
+ *   or dies gets an error response — the session keeps working.
+ * - Everything else (the SDK messages) goes into one buffer, read as `messages`, with backpressure.
  *
  * @since 0.1.0
  */
-import type * as Chunk from "effect/Chunk"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
@@ -56,14 +56,73 @@ export interface InboundRequest {
 }
 
 /**
- * Answers one kind of inbound control request. The value it succeeds with is sent as the success `response`; a
- * failure is sent as an error response (its `message`); a defect is sent as an error response too. Interruption
- * (the CLI cancelled the request, or the session closed) sends nothing.
+ * An inbound handler written as an Effect: the value it succeeds with is sent as the success `response`; a failure
+ * is sent as an error response (its `message`); a defect is sent as an error response too. It runs on a fiber of its
+ * own; interruption (the CLI cancelled the request, or the session closed) sends nothing.
  *
  * @since 0.1.0
  * @category models
  */
-export type InboundHandler = (request: InboundRequest) => Effect.Effect<unknown, HandlerFailure>
+export interface EffectHandler {
+  readonly _tag: "EffectHandler"
+  readonly handle: (request: InboundRequest) => Effect.Effect<unknown, HandlerFailure>
+}
+
+/**
+ * How a {@link CallbackHandler} answers, at most once (later calls are ignored): with a success response, an error
+ * response, or the outcome of an effect (run on a fiber of its own and answered as an {@link EffectHandler} is).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Reply {
+  readonly succeed: (response: unknown) => void
+  readonly fail: (message: string) => void
+  readonly run: (effect: Effect.Effect<unknown, HandlerFailure>) => void
+}
+
+/**
+ * An inbound handler written as a plain callback (for handlers that call Promise code, as the Promise API does): it is
+ * called on the protocol's reader, in order, without a fiber of its own; it starts handling, answers through `reply`
+ * (now or later), and returns what to do if the request is abandoned before it answered (`control_cancel_request`,
+ * the protocol closing). A throw is answered as an error response. It must not block.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CallbackHandler {
+  readonly _tag: "CallbackHandler"
+  readonly handle: (request: InboundRequest, reply: Reply) => () => void
+}
+
+/**
+ * Answers one kind of inbound control request: an {@link EffectHandler} or a {@link CallbackHandler}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type InboundHandler = EffectHandler | CallbackHandler
+
+/**
+ * An {@link EffectHandler}.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const effectHandler = (
+  handle: (request: InboundRequest) => Effect.Effect<unknown, HandlerFailure>
+): EffectHandler => ({ _tag: "EffectHandler", handle })
+
+/**
+ * A {@link CallbackHandler}.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const callbackHandler = (handle: (request: InboundRequest, reply: Reply) => () => void): CallbackHandler => ({
+  _tag: "CallbackHandler",
+  handle
+})
 
 /**
  * @since 0.1.0
@@ -79,11 +138,6 @@ export interface Options {
    * it waits, control responses are not read either, so keep consuming `messages`. Defaults to 4096.
    */
   readonly bufferSize?: number | undefined
-  /**
-   * Called by the reader for every SDK message before it is buffered, in order (for state tracking). Return
-   * `false` to keep the message out of `messages`. Must be fast and must not throw.
-   */
-  readonly onMessage?: ((message: Message.SdkMessage) => boolean) | undefined
 }
 
 /**
@@ -119,37 +173,19 @@ export interface ControlProtocol {
     payload?: Readonly<Record<string, unknown>>,
     options?: RequestOptions
   ) => Effect.Effect<unknown, RequestError>
-  /**
-   * Writes a control request now and returns the effect that waits for its response (with the timeout and
-   * cancellation of {@link request}). Use it when the request must be on the wire before anything else is.
-   */
-  readonly begin: (
-    subtype: string,
-    payload?: Readonly<Record<string, unknown>>,
-    options?: RequestOptions
-  ) => Effect.Effect<Effect.Effect<unknown, RequestError>, RequestError>
   /** Writes a frame (user messages) through the single writer. */
   readonly send: (message: Message.StdinMessage) => Effect.Effect<void, ProcessExited | InputClosed>
   /** Closes the CLI's stdin after everything already sent. */
   readonly endInput: Effect.Effect<void>
-  /** The SDK messages (everything but control frames and keep-alives), in order. Single consumer. */
+  /**
+   * The SDK messages (everything but control frames and keep-alives), in order, from the protocol's one buffer of
+   * them. Single consumer.
+   */
   readonly messages: Stream.Stream<Message.SdkMessage, ProcessExited>
-  /**
-   * Takes every SDK message buffered so far (waiting for at least one), and whether the stream is done. Lets a
-   * consumer take messages without losing any when it stops between two of them.
-   */
-  readonly takeMessages: Effect.Effect<readonly [Chunk.Chunk<Message.SdkMessage>, boolean], ProcessExited>
-  /**
-   * Ends `messages` (and `takeMessages`) once everything buffered so far has been taken, without touching the CLI:
-   * for a consumer that has heard all it waits for, or has to stop. SDK messages the CLI writes later are dropped.
-   */
-  readonly endMessages: Effect.Effect<void>
   /** Outbound requests waiting for their response (for diagnostics and tests). */
   readonly pendingCount: Effect.Effect<number>
   /** Inbound requests whose handlers are running. */
   readonly inFlightCount: Effect.Effect<number>
-  /** How many frames (of any kind) the CLI has written so far: a cheap activity counter. */
-  readonly framesReceived: () => number
   /** The underlying connection. */
   readonly connection: Transport.Connection
 }

@@ -14,6 +14,7 @@
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Cause from "effect/Cause"
+import type * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -29,6 +30,7 @@ import type {
   VersionIncompatible
 } from "./AgentError.js"
 import type { CliResolver } from "./CliResolver.js"
+import * as connection from "./internal/connection.js"
 import * as memory from "./internal/memoryTransport.js"
 import * as proc from "./internal/processTransport.js"
 import * as version from "./internal/version.js"
@@ -108,26 +110,46 @@ export interface ExitStatus {
 }
 
 /**
- * One running CLI process.
+ * A reader of a connection's stdout: each pull returns the frames parsed from the next stdout read (never an empty
+ * chunk); it fails with `None` once stdout ended and the process exited with code 0, with `Some(ProcessExited)`
+ * otherwise. The shape of `Stream.toPull`'s pull.
  *
  * @since 0.1.0
  * @category models
  */
-export interface Connection {
+export type FramePull = Effect.Effect<Chunk.Chunk<Message.Frame>, Option.Option<ProcessExited>>
+
+/**
+ * Why a frame cannot be written: the caller ended stdin (`InputClosed`, also once the process exited since), or the
+ * process exited (`ProcessExited`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type SendError = ProcessExited | InputClosed
+
+/**
+ * What a transport implements; {@link makeConnection} derives the rest of a {@link Connection} from it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ConnectionCore {
   /** The operating-system process id (`None` for in-memory transports). */
   readonly pid: Option.Option<number>
   /** The resolved command line, for diagnostics. */
   readonly command: ReadonlyArray<string>
   /**
-   * Every stdout frame, in order. Ends when the process exits with code 0; fails with `ProcessExited` otherwise.
-   * Single consumer: run it once.
+   * Opens the reader of stdout, frame batch by frame batch (one batch per stdout read): a consumer that handles a
+   * batch synchronously pays per read, not per frame. Single consumer: open it once; closing its scope stops reading.
    */
-  readonly messages: Stream.Stream<Message.Frame, ProcessExited>
+  readonly pull: Effect.Effect<FramePull, never, Scope.Scope>
   /**
-   * Writes one frame to stdin. Fails at once with `InputClosed` after `endInput` (also when the process exited since),
-   * else with `ProcessExited` after the process exited.
+   * Writes one frame to stdin now (it is queued for the single writer), or returns why it cannot: `InputClosed` after
+   * `endInput` (also when the process exited since), else `ProcessExited` after the process exited. Never throws for
+   * a frame that `JSON.stringify` can write.
    */
-  readonly send: (message: Message.StdinMessage) => Effect.Effect<void, ProcessExited | InputClosed>
+  readonly unsafeSend: (message: Message.StdinMessage) => SendError | undefined
   /** Closes stdin after everything already sent was written. Idempotent. */
   readonly endInput: Effect.Effect<void>
   /** Waits for the process to exit. */
@@ -139,11 +161,38 @@ export interface Connection {
   /**
    * Terminates the process now (SIGTERM to its process group and, see {@link LaunchSpec.reapToolProcesses}, to its
    * tool processes; SIGKILL to the group after the kill grace) and waits (bounded) for it to exit, without closing
-   * the scope; tool processes still running are ended when the scope closes. The stream then fails with
+   * the scope; tool processes still running are ended when the scope closes. The reader then fails with
    * `ProcessExited`.
    */
   readonly kill: Effect.Effect<void>
 }
+
+/**
+ * One running CLI process: its {@link ConnectionCore} capabilities (a batch reader, a synchronous `unsafeSend`) and
+ * their Effect forms, `messages` and `send`, derived from them by {@link makeConnection}. A wrapper (e.g. a recorder)
+ * wraps the core and derives the rest the same way, so it behaves exactly like the connection it wraps.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Connection extends ConnectionCore {
+  /**
+   * Every stdout frame, in order: {@link ConnectionCore.pull} as a Stream. Ends when the process exits with code 0;
+   * fails with `ProcessExited` otherwise. Single consumer: run it once (and do not also open `pull`).
+   */
+  readonly messages: Stream.Stream<Message.Frame, ProcessExited>
+  /** {@link ConnectionCore.unsafeSend} as an Effect: fails with its error. */
+  readonly send: (message: Message.StdinMessage) => Effect.Effect<void, SendError>
+}
+
+/**
+ * A {@link Connection} from what a transport implements: `messages` is `pull` as a Stream, `send` is `unsafeSend` as
+ * an Effect.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeConnection: (core: ConnectionCore) => Connection = connection.make
 
 /**
  * Starts CLI processes. The process belongs to the scope passed to `open`.

@@ -56,7 +56,7 @@ describe("CliResolver: the --version probe", () => {
       for (const waiter of waiters) expect(yield* Fiber.await(waiter)).toStrictEqual(Exit.void)
       // known now: judged again for another range, without a probe
       expect(yield* Effect.flip(resolver.checkVersion(cli, ">=3.0.0"))).toStrictEqual(
-        new AgentError.VersionIncompatible({ found: "2.1.332", supported: ">=3.0.0" })
+        new AgentError.VersionIncompatible({ found: "2.1.332", supported: ">=3.0.0", reason: "OutOfRange" })
       )
       expect(control.runs()).toBe(1)
     }))
@@ -97,7 +97,8 @@ describe("CliResolver: the --version probe", () => {
         new AgentError.VersionIncompatible({
           found: "unknown",
           supported: RANGE,
-          reason: "`--version` did not answer within 3000 ms"
+          reason: "Unknown",
+          description: "`--version` did not answer within 3000 ms"
         })
       )
       expect(yield* Deferred.isDone(control.interrupted)).toBe(true)

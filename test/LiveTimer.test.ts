@@ -5,7 +5,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
-import { liveAwaitBounded, liveTimeout } from "../src/internal/liveTimer.js"
+import { liveAwaitBounded, liveTimeout, makeWakeup } from "../src/internal/liveTimer.js"
 
 const elapsed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
@@ -65,5 +65,65 @@ describe("liveTimeout", () => {
       )
       expect(Option.isNone(result)).toBe(true)
       expect(yield* Deferred.isDone(interrupted)).toBe(true)
+    }))
+})
+
+describe("liveTimeout: clocks and finalizers", () => {
+  it.effect("the bound is on the wall clock, while the effect keeps the caller's Clock (TestClock here)", () =>
+    Effect.gen(function*() {
+      // an inner sleep on the TestClock: it ends only when the test adjusts the clock, never by itself
+      const inner = yield* Effect.fork(liveTimeout(Effect.as(Effect.sleep("1 hour"), "slept"), "10 seconds"))
+      yield* Effect.yieldNow()
+      yield* TestClock.adjust("1 hour")
+      expect(yield* Fiber.join(inner)).toEqual(Option.some("slept"))
+      // and the bound itself passes on the wall clock with the TestClock standing still
+      const { millis, value } = yield* elapsed(liveTimeout(Effect.never, "30 millis"))
+      expect(Option.isNone(value)).toBe(true)
+      expect(millis).toBeGreaterThanOrEqual(25)
+    }))
+
+  it.live("bounds a wait inside an uninterruptible region (a finalizer)", () =>
+    Effect.gen(function*() {
+      const { millis, value } = yield* elapsed(Effect.uninterruptible(liveTimeout(Effect.never, "30 millis")))
+      expect(Option.isNone(value)).toBe(true)
+      expect(millis).toBeLessThan(5000)
+    }))
+})
+
+describe("makeWakeup", () => {
+  it.live("wait resumes at the next wake, long before the bound", () =>
+    Effect.gen(function*() {
+      const wakeup = makeWakeup("10 seconds")
+      const waiter = yield* Effect.fork(elapsed(wakeup.wait))
+      yield* Effect.sleep("20 millis")
+      expect(Option.isNone(yield* Fiber.poll(waiter))).toBe(true)
+      wakeup.wake()
+      const { millis } = yield* Fiber.join(waiter)
+      expect(millis).toBeLessThan(5000)
+    }))
+
+  it.effect("without a wake, wait resumes once the bound passed on the wall clock (TestClock here)", () =>
+    Effect.gen(function*() {
+      const { millis } = yield* elapsed(makeWakeup("30 millis").wait)
+      expect(millis).toBeGreaterThanOrEqual(25)
+    }))
+
+  it.live("a wake while no one waits is dropped: it does not shorten the next wait", () =>
+    Effect.gen(function*() {
+      const wakeup = makeWakeup("50 millis")
+      wakeup.wake()
+      const { millis } = yield* elapsed(wakeup.wait)
+      expect(millis).toBeGreaterThanOrEqual(45)
+    }))
+
+  it.live("an interrupted wait leaves nothing behind: a later wake is dropped", () =>
+    Effect.gen(function*() {
+      const wakeup = makeWakeup("50 millis")
+      const waiter = yield* Effect.fork(wakeup.wait)
+      yield* Effect.sleep("5 millis")
+      yield* Fiber.interrupt(waiter)
+      wakeup.wake()
+      const { millis } = yield* elapsed(wakeup.wait)
+      expect(millis).toBeGreaterThanOrEqual(45)
     }))
 })

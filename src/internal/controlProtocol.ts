@@ -5,7 +5,7 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import * as FiberMap from "effect/FiberMap"
 import { constVoid } from "effect/Function"
 import * as Mailbox from "effect/Mailbox"
@@ -14,6 +14,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { ControlError, ControlTimeout, InputClosed, ProcessExited } from "../AgentError.js"
 import type {
+  CallbackHandler,
   ControlProtocol,
   HandlerFailure,
   InboundHandler,
@@ -23,54 +24,68 @@ import type {
 } from "../ControlProtocol.js"
 import type * as Message from "../Message.js"
 import type * as Transport from "../Transport.js"
-import { type CallbackHandler, callbackOf, type SyncSend, syncSendOf } from "./fastPaths.js"
-import { frameSourceOf } from "./processTransport.js"
+import { makeWakeup } from "./liveTimer.js"
 
 const DEFAULT_TIMEOUT = Duration.seconds(60)
 const DEFAULT_BUFFER = 4096
-const CANCEL_BOUND = Duration.seconds(1)
-/** A stdout read this large means more output was already waiting (Node reads pipes 64 KiB at a time). */
-const FULL_READ_BYTES = 64 * 1024
-const COALESCE_MAX_MESSAGES = 256
-/**
- * Messages all sessions of the process may hold back for coalescing at once: with many sessions streaming together,
- * event-loop turns are long and holding chunks back costs memory (100 sessions: 310 MB peak RSS instead of 190 MB).
- */
-const COALESCE_BUDGET = 1024
-let coalescing = 0
 /**
  * Past this many buffered messages the reader waits for the consumer before its next read, at most
- * `CONSUMER_WAIT_MILLIS` per read: a slow consumer keeps a few hundred parsed messages in memory instead of the whole
+ * `CONSUMER_WAIT` per read: a slow consumer keeps a few hundred parsed messages in memory instead of the whole
  * buffer, while a consumer that stopped (e.g. it awaits a control response) still sees the reader go on, one read per
  * wait, up to the buffer size.
  */
 const SOFT_LIMIT = 256
-const CONSUMER_WAIT_MILLIS = 10
-
-/** Resumes after the next event-loop turn's I/O (two check phases later), so reads in flight have landed. */
-const nextTurn: Effect.Effect<void> = Effect.async<void>((resume) => {
-  let handle = setImmediate(() => {
-    handle = setImmediate(() => resume(Effect.void))
-  })
-  return Effect.sync(() => clearImmediate(handle))
-})
-
-/** The chunks of `messages`, pulled without stream machinery; fails with `None` at the end. @internal */
-export type ChunkPull = Effect.Effect<Chunk.Chunk<Message.SdkMessage>, Option.Option<ProcessExited>>
-
-const chunkPulls = new WeakMap<ControlProtocol, () => ChunkPull>()
+const CONSUMER_WAIT = Duration.millis(10)
 
 /**
- * A pull of this protocol's `messages` (its single consumer), chunk by chunk, without stream machinery: a pull through
- * the stream costs tens of Effect operations per chunk. `undefined` for a protocol this module did not make.
+ * Options only the session (the protocol's owner) passes.
  *
  * @internal
  */
-export const chunkPullOf = (protocol: ControlProtocol): ChunkPull | undefined => chunkPulls.get(protocol)?.()
+export interface OwnerOptions extends Options {
+  /**
+   * Called by the reader for every SDK message before it is buffered, in order, for state that must be current
+   * whether or not anyone consumes the messages (the session id, the CLI's state). Return `false` to keep the message
+   * out of the buffer. It must not throw; it runs on the reader.
+   */
+  readonly onMessage?: ((message: Message.SdkMessage) => boolean) | undefined
+}
 
 /**
- * A timeout: `"infinity"` (and `Duration.infinity`) waits forever. `Duration.decode` throws on `"infinity"` in this
- * Effect version, and on anything it cannot read; an unreadable input falls back to the default.
+ * The protocol as its owner (the session) sees it: the public interface plus what only the owner of the message
+ * buffer may do.
+ *
+ * @internal
+ */
+export interface Owned extends ControlProtocol {
+  /**
+   * Writes a control request now and returns the effect that waits for its response (with the timeout and
+   * cancellation of `request`): for a request that must be on the wire before anything written after it.
+   */
+  readonly begin: (
+    subtype: string,
+    payload?: Readonly<Record<string, unknown>>,
+    options?: RequestOptions
+  ) => Effect.Effect<Effect.Effect<unknown, RequestError>, RequestError>
+  /**
+   * Takes every SDK message buffered so far (waiting for at least one), and whether the buffer is done: the same
+   * buffer as `messages` and `pullMessages` (use one of the three).
+   */
+  readonly takeMessages: Effect.Effect<readonly [Chunk.Chunk<Message.SdkMessage>, boolean], ProcessExited>
+  /** `messages` as a pull (what `messages` runs): fails with `None` once the buffer is done and empty. */
+  readonly pullMessages: Effect.Effect<Chunk.Chunk<Message.SdkMessage>, Option.Option<ProcessExited>>
+  /**
+   * Ends the buffer once everything in it has been taken, without touching the CLI: for a consumer that has heard
+   * all it waits for, or has to stop. SDK messages the CLI writes later are dropped.
+   */
+  readonly endMessages: Effect.Effect<void>
+  /** How many frames (of any kind) the CLI has written so far: a cheap activity counter. */
+  readonly framesReceived: () => number
+}
+
+/**
+ * A timeout: `"infinity"` (and `Duration.infinity`) waits forever; an input `Duration` cannot read falls back to the
+ * default.
  */
 const toDuration = (input: Duration.DurationInput | "infinity"): Duration.Duration =>
   input === "infinity" ? Duration.infinity : Option.getOrElse(Duration.decodeUnknown(input), () => DEFAULT_TIMEOUT)
@@ -104,8 +119,8 @@ const defectMessage = (cause: Cause.Cause<unknown>): string => describeError(Cau
 /** @internal */
 export const make = (
   connection: Transport.Connection,
-  options: Options = {}
-): Effect.Effect<ControlProtocol, never, Scope.Scope> =>
+  options: OwnerOptions = {}
+): Effect.Effect<Owned, never, Scope.Scope> =>
   Effect.gen(function*() {
     const handlers: ReadonlyMap<string, InboundHandler> = options.handlers ?? new Map()
     const defaultTimeout = options.requestTimeout === undefined
@@ -121,6 +136,7 @@ export const make = (
     // the caller ended stdin: later requests fail with `InputClosed`, even once the CLI has exited
     let inputEnded = false
 
+    // the one buffer of SDK messages: `messages`, `takeMessages` and `endMessages` all read it
     const out = yield* Mailbox.make<Message.SdkMessage, ProcessExited>(options.bufferSize ?? DEFAULT_BUFFER)
     const inbound = yield* FiberMap.make<string>()
 
@@ -140,35 +156,32 @@ export const make = (
     )
 
     // the CLI always gets an answer: a response that cannot be written (a BigInt, a cycle) becomes an error one
-    const reply = (message: Message.ControlResponse): Effect.Effect<void> =>
-      connection.send(message).pipe(
-        Effect.catchAllDefect((defect) =>
-          connection.send(
-            errorResponse(message.response.request_id, `The response could not be written: ${describeError(defect)}`)
-          )
-        ),
-        Effect.ignore
-      )
+    const answer = (message: Message.ControlResponse): void => {
+      try {
+        connection.unsafeSend(message)
+      } catch (error) {
+        connection.unsafeSend(
+          errorResponse(message.response.request_id, `The response could not be written: ${describeError(error)}`)
+        )
+      }
+    }
 
-    /** Runs a handler's effect on a fiber of its own (cancellable by request id) and answers with its outcome. */
+    /** Answers with the outcome of a handler's effect. */
     const replyWith = (requestId: string, handled: Effect.Effect<unknown, HandlerFailure>): Effect.Effect<void> =>
-      handled.pipe(
-        Effect.exit,
-        Effect.flatMap((exit) => {
-          if (Exit.isSuccess(exit)) return reply(successResponse(requestId, exit.value))
+      Effect.flatMap(Effect.exit(handled), (exit) =>
+        Effect.sync(() => {
+          if (Exit.isSuccess(exit)) return answer(successResponse(requestId, exit.value))
           const failure = Cause.failureOption(exit.cause)
-          if (failure._tag === "Some") return reply(errorResponse(requestId, failure.value.message))
+          if (failure._tag === "Some") return answer(errorResponse(requestId, failure.value.message))
           if (Cause.isInterruptedOnly(exit.cause)) {
-            return reply(errorResponse(requestId, "The request handler was interrupted"))
+            return answer(errorResponse(requestId, "The request handler was interrupted"))
           }
-          return reply(errorResponse(requestId, defectMessage(exit.cause)))
-        })
-      )
+          return answer(errorResponse(requestId, defectMessage(exit.cause)))
+        }))
     const runInbound = yield* FiberMap.runtime(inbound)<never>()
 
-    // Requests answered by a handler's callback form (see fastPaths.ts): no fiber each; an array, not a Map, so that
-    // V8 does not keep each request's objects alive after it is answered. Usually empty or nearly so.
-    const sendNow = syncSendOf(connection)
+    // Requests a callback handler is answering: an array, not a Map (see docs/PERFORMANCE.md, P2). Usually empty or
+    // nearly so.
     const callbacks: Array<{ readonly requestId: string; abandon: () => void }> = []
     const forget = (entry: (typeof callbacks)[number]): boolean => {
       const index = callbacks.indexOf(entry)
@@ -182,20 +195,12 @@ export const make = (
       })
     )
 
-    const dispatchCallback = (send: SyncSend, callback: CallbackHandler, frame: Message.ControlRequest): void => {
+    const dispatchCallback = (handler: CallbackHandler, frame: Message.ControlRequest): void => {
       const requestId = frame.request_id
-      // as `reply` does, synchronously
-      const answer = (response: Message.ControlResponse) => {
-        try {
-          send(response)
-        } catch (error) {
-          send(errorResponse(requestId, `The response could not be written: ${describeError(error)}`))
-        }
-      }
       const entry = { requestId, abandon: constVoid }
       callbacks.push(entry)
       try {
-        entry.abandon = callback({ requestId, request: frame.request }, {
+        entry.abandon = handler.handle({ requestId, request: frame.request }, {
           succeed: (response) => {
             if (forget(entry)) answer(successResponse(requestId, response))
           },
@@ -216,14 +221,14 @@ export const make = (
       const requestId = frame.request_id
       const handler = handlers.get(frame.request.subtype)
       if (handler === undefined) {
-        return reply(errorResponse(requestId, `Unsupported control request subtype: ${frame.request.subtype}`))
-      }
-      const callback = callbackOf(handler)
-      if (sendNow !== undefined && callback !== undefined) {
-        dispatchCallback(sendNow, callback, frame)
+        answer(errorResponse(requestId, `Unsupported control request subtype: ${frame.request.subtype}`))
         return undefined
       }
-      const run = replyWith(requestId, Effect.suspend(() => handler({ requestId, request: frame.request })))
+      if (handler._tag === "CallbackHandler") {
+        dispatchCallback(handler, frame)
+        return undefined
+      }
+      const run = replyWith(requestId, Effect.suspend(() => handler.handle({ requestId, request: frame.request })))
       return Effect.asVoid(FiberMap.run(inbound, requestId, run))
     }
 
@@ -297,55 +302,24 @@ export const make = (
       return undefined
     }
 
-    const handleChunk = (chunk: Chunk.Chunk<Message.Frame>): Effect.Effect<void> =>
-      Effect.suspend(() => handleFrames(Chunk.toReadonlyArray(chunk), 0) ?? Effect.void)
-
+    // the consumer took messages: a reader waiting past the soft limit goes on (see SOFT_LIMIT)
+    const consumed = makeWakeup(CONSUMER_WAIT)
     const softLimit = Math.min(SOFT_LIMIT, options.bufferSize ?? DEFAULT_BUFFER)
     const backlog = (): number => {
       const size = out.unsafeSize()
       return size._tag === "Some" ? size.value : 0
     }
-    // the reader waiting for a take (see SOFT_LIMIT)
-    let onTake: (() => void) | undefined
-    const taken = <A>(effect: Effect.Effect<A, ProcessExited>): Effect.Effect<A, ProcessExited> =>
-      Effect.tap(effect, () => {
-        const wake = onTake
-        onTake = undefined
-        wake?.()
-      })
-    const awaitConsumer: Effect.Effect<void> = Effect.async<void>((resume) => {
-      const done = () => {
-        clearTimeout(timer)
-        onTake = undefined
-        resume(Effect.void)
+    const awaitConsumer = consumed.wait
+
+    // the one reader of the connection: a batch of frames per stdout read, routed synchronously where it can be
+    const readFrames: Effect.Effect<void, ProcessExited, Scope.Scope> = Effect.flatMap(connection.pull, (pull) => {
+      const onFrames = (chunk: Chunk.Chunk<Message.Frame>): Effect.Effect<void, Option.Option<ProcessExited>> => {
+        const rest = handleFrames(Chunk.toReadonlyArray(chunk), 0)
+        const next = backlog() >= softLimit ? Effect.zipRight(awaitConsumer, loop) : loop
+        return rest === undefined ? next : Effect.zipRight(rest, next)
       }
-      const timer = setTimeout(done, CONSUMER_WAIT_MILLIS)
-      onTake = done
-      return Effect.sync(() => {
-        clearTimeout(timer)
-        onTake = undefined
-      })
-    })
-
-    // Statistics of the process reader, for `messages` (see `takeCoalesced`).
-    let reads = 0
-    let lastReadBytes: () => number = () => 0
-
-    const readFrames: Effect.Effect<void, ProcessExited, Scope.Scope> = Effect.suspend(() => {
-      const makeSource = frameSourceOf(connection.messages)
-      if (makeSource === undefined) return connection.messages.pipe(Stream.runForEachChunk(handleChunk))
-      return Effect.flatMap(makeSource, (source) => {
-        lastReadBytes = source.lastReadBytes
-        // one reusable step per read: parse, route, read again
-        const onFrames = (batch: ReadonlyArray<Message.Frame>): Effect.Effect<void, Option.Option<ProcessExited>> => {
-          reads++
-          const rest = handleFrames(batch, 0)
-          const next = backlog() >= softLimit ? Effect.zipRight(awaitConsumer, loop) : loop
-          return rest === undefined ? next : Effect.zipRight(rest, next)
-        }
-        const loop: Effect.Effect<void, Option.Option<ProcessExited>> = Effect.flatMap(source.pull, onFrames)
-        return Effect.catchAll(loop, (end) => (end._tag === "None" ? Effect.void : Effect.fail(end.value)))
-      })
+      const loop: Effect.Effect<void, Option.Option<ProcessExited>> = Effect.flatMap(pull, onFrames)
+      return Effect.catchAll(loop, (end) => (end._tag === "None" ? Effect.void : Effect.fail(end.value)))
     })
 
     yield* readFrames.pipe(
@@ -366,11 +340,11 @@ export const make = (
       Effect.forkScoped
     )
 
+    // best effort: a CLI gone already needs no cancel
     const cancel = (requestId: string) =>
-      connection.send({ type: "control_cancel_request", request_id: requestId }).pipe(
-        Effect.timeout(CANCEL_BOUND),
-        Effect.ignore
-      )
+      Effect.sync(() => {
+        connection.unsafeSend({ type: "control_cancel_request", request_id: requestId })
+      })
 
     const begin = (
       subtype: string,
@@ -386,44 +360,39 @@ export const make = (
         const timeout = requestOptions?.timeout === undefined
           ? defaultTimeout
           : toDuration(requestOptions.timeout)
-        return Effect.flatMap(Deferred.make<unknown, RequestError>(), (deferred) => {
-          pending.set(requestId, { subtype, deferred })
-          const awaited = Deferred.await(deferred)
-          // the timer fails the request's Deferred itself: one fiber, where `Effect.timeout` races two
-          const bounded: Effect.Effect<unknown, RequestError> = Duration.isFinite(timeout)
-            ? Effect.flatMap(
-              Effect.fork(Effect.zipRight(
-                Effect.sleep(timeout),
-                Effect.suspend(() =>
-                  Deferred.fail(
-                    deferred,
-                    new ControlTimeout({ subtype, requestId, timeoutMillis: Duration.toMillis(timeout) })
-                  )
-                )
-              )),
-              (timer) => Effect.ensuring(awaited, Fiber.interrupt(timer))
-            )
-            : awaited
-          const result = bounded.pipe(
-            Effect.onExit((exit) => {
-              pending.delete(requestId)
-              if (Exit.isSuccess(exit)) return Effect.void
-              const failure = Cause.failureOption(exit.cause)
-              const timedOut = failure._tag === "Some" && failure.value._tag === "ControlTimeout"
-              return timedOut || Cause.isInterruptedOnly(exit.cause) ? cancel(requestId) : Effect.void
-            })
-          )
-          // interrupted while writing: the request may be on the wire, so it is cancelled (harmless if it is not)
-          return connection.send({ type: "control_request", request_id: requestId, request: { ...payload, subtype } })
-            .pipe(
-              Effect.onExit((exit) => {
-                if (Exit.isSuccess(exit)) return Effect.void
-                pending.delete(requestId)
-                return Cause.isInterruptedOnly(exit.cause) ? cancel(requestId) : Effect.void
-              }),
-              Effect.as(result)
-            )
-        })
+        const deferred = Deferred.unsafeMake<unknown, RequestError>(FiberId.none)
+        pending.set(requestId, { subtype, deferred })
+        const awaited = Deferred.await(deferred)
+        const bounded: Effect.Effect<unknown, RequestError> = Duration.isFinite(timeout)
+          ? Effect.timeoutFail(awaited, {
+            duration: timeout,
+            onTimeout: () => new ControlTimeout({ subtype, requestId, timeoutMillis: Duration.toMillis(timeout) })
+          })
+          : awaited
+        const result = bounded.pipe(
+          Effect.onExit((exit) => {
+            pending.delete(requestId)
+            if (Exit.isSuccess(exit)) return Effect.void
+            const failure = Cause.failureOption(exit.cause)
+            const timedOut = failure._tag === "Some" && failure.value._tag === "ControlTimeout"
+            return timedOut || Cause.isInterruptedOnly(exit.cause) ? cancel(requestId) : Effect.void
+          })
+        )
+        let error: ProcessExited | InputClosed | undefined
+        try {
+          error = connection.unsafeSend({
+            type: "control_request",
+            request_id: requestId,
+            request: { ...payload, subtype }
+          })
+        } catch (defect) {
+          // a payload that cannot be written (a BigInt, a cycle): nothing was sent, nothing stays pending
+          pending.delete(requestId)
+          return Effect.die(defect)
+        }
+        if (error === undefined) return Effect.succeed(result)
+        pending.delete(requestId)
+        return Effect.fail(error)
       })
 
     const request = (
@@ -433,71 +402,25 @@ export const make = (
     ): Effect.Effect<unknown, RequestError> =>
       // no interruption between the write and the wait: the wait's finalizer is what cancels and forgets the request
       Effect.uninterruptibleMask((restore) =>
-        Effect.flatMap(restore(begin(subtype, payload, requestOptions)), (awaitResponse) => restore(awaitResponse))
+        Effect.flatMap(begin(subtype, payload, requestOptions), (awaitResponse) => restore(awaitResponse))
       )
 
-    /**
-     * Takes every buffered message, like `Mailbox.toStream` does, with one difference: while the CLI writes faster
-     * than we read (full stdout reads), the hand-over waits a few event-loop turns (bounded) so that the reads already
-     * on their way join the same chunk. Every chunk costs the stages of the consumer's stream the same, whatever its
-     * size; at full speed this makes chunks ~10x larger for a delay of about a millisecond. Slower output (a turn's
-     * partial reads, control round trips) is handed over at once.
-     */
-    const takeAll = taken(out.takeAll)
-    const takeCoalesced: Effect.Effect<readonly [Chunk.Chunk<Message.SdkMessage>, boolean], ProcessExited> = Effect
-      .flatMap(takeAll, (first) => {
-        if (
-          first[1] || lastReadBytes() < FULL_READ_BYTES || first[0].length >= COALESCE_MAX_MESSAGES ||
-          coalescing + COALESCE_MAX_MESSAGES > COALESCE_BUDGET
-        ) {
-          return Effect.succeed(first)
-        }
-        // the buffer's array, handed over by `takeAll`
-        const gathered = Chunk.toReadonlyArray(first[0]) as Array<Message.SdkMessage>
-        coalescing += COALESCE_MAX_MESSAGES
-        const gather = (seen: number): Effect.Effect<readonly [Chunk.Chunk<Message.SdkMessage>, boolean]> =>
-          Effect.flatMap(nextTurn, () => {
-            const size = out.unsafeSize()
-            if (size._tag === "None" || size.value === 0) return Effect.succeed([Chunk.unsafeFromArray(gathered), false])
-            // not empty: `takeAll` neither waits nor fails
-            return Effect.flatMap(Effect.orDie(takeAll), ([more, done]) => {
-              const moreArray = Chunk.toReadonlyArray(more) as Array<Message.SdkMessage>
-              for (const message of moreArray) gathered.push(message)
-              // handed over by the buffer and copied: emptied so that nothing stale keeps the messages alive
-              moreArray.length = 0
-              if (!done && reads !== seen && lastReadBytes() >= FULL_READ_BYTES && gathered.length < COALESCE_MAX_MESSAGES) {
-                return gather(reads)
-              }
-              return Effect.succeed([Chunk.unsafeFromArray(gathered), done] as const)
-            })
-          })
-        return Effect.ensuring(
-          gather(reads),
-          Effect.sync(() => {
-            coalescing -= COALESCE_MAX_MESSAGES
-          })
-        )
-      })
-
-    const makeChunkPull = (): ChunkPull => {
-      let ended = false
-      return Effect.suspend(() => {
-        if (ended) return Effect.fail(Option.none())
-        return Effect.matchEffect(takeCoalesced, {
+    const takeMessages = Effect.tap(out.takeAll, () => consumed.wake())
+    let messagesEnded = false
+    const pullMessages: Effect.Effect<Chunk.Chunk<Message.SdkMessage>, Option.Option<ProcessExited>> = Effect
+      .suspend(() => {
+        if (messagesEnded) return Effect.fail(Option.none())
+        return Effect.matchEffect(takeMessages, {
           onFailure: (error) => Effect.fail(Option.some(error)),
-          onSuccess: ([chunk, done]): ChunkPull => {
+          onSuccess: ([chunk, done]) => {
             if (!done) return Effect.succeed(chunk)
-            ended = true
+            messagesEnded = true
             return chunk.length > 0 ? Effect.succeed(chunk) : Effect.fail(Option.none())
           }
         })
       })
-    }
-    const messages: Stream.Stream<Message.SdkMessage, ProcessExited> = Stream.suspend(() =>
-      Stream.repeatEffectChunkOption(makeChunkPull())
-    )
 
-    const protocol: ControlProtocol = {
+    return {
       request,
       begin,
       send: (message) =>
@@ -509,14 +432,13 @@ export const make = (
         inputEnded = true
         return connection.endInput
       }),
-      messages,
-      takeMessages: takeAll,
+      messages: Stream.repeatEffectChunkOption(pullMessages),
+      takeMessages,
+      pullMessages,
       endMessages: Effect.asVoid(out.end),
       pendingCount: Effect.sync(() => pending.size),
       inFlightCount: Effect.map(FiberMap.size(inbound), (n) => n + callbacks.length),
       framesReceived: () => frames,
       connection
     }
-    chunkPulls.set(protocol, makeChunkPull)
-    return protocol
   })

@@ -1,9 +1,6 @@
 /** @internal */
 import type * as Clock from "effect/Clock"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as FiberId from "effect/FiberId"
 
 /** Milliseconds on the session's clock, monotonic (a wall-clock step must not move deadlines). */
 const now = (clock: Clock.Clock): number => Number(clock.unsafeCurrentTimeNanos() / 1_000_000n)
@@ -17,27 +14,18 @@ export interface Entry {
 }
 
 /**
- * Bounds many short operations of one session by one fixed duration. `Effect.timeout` costs two fibers, a timer and
- * an interrupt-and-await per operation (about 40 KB of garbage for a permission round trip); here the deadlines wait
- * in a queue that a single fiber ({@link run}, forked in the session's scope) walks, sleeping on the session's
- * `Clock` (so `TestClock` drives it) until the oldest one. One duration for all means deadlines expire in the order
- * they were set, so the queue is an array (a long-lived `Map` with an insertion and a deletion per operation made V8
- * keep every operation's objects until the next full GC).
+ * Bounds the Promise callbacks of one session (permission decisions, hooks) by one fixed duration without a fiber per
+ * callback: the deadlines wait in a queue that a single fiber ({@link run}, forked in the session's scope) walks,
+ * sleeping on the session's `Clock` (so `TestClock` drives it) until the oldest one. One duration for all means
+ * deadlines expire in the order they were set, so the queue is an array. Effect handlers use `Effect.timeoutFail`
+ * instead; why the callbacks do not is in docs/PERFORMANCE.md (P2).
  *
  * @internal
  */
 export interface Deadlines {
   /**
-   * Runs `effect` on a child fiber; if it has not completed `millis` after the call, fails with `onTimeout()` at
-   * once and interrupts the child without waiting for it: the caller goes on (e.g. sends its answer) even if the
-   * child ignores interruption; only the caller's fiber, as every fiber, waits for its children before it exits.
-   * Interrupting the caller removes the deadline; the child is interrupted with the caller's fiber.
-   */
-  readonly bound: <A, E, R, E2>(effect: Effect.Effect<A, E, R>, onTimeout: () => E2) => Effect.Effect<A, E | E2, R>
-  /**
-   * The fork-free form, for work that is not an Effect (a pending Promise): `fire` runs (on the timer fiber) once the
-   * duration has passed on the loop's clock (counted from when the loop starts if it has not yet), unless the
-   * returned entry was {@link cancel}led first.
+   * `fire` runs (on the timer fiber) once the duration has passed on the loop's clock (counted from when the loop
+   * starts if it has not yet), unless the returned entry was {@link cancel}led first. `fire` must not throw.
    */
   readonly start: (fire: () => void) => Entry
   /** Forgets a deadline set by {@link start} (a no-op once it fired). */
@@ -51,7 +39,8 @@ export const make = (millis: number): Deadlines => {
   let queue: Array<Entry> = []
   let head = 0
   let clock: Clock.Clock | undefined
-  let parked: Deferred.Deferred<void> | undefined
+  // open while the queue has entries (or may have): the loop parks on it when there is nothing to wait for
+  const work = Effect.unsafeMakeLatch(true)
 
   // entries still to fire; the others wait in the queue until they reach its front or a compaction drops them
   let live = 0
@@ -71,53 +60,23 @@ export const make = (millis: number): Deadlines => {
     }
   }
 
-  const add = (fire: () => void, from: Clock.Clock | undefined = clock): Entry => {
-    const entry: Entry = { at: from === undefined ? Number.NaN : now(from) + millis, fire }
+  const start = (fire: () => void): Entry => {
+    const entry: Entry = { at: clock === undefined ? Number.NaN : now(clock) + millis, fire }
     queue.push(entry)
     live++
-    if (parked !== undefined) {
-      const waiter = parked
-      parked = undefined
-      Deferred.unsafeDone(waiter, Exit.void)
-    }
+    work.unsafeOpen()
     return entry
   }
 
-  const remove = (entry: Entry) => {
+  const cancel = (entry: Entry) => {
     if (entry.fire === undefined) return
     entry.fire = undefined
     live--
     trim()
   }
 
-  const bound = <A, E, R, E2>(effect: Effect.Effect<A, E, R>, onTimeout: () => E2): Effect.Effect<A, E | E2, R> =>
-    Effect.clockWith((from) =>
-      Effect.flatMap(Effect.fork(effect), (fiber) =>
-        Effect.async<A, E | E2>((resume) => {
-          let settled = false
-          const entry = add(() => {
-            if (settled) return
-            settled = true
-            fiber.unsafeInterruptAsFork(FiberId.none)
-            resume(Effect.fail(onTimeout()))
-          }, from)
-          fiber.addObserver((exit) => {
-            if (settled) return
-            settled = true
-            remove(entry)
-            resume(exit)
-          })
-          return Effect.sync(() => {
-            settled = true
-            remove(entry)
-          })
-        })
-      )
-    )
-
   // Out of work, the loop first waits one full duration before it parks: a deadline set meanwhile is due after that
-  // wait ends, so it need not wake the loop. Operations that end before their deadline (most) then cost the loop
-  // nothing, where parking at once meant a wake-up and a park per operation.
+  // wait ends, so it need not wake the loop (most callbacks answer before their deadline and cost the loop nothing).
   let idle = false
   const step = (clock: Clock.Clock): Effect.Effect<void> =>
     Effect.suspend(() => {
@@ -128,9 +87,8 @@ export const make = (millis: number): Deadlines => {
           idle = true
           return Effect.sleep(millis)
         }
-        const waiter = Deferred.unsafeMake<void>(FiberId.none)
-        parked = waiter
-        return Deferred.await(waiter)
+        work.unsafeClose()
+        return work.await
       }
       idle = false
       const wait = entry.at - now(clock)
@@ -154,10 +112,5 @@ export const make = (millis: number): Deadlines => {
     })
   )
 
-  return {
-    bound,
-    start: (fire) => add(fire),
-    cancel: remove,
-    run
-  }
+  return { start, cancel, run }
 }

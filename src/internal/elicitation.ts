@@ -2,7 +2,7 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import type { InboundHandler } from "../ControlProtocol.js"
+import { effectHandler, type InboundHandler } from "../ControlProtocol.js"
 import type { ElicitationRequest, ElicitResult, OnElicitation } from "../Elicitation.js"
 import type { Contribution } from "./extensions.js"
 
@@ -67,7 +67,8 @@ const toWire = (result: typeof Result.Type): Record<string, unknown> =>
  *
  * @internal
  */
-export const handler = (onElicitation: OnElicitation): InboundHandler => ({ request: body, requestId }) =>
+export const handler = (onElicitation: OnElicitation): InboundHandler =>
+  effectHandler(({ request: body, requestId }) =>
   Effect.gen(function*() {
     const server = typeof body["mcp_server_name"] === "string" ? body["mcp_server_name"] : "an MCP server"
     const wire = yield* Effect.either(decodeRequest(body))
@@ -89,7 +90,7 @@ export const handler = (onElicitation: OnElicitation): InboundHandler => ({ requ
           )
       )
     )
-  })
+  }))
 
 /** What `onElicitation` contributes to a session: the `elicitation` handler. @internal */
 export const contribution = (onElicitation: OnElicitation): Contribution => ({

@@ -5,9 +5,10 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { type ControlError, InvalidOptions, type SessionError } from "../AgentError.js"
 import type { Extensions, McpServerConfig, Options } from "../AgentOptions.js"
-import type { ControlProtocol, InboundHandler } from "../ControlProtocol.js"
+import { effectHandler, type InboundHandler } from "../ControlProtocol.js"
 import { HookInputs, Hooks } from "../Hooks.js"
 import type * as Message from "../Message.js"
+import type { Owned as ControlProtocol } from "./controlProtocol.js"
 import { Permissions } from "../Permissions.js"
 import { contribution as elicitationContribution, declined } from "./elicitation.js"
 import { contribution as hooksContributionOf, invalidTimeout as invalidHookTimeout } from "./hooks.js"
@@ -129,7 +130,7 @@ export const combine = (contributions: ReadonlyArray<Contribution>): SessionExte
 }
 
 /** Without an `onElicitation` handler the official SDK declines MCP elicitations. */
-const declineElicitation: InboundHandler = () => Effect.succeed(declined)
+const declineElicitation: InboundHandler = effectHandler(() => Effect.succeed(declined))
 
 /** The contributions every session has. @internal */
 export const defaults: Contribution = { handlers: new Map([["elicitation", declineElicitation]]) }

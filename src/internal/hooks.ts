@@ -1,6 +1,7 @@
 /** @internal */
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { constVoid, identity } from "effect/Function"
@@ -19,7 +20,8 @@ import type {
 } from "../Hooks.js"
 import * as Deadlines from "./deadlines.js"
 import type { Contribution } from "./extensions.js"
-import { type CallbackHandler, handlerFrom, lazySignal, settleOnce } from "./fastPaths.js"
+import { lazySignal, settleOnce } from "./settle.js"
+import { callbackHandler } from "../ControlProtocol.js"
 import { hookOutputCheck } from "./outputs.js"
 
 /** The hooks service's tag, defined here so that this module needs nothing but types from Hooks.ts. @internal */
@@ -101,8 +103,7 @@ export const allowOnlyTools = (tools: ReadonlyArray<string>, reason?: string): H
 // ---------------------------------------------------------------------------------------------------------------------
 
 /**
- * A hook written as a Promise callback (the Promise API's hooks), as the official SDK calls it. Such a hook's Effect
- * form runs it like `Effect.tryPromise`; the `hook_callback` handler calls it directly (see `contribution`).
+ * A hook written as a Promise callback (the Promise API's hooks), as the official SDK calls it.
  *
  * @internal
  */
@@ -112,21 +113,32 @@ export type PromiseHook = (
   options: { readonly signal: AbortSignal }
 ) => PromiseLike<HookOutput>
 
-const promiseHooks = new WeakMap<HookCallback, PromiseHook>()
+/**
+ * A hook callback that also states its Promise form: as an Effect it runs `promiseHook` like `Effect.tryPromise`;
+ * the `hook_callback` handler calls `promiseHook` directly (see `contribution`).
+ *
+ * @internal
+ */
+export interface PromiseHookCallback extends HookCallback {
+  readonly promiseHook: PromiseHook
+}
+
+const isPromiseHook = (callback: HookCallback): callback is PromiseHookCallback =>
+  "promiseHook" in callback && typeof callback.promiseHook === "function"
 
 /** @internal */
-export const fromPromise = (hook: PromiseHook): HookCallback => {
-  const callback: HookCallback = (input, toolUseId) =>
-    Effect.tryPromise({ try: (signal) => hook(input, toolUseId, { signal }), catch: (error) => error })
-  promiseHooks.set(callback, hook)
-  return callback
-}
+export const fromPromise = (hook: PromiseHook): PromiseHookCallback =>
+  Object.assign(
+    (input: HookInput, toolUseId: string | undefined) =>
+      Effect.tryPromise({ try: (signal) => hook(input, toolUseId, { signal }), catch: (error) => error }),
+    { promiseHook: hook }
+  )
 
 interface Registered {
   readonly event: HookEvent
   readonly callback: HookCallback
   readonly timeoutSeconds: number
-  /** Bounds the callback by `timeoutSeconds` (shared by every callback with that timeout). */
+  /** Bounds a Promise callback by `timeoutSeconds` (shared by every callback with that timeout). */
   readonly deadlines: Deadlines.Deadlines
   readonly onFailure: "continue" | "block"
   readonly validate: (u: unknown) => boolean
@@ -232,7 +244,7 @@ export const contribution = (
 
   // Every request goes through the callback form: a Promise hook is called at once, without a fiber of its own (as
   // a Promise canUseTool is, see permissions.ts); an Effect hook runs on the fiber `reply.run` gives it.
-  const callback: CallbackHandler = ({ request }, reply) => {
+  const handler = callbackHandler(({ request }, reply) => {
     const id = typeof request["callback_id"] === "string" ? request["callback_id"] : ""
     const registered = callbacks.get(id)
     if (registered === undefined) {
@@ -259,11 +271,14 @@ export const contribution = (
     }
     // validated above against the event's input schema
     const typedInput = input as HookInput
-    const promise = promiseHooks.get(registered.callback)
-    if (promise === undefined) {
+    if (!isPromiseHook(registered.callback)) {
       // built on the hook's fiber: a callback that throws instead of returning an Effect fails like one that dies
       const hook = Effect.suspend(() => registered.callback(typedInput, toolUseId))
-      const bounded = registered.deadlines.bound(hook, () => new Error(timedOut()))
+      // at the deadline the answer goes out at once; a hook that ignores interruption is not waited for
+      const bounded = Effect.timeoutFail(Effect.disconnect(hook), {
+        duration: Duration.seconds(registered.timeoutSeconds),
+        onTimeout: () => new Error(timedOut())
+      })
       reply.run(Effect.matchCauseEffect(bounded, {
         onFailure: (cause) => onFailure(describe(cause)),
         onSuccess: (output) => Either.match(verdict(output), { onLeft: identity, onRight: Effect.succeed })
@@ -271,10 +286,11 @@ export const contribution = (
       return constVoid
     }
 
+    const promiseHook = registered.callback.promiseHook
     // aborted when the answer is abandoned: timeout, control_cancel_request, session close
     const signal = lazySignal()
     return settleOnce({
-      call: () => promise(typedInput, toolUseId, {
+      call: () => promiseHook(typedInput, toolUseId, {
         get signal(): AbortSignal {
           return signal.signal()
         }
@@ -285,8 +301,7 @@ export const contribution = (
       onFailure: (error) => reply.run(onFailure(describeError(error))),
       onTimeout: () => reply.run(onFailure(timedOut()))
     })
-  }
-  const handler = handlerFrom(callback)
+  })
 
   return {
     initialize: { hooks: wire },

@@ -1,25 +1,19 @@
 /** @internal */
+import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type * as Fiber from "effect/Fiber"
-import * as Option from "effect/Option"
+import * as Fiber from "effect/Fiber"
+import type * as Option from "effect/Option"
+
+/** The wall clock, whatever `Clock` a caller installed (e.g. `TestClock`). */
+const wallClock: Clock.Clock = Clock.make()
 
 /**
- * Sleeps on the wall clock, whatever `Clock` is installed. Used only for the SDK's own clean-up bounds (closing a
- * session, reaping a process), so that a test running under `TestClock` cannot hang in a finalizer; every timeout a
- * caller sees (control requests, permission decisions, hooks) uses the Effect `Clock` and stays testable.
- *
- * @internal
- */
-export const liveSleep = (duration: Duration.DurationInput): Effect.Effect<void> =>
-  Effect.interruptible(Effect.async<void>((resume) => {
-    const timer = setTimeout(() => resume(Effect.void), Duration.toMillis(duration))
-    return Effect.sync(() => clearTimeout(timer))
-  }))
-
-/**
- * `effect`'s result, or `None` if the wall-clock bound passes first (the effect is then interrupted). Both sides
- * are interruptible, so this also bounds waits inside finalizers.
+ * `effect`'s result, or `None` if the bound passes first on the wall clock (the effect is then interrupted). Used
+ * only for the SDK's own clean-up bounds (closing a session, reaping a process), so that a test running under
+ * `TestClock` cannot hang in a finalizer; every timeout a caller sees (control requests, permission decisions,
+ * hooks) uses the installed `Clock` and stays testable. `effect` itself runs with the caller's `Clock`, and is made
+ * interruptible, so this also bounds waits inside finalizers.
  *
  * @internal
  */
@@ -27,33 +21,53 @@ export const liveTimeout = <A, E, R>(
   effect: Effect.Effect<A, E, R>,
   duration: Duration.DurationInput
 ): Effect.Effect<Option.Option<A>, E, R> =>
-  Effect.raceFirst(
-    Effect.interruptible(Effect.map(effect, Option.some)),
-    Effect.as(liveSleep(duration), Option.none<A>())
+  Effect.clockWith((callers) =>
+    Effect.timeoutOption(Effect.interruptible(Effect.withClock(effect, callers)), duration).pipe(
+      Effect.withClock(wallClock)
+    )
   )
 
 /**
- * Waits until `fiber` is done or the wall-clock bound passes, whichever comes first, without interrupting it. Unlike
- * {@link liveTimeout} it forks nothing (a race costs two fibers): it observes the fiber and sets a timer.
+ * Waits until `fiber` is done or the wall-clock bound passes, whichever comes first, without interrupting it.
  *
  * @internal
  */
 export const liveAwaitBounded = (
   fiber: Fiber.RuntimeFiber<unknown, unknown>,
   duration: Duration.DurationInput
-): Effect.Effect<void> =>
-  Effect.interruptible(Effect.async<void>((resume) => {
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const done = () => {
+): Effect.Effect<void> => Effect.asVoid(liveTimeout(Fiber.await(fiber), duration))
+
+/**
+ * A wake-up for one waiter at a time: `wait` resumes at the next `wake` or once the wall-clock bound passed, whichever
+ * comes first, with one timer and no fiber per wait (see docs/PERFORMANCE.md, P4 slow consumer). A `wake` while no
+ * one waits is dropped: it does not shorten the next wait.
+ *
+ * @internal
+ */
+export interface Wakeup {
+  readonly wait: Effect.Effect<void>
+  readonly wake: () => void
+}
+
+/** @internal */
+export const makeWakeup = (bound: Duration.DurationInput): Wakeup => {
+  const millis = Duration.toMillis(bound)
+  let waiter: (() => void) | undefined
+  const wake = () => {
+    const resume = waiter
+    waiter = undefined
+    resume?.()
+  }
+  const wait = Effect.async<void>((resume) => {
+    const timer = setTimeout(wake, millis)
+    waiter = () => {
       clearTimeout(timer)
-      fiber.removeObserver(done)
       resume(Effect.void)
     }
-    timer = setTimeout(done, Duration.toMillis(duration))
-    // called at once when the fiber is done already
-    fiber.addObserver(done)
     return Effect.sync(() => {
       clearTimeout(timer)
-      fiber.removeObserver(done)
+      waiter = undefined
     })
-  }))
+  })
+  return { wait, wake }
+}

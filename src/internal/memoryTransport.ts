@@ -4,10 +4,11 @@ import * as Effect from "effect/Effect"
 import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import { InputClosed, ProcessExited } from "../AgentError.js"
 import type * as Message from "../Message.js"
 import type { Connection, ExitStatus, LaunchSpec, MemoryPeer } from "../Transport.js"
-import { sendFrom } from "./fastPaths.js"
+import * as Conn from "./connection.js"
 import { DEFAULT_MAX_LINE_BYTES, makeLineFramer, parseLine } from "./framing.js"
 import { makeStderrTail } from "./stderrTail.js"
 import { BASE_ARGS, DEFAULT_STDERR_TAIL_BYTES } from "./processTransport.js"
@@ -51,11 +52,11 @@ export const makeConnection = (
 
     yield* Effect.addFinalizer(() => Effect.zipRight(endInput, exit({ code: 0, signal: null })))
 
-    const connection: Connection = {
+    const connection: Connection = Conn.make({
       pid: Option.none(),
       command: ["memory", ...BASE_ARGS, ...spec.args],
-      messages: Mailbox.toStream(stdout),
-      send: sendFrom((message) => {
+      pull: Stream.toPull(Mailbox.toStream(stdout)),
+      unsafeSend: (message) => {
         // the caller's own end of input wins over an exit that may have followed it
         if (ended) return new InputClosed({ reason: "InputEnded" })
         if (status !== undefined) return processExited(status)
@@ -64,13 +65,13 @@ export const makeConnection = (
         sent.push(copy)
         stdin.unsafeOffer(copy)
         return undefined
-      }),
+      },
       endInput,
       awaitExit: Deferred.await(exited),
       exitStatus: Effect.sync(() => Option.fromNullable(status)),
       stderrTail: Effect.sync(() => stderr.tail()),
       kill: Effect.suspend(() => exit({ code: null, signal: "SIGTERM" }))
-    }
+    })
 
     const peer: MemoryPeer = {
       spec,

@@ -9,7 +9,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { Options } from "../AgentOptions.js"
-import type { InboundHandler } from "../ControlProtocol.js"
+import { callbackHandler, type CallbackHandler, effectHandler, type EffectHandler } from "../ControlProtocol.js"
 import type { ControlRequestBody } from "../Message.js"
 import type {
   PermissionBehavior,
@@ -24,7 +24,7 @@ import type {
 import type { Parser } from "web-tree-sitter"
 import * as Deadlines from "./deadlines.js"
 import type { Contribution } from "./extensions.js"
-import { type CallbackHandler, handlerFrom, lazySignal, settleOnce } from "./fastPaths.js"
+import { lazySignal, settleOnce } from "./settle.js"
 import { checkDecision } from "./outputs.js"
 import * as ShellRules from "./shellRules.js"
 
@@ -50,27 +50,34 @@ export const make = <E, R>(
   }))
 
 /**
- * A policy written as a Promise callback (the Promise API's `canUseTool`). Such a service's `decide` runs it like
- * `Effect.tryPromise` would; the `can_use_tool` handler calls it directly (see `promiseCallback`).
+ * A policy written as a Promise callback (the Promise API's `canUseTool`).
  *
  * @internal
  */
 export type PromisePolicy = (request: PermissionRequest) => PromiseLike<PermissionResult>
 
-const promisePolicies = new WeakMap<Service, PromisePolicy>()
+/**
+ * A `Permissions` service that also states its Promise form: its `decide` runs `promisePolicy` like
+ * `Effect.tryPromise` would, and the `can_use_tool` handler calls `promisePolicy` directly, as a callback handler.
+ *
+ * @internal
+ */
+export interface PromiseService extends Service {
+  readonly promisePolicy: PromisePolicy
+}
+
+const isPromiseService = (service: Service): service is PromiseService =>
+  "promisePolicy" in service && typeof service.promisePolicy === "function"
 
 /** @internal */
 export const makePromise = (
   policy: PromisePolicy,
   options?: { readonly timeout?: Duration.DurationInput | undefined }
-): Service => {
-  const service: Service = {
-    decide: (request) => Effect.tryPromise({ try: () => policy(request), catch: (error) => error }),
-    timeout: options?.timeout ?? DEFAULT_TIMEOUT
-  }
-  promisePolicies.set(service, policy)
-  return service
-}
+): PromiseService => ({
+  decide: (request) => Effect.tryPromise({ try: () => policy(request), catch: (error) => error }),
+  timeout: options?.timeout ?? DEFAULT_TIMEOUT,
+  promisePolicy: policy
+})
 
 // ---------------------------------------------------------------------------------------------------------------------
 // rules
@@ -579,7 +586,7 @@ export const contribution = (
     }
   }
 
-  const effectHandler: InboundHandler = ({ request: body, requestId }) =>
+  const viaEffect: EffectHandler = effectHandler(({ request: body, requestId }) =>
     Effect.suspend(() => {
       const prepared = prepare(body, requestId)
       if ("answer" in prepared) return Effect.succeed(prepared.answer)
@@ -592,7 +599,13 @@ export const contribution = (
         ),
         () => Effect.sync(abandon)
       )
-      const bounded = deadlines === undefined ? decision : deadlines.bound(decision, () => new PermissionTimeout())
+      // at the deadline the answer goes out at once; a decision that ignores interruption is not waited for
+      const bounded = Duration.isFinite(timeout)
+        ? Effect.timeoutFail(Effect.disconnect(decision), {
+          duration: timeout,
+          onTimeout: () => new PermissionTimeout()
+        })
+        : decision
       return bounded.pipe(
         Effect.flatMap((result) => Either.match(decided(result), { onLeft: failClosed, onRight: Effect.succeed })),
         Effect.catchAllCause((cause) => {
@@ -606,14 +619,14 @@ export const contribution = (
           )
         })
       )
-    })
+    }))
 
   /**
-   * A Promise policy needs no fiber: it is called at once, its settlement answers, and its deadline (if any) waits in
-   * {@link Deadlines} like the others. Where the transport can write synchronously, the control protocol calls this
-   * without a fiber for the request at all.
+   * A Promise policy needs no fiber: the control protocol calls it on its reader, its settlement answers, and its
+   * deadline (if any) waits in {@link Deadlines}.
    */
-  const promiseCallback = (policy: PromisePolicy): CallbackHandler => ({ request: body, requestId }, reply) => {
+  const viaCallback = (policy: PromisePolicy): CallbackHandler =>
+    callbackHandler(({ request: body, requestId }, reply) => {
     const prepared = prepare(body, requestId)
     if ("answer" in prepared) {
       reply.succeed(prepared.answer)
@@ -641,10 +654,9 @@ export const contribution = (
       onFailure: failed,
       onTimeout: () => reply.run(failClosed(timedOut()))
     })
-  }
+  })
 
-  const promisePolicy = promisePolicies.get(service)
-  const handler = promisePolicy === undefined ? effectHandler : handlerFrom(promiseCallback(promisePolicy))
+  const handler = isPromiseService(service) ? viaCallback(service.promisePolicy) : viaEffect
 
   return {
     permissionPromptStdio: true,

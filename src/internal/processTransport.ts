@@ -19,10 +19,10 @@ import {
 } from "../AgentError.js"
 import { CliResolver } from "../CliResolver.js"
 import type * as Message from "../Message.js"
-import type { Connection, ExitStatus, LaunchSpec } from "../Transport.js"
+import type { Connection, ExitStatus, FramePull, LaunchSpec } from "../Transport.js"
 import { removeStaleDirs } from "./argv.js"
 import { commandEnv } from "./env.js"
-import { sendFrom } from "./fastPaths.js"
+import * as Conn from "./connection.js"
 import { DEFAULT_MAX_LINE_BYTES, makeLineFramer } from "./framing.js"
 import { liveAwaitBounded, liveTimeout } from "./liveTimer.js"
 import * as Reaper from "./reaper.js"
@@ -57,33 +57,6 @@ const errorText = (error: unknown): string => {
   return String(error)
 }
 
-/**
- * The next frames of a connection, parsed from one stdout read (never empty); fails with `None` when stdout ended
- * and the process exited with code 0, with `Some(ProcessExited)` otherwise.
- *
- * @internal
- */
-export type FramePull = Effect.Effect<ReadonlyArray<Message.Frame>, Option.Option<ProcessExited>>
-
-/** @internal */
-export interface FrameSource {
-  readonly pull: FramePull
-  /** Bytes of the stdout read the last frames came from (a full read means the CLI writes faster than we read). */
-  readonly lastReadBytes: () => number
-}
-
-const frameSources = new WeakMap<object, Effect.Effect<FrameSource, never, Scope.Scope>>()
-
-/**
- * The frame source behind a process connection's `messages` stream (`undefined` for any other stream): consuming it
- * is consuming that stream, without stream machinery per chunk. Keyed by the stream itself, so a wrapped connection
- * with its own `messages` does not match.
- *
- * @internal
- */
-export const frameSourceOf = (
-  messages: Stream.Stream<Message.Frame, ProcessExited>
-): Effect.Effect<FrameSource, never, Scope.Scope> | undefined => frameSources.get(messages)
 
 /**
  * Sends a signal to the process group (the CLI and the processes it started that stayed in its group), falling back
@@ -140,8 +113,8 @@ export const make = Effect.gen(function*() {
       // every process the CLI starts inherits the marker, which finds it at close wherever it went
       const marker = Reaper.supported && spec.reapToolProcesses !== false ? Reaper.makeMarker() : undefined
       const env = marker === undefined ? base.env : { ...base.env, [marker.name]: marker.value }
-      // the two variables the lookup reads, as the caller's overlay on the parent's environment would give them (a
-      // copy of the whole of `process.env` costs ~30 µs per session)
+      // the two variables the lookup reads, as the caller's overlay on the parent's environment would give them (no
+      // copy of the whole of `process.env`: docs/PERFORMANCE.md, P3)
       const lookup = (name: string) => spec.env !== undefined && name in spec.env ? spec.env[name] : process.env[name]
       const cli = yield* resolver.resolve({
         explicit: spec.executable,
@@ -174,8 +147,7 @@ export const make = Effect.gen(function*() {
         Effect.ignore,
         Effect.forkScoped
       )
-      // stderr is pulled chunk by chunk, as stdout is: `Stream.runForEach` costs a session ~300 more Effect operations
-      // (a sink, its own fiber and their finalizers); a stderr that fails just ends
+      // stderr is pulled chunk by chunk, as stdout is (docs/PERFORMANCE.md, P4); a stderr that fails just ends
       const stderrFiber = yield* Stream.toPull(proc.stderr).pipe(
         Effect.flatMap((pull) => {
           const loop: Effect.Effect<void> = Effect.matchEffect(pull, {
@@ -271,55 +243,44 @@ export const make = Effect.gen(function*() {
       })
 
       // Frames are parsed by whoever pulls them, one stdout read at a time: parsed objects never wait inside stream
-      // machinery (which kept them alive through several young-generation GCs and tripled the GC cost).
-      const makeSource: Effect.Effect<FrameSource, never, Scope.Scope> = Effect.map(
+      // machinery (see docs/PERFORMANCE.md, P1).
+      const pull: Effect.Effect<FramePull, never, Scope.Scope> = Effect.map(
         Stream.toPull(proc.stdout.pipe(Stream.catchAll(() => Stream.empty))),
-        (raw): FrameSource => {
+        (raw): FramePull => {
           const framer = makeLineFramer(spec.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES)
           const finish: FramePull = Effect.zipRight(
             Effect.mapError(afterStdout, Option.some),
             Effect.fail(Option.none())
           )
           let ended = false
-          let lastReadBytes = 0
           const onEnd = (): FramePull => {
             ended = true
-            lastReadBytes = 0
             const out: Array<Message.Frame> = []
             framer.end(out)
-            return out.length > 0 ? Effect.succeed(out) : finish
+            return out.length > 0 ? Effect.succeed(Chunk.unsafeFromArray(out)) : finish
           }
           const onChunk = (chunk: Chunk.Chunk<Uint8Array>): FramePull => {
             const out: Array<Message.Frame> = []
-            let bytes = 0
-            for (const piece of chunk) {
-              bytes += piece.length
-              framer.push(piece, out)
-            }
-            lastReadBytes = bytes
-            return out.length > 0 ? Effect.succeed(out) : pull
+            for (const piece of chunk) framer.push(piece, out)
+            return out.length > 0 ? Effect.succeed(Chunk.unsafeFromArray(out)) : next
           }
           const read: FramePull = Effect.matchEffect(raw, { onFailure: onEnd, onSuccess: onChunk })
-          const pull: FramePull = Effect.suspend(() => (ended ? finish : read))
-          return { pull, lastReadBytes: () => lastReadBytes }
+          const next: FramePull = Effect.suspend(() => (ended ? finish : read))
+          return next
         }
       )
-      const messages: Stream.Stream<Message.Frame, ProcessExited> = Stream.unwrapScoped(
-        Effect.map(makeSource, ({ pull }) => Stream.repeatEffectChunkOption(Effect.map(pull, Chunk.unsafeFromArray)))
-      )
-      frameSources.set(messages, makeSource)
 
-      const connection: Connection = {
+      const connection: Connection = Conn.make({
         pid: Option.some(pid),
         command: [cli.command, ...args],
-        messages,
-        send: sendFrom((message) => {
+        pull,
+        unsafeSend: (message) => {
           // the caller's own end of input wins over an exit that may have followed it
           if (inputEnded) return new InputClosed({ reason: "InputEnded" })
           if (status !== undefined) return processExited(status)
           input.unsafeOffer(Buffer.from(JSON.stringify(message) + "\n", "utf8"))
           return undefined
-        }),
+        },
         endInput: Effect.suspend(() => {
           inputEnded = true
           return Effect.asVoid(input.end)
@@ -328,7 +289,7 @@ export const make = Effect.gen(function*() {
         exitStatus: Effect.sync(() => Option.fromNullable(status)),
         stderrTail: Effect.sync(() => stderr.tail()),
         kill: Effect.suspend(() => (status !== undefined ? Effect.void : terminate)).pipe(Effect.uninterruptible)
-      }
+      })
       return connection
     })
 

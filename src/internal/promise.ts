@@ -5,6 +5,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Mailbox from "effect/Mailbox"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
@@ -357,52 +358,37 @@ const begin = (
     failReady = reject
   })
 
-  // One fiber pulls for next() for the whole query: a fiber per pull (`runPromiseExit`) costs the runtime's global
-  // set of fiber roots an insertion and a deletion, and V8 then kept each pull's fiber and messages until the next full
-  // GC. The pump waits for a receiver, pulls once and hands it the result; next() calls run one at a time (below), so
-  // there is at most one receiver.
+  // One fiber pulls for next() for the whole query (see docs/PERFORMANCE.md, P1): next() offers a receiver to
+  // `receivers` (a Mailbox), the pump takes it, pulls one chunk of the query's messages (`session.drivePull`) and
+  // hands it the outcome. next() calls run one at a time (below), so at most one receiver waits. Once the pump is gone
+  // (the query's scope closed), `receivers` is done and every receiver, the one it was pulling for and later ones
+  // included, gets the end of the messages.
   type Pulled = Exit.Exit<Chunk.Chunk<Message.SdkMessage>, Option.Option<unknown>>
+  type Receiver = (pulled: Pulled) => void
   const ended: Pulled = Exit.fail(Option.none())
-  let receiver: ((pulled: Pulled) => void) | undefined
-  let wakePump: (() => void) | undefined
-  let pumpDone = false
-  const awaitReceiver: Effect.Effect<void> = Effect.suspend(() =>
-    receiver !== undefined ? Effect.void : Effect.async<void>((resume) => {
-      wakePump = () => {
-        wakePump = undefined
-        resume(Effect.void)
-      }
-      return Effect.sync(() => {
-        wakePump = undefined
-      })
-    })
-  )
-  const hand = (pulled: Pulled) => {
-    const receive = receiver
-    receiver = undefined
-    receive?.(pulled)
-  }
-  const pump = (pull: Effect.Effect<Chunk.Chunk<Message.SdkMessage>, Option.Option<unknown>>): Effect.Effect<never> => {
-    // not `Effect.forever`, which yields to the scheduler on every turn: this loop waits for a receiver anyway
-    const loop: Effect.Effect<never> = Effect.zipRight(
-      awaitReceiver,
-      Effect.flatMap(Effect.exit(pull), (p) => Effect.flatMap(Effect.sync(() => hand(p)), () => loop))
+  const pump = (
+    receivers: Mailbox.Mailbox<Receiver>,
+    pull: Effect.Effect<Chunk.Chunk<Message.SdkMessage>, Option.Option<unknown>>
+  ): Effect.Effect<void> => {
+    const loop: Effect.Effect<void, Cause.NoSuchElementException> = Effect.flatMap(
+      receivers.take,
+      (receive) =>
+        Effect.flatMap(
+          Effect.onInterrupt(Effect.exit(pull), () => Effect.sync(() => receive(ended))),
+          (pulled) => Effect.suspend(() => (receive(pulled), loop))
+        )
     )
     return loop.pipe(
-      // closed while next() waits: the stream has ended for it
-      Effect.onExit(() =>
-        Effect.sync(() => {
-          pumpDone = true
-          hand(ended)
-        })
-      )
+      Effect.ignore,
+      Effect.ensuring(Effect.flatMap(
+        Effect.zipRight(receivers.end, receivers.takeAll),
+        ([waiting]) => Effect.sync(() => Chunk.forEach(waiting, (receive) => receive(ended)))
+      ))
     )
   }
-  const pullChunk = (): Promise<Pulled> =>
+  const pullChunk = (receivers: Mailbox.Mailbox<Receiver>): Promise<Pulled> =>
     new Promise((resolve) => {
-      if (pumpDone) return resolve(ended)
-      receiver = resolve
-      wakePump?.()
+      if (!receivers.unsafeOffer(resolve)) resolve(ended)
     })
 
   // start-up stops at once when the query is closed or aborted meanwhile (the `--version` probe included)
@@ -426,10 +412,10 @@ const begin = (
           prompt = yield* given
         }
         if (prompt === undefined) return yield* Effect.fail(new InputClosed({ reason: "SessionClosed" }))
-        const { pull: makePull } = yield* session.driveParts(internal, asPrompt(prompt))
-        const pull = yield* makePull
-        yield* Effect.forkScoped(pump(pull))
-        return { scope, internal }
+        const pull = yield* session.drivePull(internal, asPrompt(prompt))
+        const receivers = yield* Mailbox.make<Receiver>()
+        yield* Effect.forkScoped(pump(receivers, pull))
+        return { scope, internal, receivers }
       }).pipe(
         Scope.extend(scope),
         Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause)))
@@ -445,7 +431,7 @@ const begin = (
   // A pulled chunk's array is this iterator's alone: the session's buffer hands its array over on every take and the
   // stream stages between (catchAll, concat, interruptWhen) pass chunks through without keeping them. Stream machinery
   // that is already garbage can still point at it, though; emptying it once every message was handed out lets
-  // young-generation GCs reclaim the messages instead of promoting them (measured: P1 CPU -30%).
+  // young-generation GCs reclaim the messages instead of promoting them (docs/PERFORMANCE.md, P1).
   const release = () => {
     if (Array.isArray(buffer)) (buffer as Array<Message.SdkMessage>).length = 0
     buffer = []
@@ -521,7 +507,7 @@ const begin = (
           if (done) continue
           throw startFailure(start.cause)
         }
-        const exit = await pullChunk()
+        const exit = await pullChunk(start.value.receivers)
         if (Exit.isSuccess(exit)) {
           // closed while pulling: what arrived is dropped
           if (!done) {

@@ -8,7 +8,6 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
-import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { AgentError, CliNotFound, SpawnFailed, VersionIncompatible } from "../AgentError.js"
@@ -16,6 +15,7 @@ import type * as Message from "../Message.js"
 import type * as Api from "../Recording.js"
 import { Transport } from "../Transport.js"
 import type { Connection, ExitStatus, LaunchSpec, MemoryPeer } from "../Transport.js"
+import * as Conn from "./connection.js"
 import { makeConnection } from "./memoryTransport.js"
 
 // -------------------------------------------------------------------------------------------------
@@ -360,27 +360,28 @@ export const layerRecord = (file: string): Layer.Layer<Transport, RecordingError
             )
           )
           opened = connection
-          const recorded: Connection = {
+          // the connection's own capabilities, each recording what passes through it
+          return Conn.make({
             ...connection,
-            messages: connection.messages.pipe(
-              Stream.mapChunks((chunk) => {
-                for (const frame of chunk) {
-                  writer.write({ event: "stdout", connection: index, t: t(), frame: toWire(frame) })
-                }
-                return chunk
-              }),
-              Stream.ensuring(recordExitIfKnown(connection))
+            pull: Effect.map(
+              Effect.zipRight(Effect.addFinalizer(() => recordExitIfKnown(connection)), connection.pull),
+              (pull) =>
+                Effect.tap(pull, (chunk) =>
+                  Effect.sync(() => {
+                    for (const frame of chunk) {
+                      writer.write({ event: "stdout", connection: index, t: t(), frame: toWire(frame) })
+                    }
+                  }))
             ),
-            send: (message) =>
-              Effect.tap(connection.send(message), () =>
-                Effect.sync(() => {
-                  if (!exitRecorded) {
-                    writer.write({ event: "stdin", connection: index, t: t(), frame: redactSecrets({ ...message }) })
-                  }
-                })),
+            unsafeSend: (message) => {
+              const error = connection.unsafeSend(message)
+              if (error === undefined && !exitRecorded) {
+                writer.write({ event: "stdin", connection: index, t: t(), frame: redactSecrets({ ...message }) })
+              }
+              return error
+            },
             endInput: Effect.zipRight(Effect.sync(recordEndInput), connection.endInput)
-          }
-          return recorded
+          })
         })
 
       return Transport.of({ open })

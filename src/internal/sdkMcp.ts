@@ -21,7 +21,8 @@ import * as Scope from "effect/Scope"
 import * as Tracer from "effect/Tracer"
 import { ControlError, McpServerFailed } from "../AgentError.js"
 import type { McpSdkServerConfig, Options, SdkMcpServerInstance } from "../AgentOptions.js"
-import type { ControlProtocol, InboundHandler } from "../ControlProtocol.js"
+import { effectHandler, type InboundHandler } from "../ControlProtocol.js"
+import type { Owned as ControlProtocol } from "./controlProtocol.js"
 import { handlerFailure } from "../ControlProtocol.js"
 import * as Message from "../Message.js"
 import type * as Api from "../SdkMcp.js"
@@ -860,7 +861,8 @@ export interface SdkMcpContribution extends Contribution {
   readonly mcpServers: McpServersControl
 }
 
-const mcpMessageHandler = (connections: ReadonlyMap<string, Connection>): InboundHandler => ({ request }) => {
+const mcpMessageHandler = (connections: ReadonlyMap<string, Connection>): InboundHandler =>
+  effectHandler(({ request }) => {
   const serverName = request["server_name"]
   const message = request["message"]
   if (typeof serverName !== "string" || !isObject(message)) {
@@ -880,7 +882,7 @@ const mcpMessageHandler = (connections: ReadonlyMap<string, Connection>): Inboun
     ),
     Effect.as({ mcp_response: ACK })
   )
-}
+})
 
 const cancelPending = (connection: Connection, params: JsonObject) => {
   const requestId = params["requestId"]

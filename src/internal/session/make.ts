@@ -1,0 +1,286 @@
+/**
+ * One session over one CLI process: start-up, the state cell stepped by everything the CLI says and the SDK sends,
+ * the idle watchdog, and the `Session` value.
+ *
+ * @internal
+ */
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { IdleTimeout, ProcessExited, type SessionNotFound, type StartupFailed } from "../../AgentError.js"
+import type { Options } from "../../AgentOptions.js"
+import type { Prompt, Session, SessionError, SessionOrigin } from "../../ClaudeAgent.js"
+import * as Message from "../../Message.js"
+import type { Transport } from "../../Transport.js"
+import type * as TransportApi from "../../Transport.js"
+import * as ProtocolInternal from "../controlProtocol.js"
+import { collectExtensions, type SessionExtensions } from "../extensions.js"
+import { oneByOne } from "../handout.js"
+import { liveTimeout } from "../liveTimer.js"
+import * as Opts from "../options.js"
+import { resolveOrigin } from "../origin.js"
+import type { InternalStore } from "../permissions.js"
+import { type Cell, makeCell, observed } from "./cell.js"
+import * as Control from "./control.js"
+import * as Startup from "./startup.js"
+import * as State from "./state.js"
+import * as Watchdog from "./watchdog.js"
+
+/** How long the CLI may take to report idle after a result before stdin is closed anyway. */
+const IDLE_AFTER_RESULT = Duration.seconds(1)
+
+/** Internal handles of a session, shared by `session`, `query`, the pool and auto-resume. @internal */
+export interface SessionInternal {
+  readonly session: Session
+  readonly protocol: ProtocolInternal.Owned
+  /** Fails when the session cannot go on (e.g. `initialize` failed). */
+  readonly fatal: Effect.Effect<never, SessionError>
+  /**
+   * Why the session could not go on, once `fatal` has failed and the watcher saw it. Its message buffer was ended if
+   * the CLI was still running: a reader whose messages end normally fails with this.
+   */
+  readonly stoppedBy: () => SessionError | undefined
+  /** Waits (bounded) for the CLI to report idle when a turn has just ended. */
+  readonly settleAfterResult: Effect.Effect<void>
+  /** The session's permission store (shared by every process of an auto-resumed session). */
+  readonly permissionStore: InternalStore
+  /**
+   * Turns a `ProcessExited` the SDK caused or can explain into the real reason (`SessionNotFound`, `IdleTimeout`…).
+   */
+  readonly refine: <E>(error: E) => E | SessionNotFound | IdleTimeout | StartupFailed
+  /**
+   * `refine` for a message stream that failed because the CLI is gone: it waits for `initialize` to have its outcome
+   * (answered, or failed with the exit), which it has or gets at once by then; `refine` depends on it, and the fiber
+   * that records it may not have run yet.
+   */
+  readonly refineExited: (error: ProcessExited) => Effect.Effect<SessionError>
+  /** Number of `result` messages seen so far. */
+  readonly resultCount: () => number
+  readonly lastResult: () => Message.ResultMessage | undefined
+  /** Registers a callback run (synchronously, as the result is read) after every `result`. */
+  readonly onResult: (f: () => void) => void
+}
+
+/** @internal */
+export const make = (
+  requested: Options = {},
+  internals: { readonly permissionStore?: InternalStore } = {}
+): Effect.Effect<SessionInternal, SessionError, Transport | Scope.Scope> =>
+  Effect.gen(function*() {
+    yield* Opts.validate(requested)
+    const { options, origin } = resolveOrigin(requested)
+    const limits = yield* Startup.limitsOf(options)
+    const extensions = yield* collectExtensions(options, internals.permissionStore)
+    const launch = yield* Opts.launchOf(options, extensions)
+    const clock = yield* Effect.clock
+    const now = () => clock.unsafeCurrentTimeMillis()
+    // start-up is bounded as a whole (`initializeTimeout`), from here to the answer to `initialize`
+    const startedAt = now()
+    const connection = yield* Startup.spawn(options, launch, limits.startup)
+    const cell = yield* makeCell(origin, startedAt)
+    const refine = <E>(error: E) => State.refine(cell.get(), error)
+
+    const protocol = yield* ProtocolInternal.make(observed(connection, cell, now), {
+      handlers: extensions.handlers,
+      requestTimeout: limits.control,
+      bufferSize: options.messageBufferSize,
+      onMessage: (m) => {
+        const keep = extensions.onMessage(m)
+        cell.advance({ _tag: "Message", message: m, at: now() })
+        return keep && State.delivered(m)
+      }
+    })
+    yield* extensions.onProtocol(protocol)
+
+    const awaitIdle = Effect.asVoid(liveTimeout(cell.idle.await, IDLE_AFTER_RESULT))
+    const settleAfterResult = Effect.suspend(() => State.awaitsIdle(cell.get()) ? awaitIdle : Effect.void)
+    // Closing stdin mid-turn (or right after a result) makes the CLI slow to exit, SIGTERM included; interrupting a
+    // running turn first and waiting for idle lets it exit at once.
+    const settleBeforeClose = Effect.flatMap(connection.exitStatus, (exit) => {
+      if (Option.isSome(exit)) return Effect.void
+      if (!State.busy(cell.get())) return settleAfterResult
+      return liveTimeout(protocol.request("interrupt", {}, { timeout: Duration.infinity }), IDLE_AFTER_RESULT).pipe(
+        Effect.ignore,
+        Effect.zipRight(Effect.suspend(() => {
+          const state = cell.get()
+          return state.status === "idle" || !state.reportsState ? Effect.void : awaitIdle
+        }))
+      )
+    })
+    // runs before the transport's own finalizer (registered earlier): let the turn settle first. It must stay
+    // uninterruptible: when the scope closes because its fiber was interrupted, an interruptible region here would
+    // end at once and skip the settling (every wait inside is bounded on the wall clock).
+    yield* Effect.addFinalizer(() => settleBeforeClose)
+
+    const fatal = yield* Deferred.make<never, SessionError>()
+    if (extensions.failure !== undefined) {
+      yield* extensions.failure.pipe(Effect.catchAll((error) => Deferred.fail(fatal, error)), Effect.forkScoped)
+    }
+    const initialized = yield* Deferred.make<Message.InitializeResponse, SessionError>()
+    const answer = yield* Startup.initialize(protocol, launch.initialize, extensions, {
+      startedAt,
+      limit: limits.startup
+    }, {
+      answered: Effect.sync(() => cell.advance({ _tag: "InitializeAnswered" })),
+      refine,
+      wroteAnything: () => cell.get().wroteAnything,
+      endedBySdk: (reason) => Effect.sync(() => cell.advance({ _tag: "EndedBySdk", reason }))
+    })
+    yield* answer.pipe(
+      Effect.exit,
+      Effect.flatMap((exit) =>
+        Effect.zipRight(
+          Deferred.done(initialized, exit),
+          exit._tag === "Failure" ? Deferred.failCause(fatal, exit.cause) : Effect.void
+        )
+      ),
+      Effect.forkScoped
+    )
+    if (Duration.isFinite(limits.idle) || Duration.isFinite(limits.firstMessage)) {
+      yield* Watchdog.run({
+        state: cell.get,
+        inFlight: protocol.inFlightCount,
+        limits,
+        expired: (deadline) =>
+          Effect.gen(function*() {
+            const error = new IdleTimeout({
+              lastEventAt: deadline.lastEventAt,
+              timeoutMillis: Duration.toMillis(deadline.limit),
+              reason: deadline.kind === "firstMessage" ? "FirstMessage" : "Idle",
+              stderrTail: yield* connection.stderrTail
+            })
+            cell.advance({ _tag: "EndedBySdk", reason: error })
+            yield* Deferred.fail(fatal, error)
+            yield* connection.kill
+          })
+      }).pipe(Effect.forkScoped)
+    }
+
+    // when the CLI is gone, whoever waits for the session id learns why (no one waits for an id known already)
+    if (!(yield* Deferred.isDone(cell.sessionIdKnown))) {
+      yield* connection.awaitExit.pipe(
+        Effect.flatMap((exit) =>
+          Effect.flatMap(connection.stderrTail, (stderrTail) =>
+            Deferred.fail(
+              cell.sessionIdKnown,
+              refine(new ProcessExited({ code: exit.code, signal: exit.signal, stderrTail }))
+            ))
+        ),
+        Effect.forkScoped
+      )
+    }
+
+    // When the session cannot go on, its readers get what is buffered and then the reason. A CLI still running has
+    // its message buffer ended; one already gone ends the stream by itself once everything it wrote has been read
+    // (frames are read as they are pulled: ending the buffer would lose them), and a failed stream reports its own
+    // refined reason.
+    yield* Deferred.await(fatal).pipe(
+      Effect.catchAll((error) =>
+        Effect.flatMap(connection.exitStatus, (exit) => {
+          cell.advance({ _tag: "Stopped", reason: error })
+          return Option.isSome(exit) ? Effect.void : protocol.endMessages
+        })
+      ),
+      Effect.forkScoped
+    )
+    const initializationResult = Deferred.await(initialized)
+    const refineExited = (error: ProcessExited): Effect.Effect<SessionError> =>
+      Effect.zipRight(Effect.exit(initializationResult), Effect.sync(() => refine(error)))
+    const session = assemble({
+      options,
+      origin,
+      connection,
+      protocol,
+      cell,
+      extensions,
+      now,
+      refineExited,
+      initializationResult,
+      settleAfterResult
+    })
+
+    return {
+      session,
+      protocol,
+      fatal: Deferred.await(fatal),
+      stoppedBy: () => cell.get().stoppedBy,
+      settleAfterResult,
+      permissionStore: extensions.permissionStore,
+      refine,
+      refineExited,
+      resultCount: () => cell.get().results,
+      lastResult: () => cell.get().lastResult,
+      onResult: cell.onResult
+    }
+  })
+
+/** The `Session` value: prompts step the cell; the messages are the protocol's, ended by the session's reason. */
+const assemble = (parts: {
+  readonly options: Options
+  readonly origin: SessionOrigin
+  readonly connection: TransportApi.Connection
+  readonly protocol: ProtocolInternal.Owned
+  readonly cell: Cell
+  readonly extensions: SessionExtensions & { readonly permissionStore: InternalStore }
+  readonly now: () => number
+  readonly refineExited: (error: ProcessExited) => Effect.Effect<SessionError>
+  readonly initializationResult: Effect.Effect<Message.InitializeResponse, SessionError>
+  readonly settleAfterResult: Effect.Effect<void>
+}): Session => {
+  const { cell, connection, options, protocol, refineExited } = parts
+  const whenStopped = Stream.suspend(() => {
+    const reason = cell.get().stoppedBy
+    return reason === undefined ? Stream.empty : Stream.fail(reason)
+  })
+  const messages: Stream.Stream<Message.SdkMessage, SessionError> = Stream.repeatEffectOption(
+    oneByOne(protocol.takeMessages)
+  ).pipe(
+    Stream.catchAll((error) => Stream.fromEffect(Effect.flip(refineExited(error)))),
+    Stream.concat(whenStopped)
+  )
+  // a turn ends with its result; the result of a resume the CLI could not find fails the turn after it is handed
+  // out (as `query` does), rather than ending it normally
+  const turnMessages = messages.pipe(
+    Stream.takeUntil(Message.isResultMessage),
+    Stream.concat(Stream.suspend(() => {
+      const notFound = cell.get().notFound
+      return notFound !== undefined ? Stream.fail(notFound) : Stream.empty
+    }))
+  )
+  const send = (prompt: Prompt) =>
+    Effect.zipRight(
+      protocol.send(Opts.userMessage(options, prompt)),
+      Effect.sync(() =>
+        cell.advance({
+          _tag: "PromptSent",
+          startsTurn: typeof prompt === "string" || prompt.shouldQuery !== false,
+          at: parts.now()
+        })
+      )
+    )
+  return {
+    origin: parts.origin,
+    pid: connection.pid,
+    sessionId: Effect.suspend(() => {
+      const id = cell.get().sessionId
+      return id !== undefined ? Effect.succeed(id) : Deferred.await(cell.sessionIdKnown)
+    }),
+    state: Effect.map(connection.exitStatus, (exit) => (Option.isSome(exit) ? "exited" : cell.get().status)),
+    send: (prompt) => send(prompt).pipe(Effect.withSpan("Session.send")),
+    messages,
+    turn: (prompt) =>
+      Stream.unwrap(send(prompt).pipe(
+        Effect.as(turnMessages),
+        // the CLI was gone before the prompt could be written (e.g. a resume it could not find): what it wrote
+        // before it exited says why, else the exit does
+        Effect.catchTag("ProcessExited", (error) =>
+          Effect.succeed(Stream.concat(turnMessages, Stream.fromEffect(Effect.flip(refineExited(error))))))
+      )).pipe(Stream.withSpan("Session.turn")),
+    ...Control.make(protocol, parts.extensions, options, parts.initializationResult, () => cell.get().commands),
+    permissions: parts.extensions.permissionStore,
+    endInput: Effect.zipRight(parts.settleAfterResult, protocol.endInput)
+  }
+}

@@ -1,0 +1,187 @@
+/**
+ * Start-up of a session: its time limits read from the options, the CLI spawned within the start-up bound, and
+ * `initialize` written first and answered within what is left of that bound.
+ *
+ * @internal
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import { InvalidOptions, ProtocolViolation, StartupFailed } from "../../AgentError.js"
+import type { Launch, Options } from "../../AgentOptions.js"
+import type { SessionError } from "../../ClaudeAgent.js"
+import type * as ControlProtocol from "../../ControlProtocol.js"
+import type * as ProtocolInternal from "../controlProtocol.js"
+import * as Message from "../../Message.js"
+import { Transport } from "../../Transport.js"
+import type * as TransportApi from "../../Transport.js"
+import { protectArgs } from "../argv.js"
+import { compiledGuard } from "../decode.js"
+import type { SessionExtensions } from "../extensions.js"
+import type { IdleLimits } from "./state.js"
+
+/**
+ * Checks a control response against its schema, with the guard compiled once per schema (docs/PERFORMANCE.md,
+ * "Session state and the idle watchdog").
+ *
+ * @internal
+ */
+export const decodeResponse = <A, I>(schema: Schema.Schema<A, I>, subtype: string) => {
+  const is = compiledGuard(schema)
+  return (u: unknown): Effect.Effect<A, ProtocolViolation> =>
+    is(u) ? Effect.succeed(u) : Effect.fail(
+      new ProtocolViolation({ description: `unexpected response to ${subtype}: ${JSON.stringify(u)?.slice(0, 500)}` })
+    )
+}
+
+/** A timeout option: a `Duration` input, or `"infinity"` (no timeout). Anything else is `InvalidOptions`. */
+const decodeTimeout = (
+  option: string,
+  input: Duration.DurationInput | "infinity" | undefined,
+  fallback: Duration.Duration
+): Effect.Effect<Duration.Duration, InvalidOptions> => {
+  if (input === undefined) return Effect.succeed(fallback)
+  if (input === "infinity") return Effect.succeed(Duration.infinity)
+  return Effect.try({
+    try: () => Duration.decode(input),
+    catch: () => new InvalidOptions({ option, description: `not a duration: ${String(input)}` })
+  })
+}
+
+/**
+ * A session's time limits.
+ *
+ * @internal
+ */
+export interface Limits extends IdleLimits {
+  /** From the spawn to the answer to `initialize`. */
+  readonly startup: Duration.Duration
+  /** The default timeout of control requests. */
+  readonly control: Duration.Duration
+}
+
+/**
+ * The time limits of `options`, with their defaults; `InvalidOptions` for one that is not a duration.
+ *
+ * @internal
+ */
+export const limitsOf = (options: Options): Effect.Effect<Limits, InvalidOptions> =>
+  Effect.all({
+    startup: decodeTimeout("initializeTimeout", options.initializeTimeout, Duration.seconds(60)),
+    control: decodeTimeout("controlRequestTimeout", options.controlRequestTimeout, Duration.seconds(60)),
+    idle: decodeTimeout("idleTimeout", options.idleTimeout, Duration.minutes(10)),
+    firstMessage: decodeTimeout("firstMessageTimeout", options.firstMessageTimeout, Duration.seconds(60))
+  })
+
+/**
+ * Finds, checks and spawns the CLI (start-up phase "spawn"), within the start-up bound.
+ *
+ * @internal
+ */
+export const spawn = (
+  options: Options,
+  launch: Launch,
+  limit: Duration.Duration
+): Effect.Effect<TransportApi.Connection, SessionError, Transport | Scope.Scope> =>
+  Effect.gen(function*() {
+    const transport = yield* Transport
+    const args = yield* protectArgs(launch.args)
+    const open = transport.open({
+      args,
+      env: launch.env,
+      envMode: options.envMode,
+      keepEnv: options.keepEnv,
+      cwd: options.cwd,
+      executable: options.pathToClaudeCodeExecutable,
+      executableArgs: options.executableArgs,
+      onStderr: options.stderr,
+      maxLineBytes: options.maxLineBytes,
+      closeGraceMillis: options.closeGraceMillis,
+      killGraceMillis: options.killGraceMillis,
+      reapToolProcesses: options.reapToolProcesses,
+      cliVersions: options.cliVersions
+    })
+    if (!Duration.isFinite(limit)) return yield* open
+    return yield* Effect.timeoutFail(open, {
+      duration: limit,
+      onTimeout: () =>
+        new StartupFailed({
+          reason: "Spawn",
+          description: `the CLI was not started within ${Duration.toMillis(limit)} ms (finding it, checking its version, ` +
+            `spawning it)`,
+          stderrTail: ""
+        })
+    })
+  })
+
+/**
+ * What the session does with the outcome of `initialize`.
+ *
+ * @internal
+ */
+export interface InitializeHooks {
+  /** The CLI answered (whatever the answer). */
+  readonly answered: Effect.Effect<void>
+  /** Explains an exit (`SessionNotFound`, …), as the session's `refine` does. */
+  readonly refine: <E>(error: E) => E | SessionError
+  /** Whether the CLI wrote any frame yet (the phase of a start-up failure). */
+  readonly wroteAnything: () => boolean
+  /** The SDK gives up on the CLI for this reason (the kill follows). */
+  readonly endedBySdk: (reason: StartupFailed) => Effect.Effect<void>
+}
+
+/**
+ * Writes `initialize` now (before anything else the session sends) and returns the effect that waits for its
+ * answer, within what is left of the start-up bound at `startedAt`. A CLI gone already cannot be written to: the
+ * effect then fails with why. A failure other than `SessionNotFound` is a `StartupFailed` and kills the CLI.
+ *
+ * @internal
+ */
+export const initialize = (
+  protocol: ProtocolInternal.Owned,
+  request: Readonly<Record<string, unknown>>,
+  extensions: SessionExtensions,
+  timing: { readonly startedAt: number; readonly limit: Duration.Duration },
+  hooks: InitializeHooks
+): Effect.Effect<Effect.Effect<Message.InitializeResponse, SessionError>> =>
+  Effect.gen(function*() {
+    const startupMillis = Duration.toMillis(timing.limit)
+    const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
+    const answer = yield* protocol.begin("initialize", request, {
+      timeout: Duration.isFinite(timing.limit)
+        ? Duration.millis(Math.max(0, startupMillis - (now - timing.startedAt)))
+        : Duration.infinity
+    }).pipe(
+      Effect.catchAll((error) =>
+        Effect.succeed<Effect.Effect<unknown, ControlProtocol.RequestError>>(Effect.fail(error))
+      )
+    )
+    const failed = (error: ControlProtocol.RequestError | ProtocolViolation) =>
+      Effect.gen(function*() {
+        const refined = hooks.refine(error)
+        if (refined._tag === "SessionNotFound") return yield* Effect.fail(refined)
+        const failure = new StartupFailed({
+          reason: hooks.wroteAnything() ? "InitializeAck" : "FirstLine",
+          description: error._tag === "ControlTimeout"
+            ? `no answer to initialize within ${startupMillis} ms`
+            : error._tag === "ProcessExited"
+            ? error.summary
+            : error.message,
+          ...(error._tag === "ProcessExited" ? { exitCode: error.code } : {}),
+          stderrTail: yield* protocol.connection.stderrTail,
+          cause: error
+        })
+        yield* hooks.endedBySdk(failure)
+        yield* protocol.connection.kill
+        return yield* Effect.fail(failure)
+      })
+    return answer.pipe(
+      Effect.tap(() => hooks.answered),
+      Effect.flatMap(decodeResponse(Message.InitializeResponse, "initialize")),
+      Effect.catchAll(failed),
+      Effect.tap((response) => extensions.onInitialized(response)),
+      Effect.mapError(hooks.refine),
+      Effect.withSpan("Session.initialize")
+    )
+  })

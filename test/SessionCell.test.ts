@@ -1,0 +1,56 @@
+// The cell holding a session's state (src/internal/session/cell.ts): what follows from each transition.
+import { describe, expect, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import { makeCell } from "../src/internal/session/cell.js"
+import { assistant, stateChanged, success } from "./support/messages.js"
+
+const fresh = { kind: "new", requested: undefined, sessionId: undefined, forked: false } as const
+
+describe("session cell", () => {
+  it.effect("the session id becomes known with the first message that names it", () =>
+    Effect.gen(function*() {
+      const cell = yield* makeCell(fresh, 0)
+      expect(yield* Deferred.isDone(cell.sessionIdKnown)).toBe(false)
+      cell.advance({ _tag: "Message", message: assistant, at: 1 })
+      expect(yield* Deferred.isDone(cell.sessionIdKnown)).toBe(true)
+      expect(yield* Deferred.await(cell.sessionIdKnown)).toBe("cli-id")
+      expect(cell.get().sessionId).toBe("cli-id")
+    }))
+
+  it.effect("an id the SDK assigned is known at once", () =>
+    Effect.gen(function*() {
+      const cell = yield* makeCell({ ...fresh, sessionId: "sdk-id" }, 0)
+      expect(yield* Deferred.await(cell.sessionIdKnown)).toBe("sdk-id")
+    }))
+
+  it.effect("the idle latch is open exactly while the CLI reports idle", () =>
+    Effect.gen(function*() {
+      const cell = yield* makeCell(fresh, 0)
+      const waiter = yield* Effect.fork(cell.idle.await)
+      yield* Effect.yieldNow()
+      expect(waiter.unsafePoll()).toBe(null)
+      cell.advance({ _tag: "Message", message: stateChanged("running"), at: 1 })
+      yield* Effect.yieldNow()
+      expect(waiter.unsafePoll()).toBe(null)
+      cell.advance({ _tag: "Message", message: stateChanged("idle"), at: 2 })
+      yield* Fiber.join(waiter)
+      cell.advance({ _tag: "Message", message: stateChanged("running"), at: 3 })
+      const next = yield* Effect.fork(cell.idle.await)
+      yield* Effect.yieldNow()
+      expect(next.unsafePoll()).toBe(null)
+      yield* Fiber.interrupt(next)
+    }))
+
+  it.effect("result listeners run once per result, not for other messages", () =>
+    Effect.gen(function*() {
+      const cell = yield* makeCell(fresh, 0)
+      let calls = 0
+      cell.onResult(() => calls++)
+      cell.advance({ _tag: "Message", message: assistant, at: 1 })
+      cell.advance({ _tag: "Message", message: success(), at: 2 })
+      cell.advance({ _tag: "Message", message: success(), at: 3 })
+      expect(calls).toBe(2)
+    }))
+})
