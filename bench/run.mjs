@@ -63,14 +63,10 @@ const removeBaseline = () => {
   try {
     execFileSync("git", ["-C", repo, "worktree", "remove", "--force", dir], { stdio: "ignore" })
   } catch {
-    // not registered (creation failed half-way): the directory goes below, prune forgets it
+    // not registered (creation failed half-way): the directory goes below (no `git worktree prune`: it would also
+    // forget other people's worktrees whose directories are gone)
   }
   fs.rmSync(root, { recursive: true, force: true })
-  try {
-    execFileSync("git", ["-C", repo, "worktree", "prune"], { stdio: "ignore" })
-  } catch {
-    // nothing to prune
-  }
   log(`bench: removed the baseline worktree ${dir}`)
 }
 

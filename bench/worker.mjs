@@ -121,7 +121,7 @@ const cases = {
         profiler = new inspector.Session()
         profiler.connect()
         await profiler.post("Profiler.enable")
-        await profiler.post("Profiler.setSamplingInterval", { interval: 100 })
+        await profiler.post("Profiler.setSamplingInterval", { interval: params.profileIntervalUs ?? 250 })
         await profiler.post("Profiler.start")
       }
       const walls = []
