@@ -65,7 +65,11 @@ const mapOf = (url) => {
 /** A readable module name for a frame: the TypeScript source (via the map), a package, or a Node internal. */
 const moduleOf = (frame) => {
   const { url, lineNumber, columnNumber } = frame
-  if (url === "") return frame.functionName.startsWith("(") ? frame.functionName : "(native)"
+  if (url === "") {
+    if (frame.functionName.startsWith("(")) return frame.functionName
+    // code without a script is native (a binding, a builtin); with one, it was compiled at run time (`new Function`)
+    return String(frame.scriptId) === "0" ? "(native)" : "(compiled at run time: new Function)"
+  }
   const m = mapOf(url)
   if (m !== null) {
     const entry = m.map.findEntry(lineNumber, columnNumber)
@@ -121,6 +125,7 @@ const categories = [
   ["Effect runtime (fibers, scheduler, scopes, streams, Schema)", (stack) => /^(effect|@effect\/[^:]+):/.test(stack[0].module)],
   ["ours (src/)", (stack) => stack[0].module.startsWith("src/")],
   ["Node (streams, pipes, timers, promises)", (stack) => stack[0].module.startsWith("node:")],
+  ["ours (src/), compiled at run time", (stack) => stack[0].module.startsWith("(compiled") && stack.some((f) => f.module.startsWith("src/"))],
   ["other native / program", (stack) => stack[0].module.startsWith("(")],
   ["other JS (the SDK bundle, bench)", () => true]
 ]
