@@ -5,6 +5,7 @@
 //   node bench/profile.mjs [--sdk ours|official|baseline] [--queries 50] [--warmup 10] [--top 25] [--interval 250]
 //                          [--keep file]
 //   node bench/profile.mjs --summarize file.cpuprofile --queries N      (an existing profile)
+//   BENCH_BASELINE=<a built checkout> node bench/profile.mjs --sdk baseline   (another build of this repo)
 //
 // (after `npm run build`). Self time: samples whose top frame is the function; total: samples with the function
 // anywhere on the stack (counted once per sample). "(program)" is V8/Node native work not attributed to JS

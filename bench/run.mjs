@@ -369,7 +369,7 @@ for (const figure of selected) {
     if (row.max !== undefined) checks.push(m.ours !== undefined && m.ours < row.max)
     const target = [
       row.vsFloor !== undefined ? `≤ ${row.vsFloor.toFixed(2)}× floor` : undefined,
-      row.vsOfficial !== undefined ? `≤ official` : undefined,
+      row.vsOfficial !== undefined ? (row.vsOfficial === 1 ? "≤ official" : `≤ ${row.vsOfficial.toFixed(2)}× official`) : undefined,
       row.max !== undefined ? `< ${row.max} ${row.unit}` : undefined
     ].filter(Boolean).join(", ")
     rows.push({
