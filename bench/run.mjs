@@ -301,6 +301,10 @@ if (selected.length === 0) {
   log(`bench: no figure matches --rows ${only?.join(",")} (ids: ${[...new Set(figures.map((f) => f.id))].join(", ")})`)
   process.exit(2)
 }
+if (SDKS.includes("baseline") && baselineRef === undefined) {
+  log("bench: the contender baseline needs --baseline <git ref>")
+  process.exit(2)
+}
 if (baselineRef !== undefined) prepareBaseline(baselineRef)
 /** Runs of one measurement: quick mode halves them, but keeps two so that a spread exists. */
 const runsOf = (figure) => runsOverride ?? (quick ? Math.min(figure.runs, 2) : figure.runs)
