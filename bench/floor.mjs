@@ -21,7 +21,8 @@ const launch = (options) => {
   const script = /\.(?:m|c)?js$/.test(exe)
   const child = spawn(script ? process.execPath : exe, script ? [exe, ...args] : args, {
     stdio: ["pipe", "pipe", "ignore"],
-    env: options.env ?? process.env
+    env: options.env ?? process.env,
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd })
   })
   const send = (frame) => child.stdin.write(JSON.stringify(frame) + "\n")
   send({ type: "control_request", request_id: "floor_1", request: { subtype: "initialize", hooks: null } })

@@ -4,7 +4,10 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as v8 from "node:v8"
+import { spawn } from "node:child_process"
+import { createRequire } from "node:module"
 import { setTimeout as sleep } from "node:timers/promises"
+import { pathToFileURL } from "node:url"
 
 const here = path.dirname(new URL(import.meta.url).pathname)
 const FAKE = path.join(here, "fake-cli.mjs")
@@ -15,6 +18,8 @@ const now = () => performance.now()
 
 const loadSdk = async (name) => {
   if (name === "ours") return await import("effect-claude-agent/promise")
+  // the Promise API of another build of this repo (`run.mjs --baseline <ref>` sets BENCH_BASELINE to its checkout)
+  if (name === "baseline") return await import(pathToFileURL(path.join(process.env.BENCH_BASELINE, "dist", "promise.js")).href)
   if (name === "official") return await import("@anthropic-ai/claude-agent-sdk")
   return await import("./floor.mjs")
 }
@@ -41,7 +46,107 @@ const middle = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
 const readStats = (file) => fs.readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l))
 
+/** The pinned real CLI (`@anthropic-ai/claude-code`'s native binary). */
+const realCliPath = () =>
+  path.join(path.dirname(createRequire(import.meta.url).resolve("@anthropic-ai/claude-code/package.json")), "bin", "claude.exe")
+
+/** Starts bench/model-server.mjs; resolves to its environment for the CLI and a `stop` that returns its request log. */
+const modelServer = () =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(here, "model-server.mjs")], { stdio: ["pipe", "pipe", "inherit"] })
+    let out = ""
+    const lines = []
+    let onLine
+    child.stdout.on("data", (d) => {
+      out += d
+      let nl
+      while ((nl = out.indexOf("\n")) !== -1) {
+        lines.push(JSON.parse(out.slice(0, nl)))
+        out = out.slice(nl + 1)
+        onLine?.()
+      }
+    })
+    child.once("error", reject)
+    onLine = () => {
+      onLine = undefined
+      resolve({
+        env: lines[0].env,
+        stop: () =>
+          new Promise((done) => {
+            child.once("exit", () => done(lines[1]))
+            child.stdin.end()
+          })
+      })
+    }
+  })
+
 const cases = {
+  /**
+   * The real CLI against the scripted model server, a one-shot text query to its result: after `warmup` queries,
+   * `queries` more; wall query() → result (median), consumer CPU per query (this process only: the CLI and the
+   * server run in other processes) over the whole measured loop, i.e. spawn, the turn and the close. With
+   * `profile: <file>`, a V8 CPU profile of the measured loop is written there.
+   */
+  async realCli() {
+    const warmup = params.warmup ?? 10
+    const count = params.queries ?? 20
+    const server = await modelServer()
+    const cwd = fs.mkdtempSync(path.join(os.tmpdir(), "bench-cli-"))
+    const options = {
+      pathToClaudeCodeExecutable: realCliPath(),
+      cwd,
+      env: { ...process.env, ...server.env },
+      maxTurns: 1
+    }
+    const one = async () => {
+      const start = now()
+      let resultAt = 0
+      let result
+      for await (const m of query({ prompt: "SAY hello from the bench", options })) {
+        if (m.type === "result") {
+          resultAt = now()
+          result = m
+        }
+      }
+      if (result?.subtype !== "success" || result.result !== "hello from the bench") {
+        throw new Error(`unexpected result: ${JSON.stringify(result)}`)
+      }
+      return { wall: resultAt - start, toEnd: now() - resultAt }
+    }
+    try {
+      for (let i = 0; i < warmup; i++) await one()
+      let profiler
+      if (typeof params.profile === "string") {
+        const inspector = await import("node:inspector/promises")
+        profiler = new inspector.Session()
+        profiler.connect()
+        await profiler.post("Profiler.enable")
+        await profiler.post("Profiler.setSamplingInterval", { interval: params.profileIntervalUs ?? 250 })
+        await profiler.post("Profiler.start")
+      }
+      const walls = []
+      const ends = []
+      const cpu0 = process.cpuUsage()
+      for (let i = 0; i < count; i++) {
+        const { wall, toEnd } = await one()
+        walls.push(wall)
+        ends.push(toEnd)
+      }
+      const c = process.cpuUsage(cpu0)
+      if (profiler !== undefined) {
+        const { profile } = await profiler.post("Profiler.stop")
+        fs.writeFileSync(params.profile, JSON.stringify(profile))
+        profiler.disconnect()
+      }
+      const log = await server.stop()
+      if (log.other.length > 0) throw new Error(`the CLI asked for more than the Messages API: ${log.other.join(", ")}`)
+      return { wallMs: middle(walls), cpuMs: (c.user + c.system) / 1000 / count, closeMs: middle(ends), requests: log.requests }
+    } finally {
+      fs.rmSync(cwd, { recursive: true, force: true })
+    }
+  },
+
+
   /** P1: N messages consumed to the end; wall first message -> result, CPU query() -> result. */
   async throughput() {
     const messages = params.messages ?? 100_000
