@@ -48,7 +48,6 @@ const line = (frame) => JSON.stringify(frame) + "\n"
 const pending = new Map()
 let onUser
 let users = 0
-let stdinEnded = false
 let onStdinEnd = () => {}
 let buffered = ""
 
@@ -116,7 +115,6 @@ process.stdin.on("data", (chunk) => {
   }
 })
 process.stdin.on("end", () => {
-  stdinEnded = true
   for (const resolve of pending.values()) resolve(undefined)
   pending.clear()
   onStdinEnd()
@@ -133,8 +131,13 @@ const usage = {
   cache_read_input_tokens: 19873,
   service_tier: "standard"
 }
-const uuid = (n) => `0b7c${(n % 0xffffffff).toString(16).padStart(8, "0")}-6a3e-4c1d-9f5e-3b2a1c0d${(n % 0xffff).toString(16).padStart(4, "0")}`
-const words = "the quick brown fox jumps over a lazy dog while reading files and running commands in the repo".split(" ")
+const uuid = (n) =>
+  `0b7c${(n % 0xffffffff).toString(16).padStart(8, "0")}-6a3e-4c1d-9f5e-3b2a1c0d${
+    (n % 0xffff).toString(16).padStart(4, "0")
+  }`
+const words = "the quick brown fox jumps over a lazy dog while reading files and running commands in the repo".split(
+  " "
+)
 const prose = (chars, seed) => {
   let s = ""
   let i = seed
@@ -199,7 +202,10 @@ const cycle = (c) => {
   const toolId = `toolu_01${c.toString(36).padStart(16, "0")}`
   const text = prose(1400, c)
   const input = { command: `grep -rn "pattern_${c}" src --include=*.ts | head -50`, description: "Search the sources" }
-  const result = Array.from({ length: 95 }, (_, i) => `src/module${i}.ts:${i * 7 + 1}:  const pattern_${c} = ${prose(40, i)}`).join("\n")
+  const result = Array.from(
+    { length: 95 },
+    (_, i) => `src/module${i}.ts:${i * 7 + 1}:  const pattern_${c} = ${prose(40, i)}`
+  ).join("\n")
   let n = c * 100
   const frames = []
   frames.push(streamEvent(++n, msgId, {
@@ -207,7 +213,9 @@ const cycle = (c) => {
     message: { id: msgId, type: "message", role: "assistant", model: MODEL, content: [], stop_reason: null, usage },
     ttft_ms: 412
   }))
-  frames.push(streamEvent(++n, msgId, { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }))
+  frames.push(
+    streamEvent(++n, msgId, { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } })
+  )
   for (let i = 0; i < 10; i++) {
     frames.push(streamEvent(++n, msgId, {
       type: "content_block_delta",
@@ -242,12 +250,21 @@ const cycle = (c) => {
   frames.push(streamEvent(++n, msgId, { type: "message_stop" }))
   frames.push({
     type: "user",
-    message: { role: "user", content: [{ type: "tool_result", tool_use_id: toolId, content: result, is_error: false }] },
+    message: {
+      role: "user",
+      content: [{ type: "tool_result", tool_use_id: toolId, content: result, is_error: false }]
+    },
     parent_tool_use_id: null,
     session_id: SESSION,
     uuid: uuid(++n),
     timestamp: "2026-11-25T10:00:01.000Z",
-    tool_use_result: { stdout: result.slice(0, 1800), stderr: "", interrupted: false, isImage: false, noOutputExpected: false }
+    tool_use_result: {
+      stdout: result.slice(0, 1800),
+      stderr: "",
+      interrupted: false,
+      isImage: false,
+      noOutputExpected: false
+    }
   })
   return { lines: frames.map(line), permissionAt, toolId, input }
 }
@@ -263,7 +280,12 @@ const canUseTool = (id, toolId, input) =>
       input,
       description: "Search the sources",
       permission_suggestions: [
-        { type: "addRules", rules: [{ toolName: "Bash", ruleContent: input.command }], behavior: "allow", destination: "localSettings" },
+        {
+          type: "addRules",
+          rules: [{ toolName: "Bash", ruleContent: input.command }],
+          behavior: "allow",
+          destination: "localSettings"
+        },
         { type: "setMode", mode: "acceptEdits", destination: "session" }
       ],
       tool_use_id: toolId
@@ -380,7 +402,9 @@ const rtt = async (count) => {
 
 const short = async () => {
   const c = cycle(1)
-  out.write(line(runningFrame()) + line(initFrame()) + c.lines.slice(0, 6).join("") + line(resultFrame(1)) + line(idleFrame()))
+  out.write(
+    line(runningFrame()) + line(initFrame()) + c.lines.slice(0, 6).join("") + line(resultFrame(1)) + line(idleFrame())
+  )
 }
 
 const turn = async () => {

@@ -71,7 +71,10 @@ const prompted = (launched, prompt, options, first = []) => {
                 }
               })
             } else {
-              send({ type: "control_response", response: { subtype: "success", request_id: m.request_id, response: {} } })
+              send({
+                type: "control_response",
+                response: { subtype: "success", request_id: m.request_id, response: {} }
+              })
             }
             continue
           }

@@ -21,7 +21,9 @@ const stop = async () => {
   const requests = await server.requests()
   const other = requests.filter((r) => !r.isMessages).map((r) => `${r.method} ${r.path}`)
   await server.close()
-  process.stdout.write(`${JSON.stringify({ requests: requests.length, messages: requests.length - other.length, other })}\n`)
+  process.stdout.write(
+    `${JSON.stringify({ requests: requests.length, messages: requests.length - other.length, other })}\n`
+  )
   process.exit(0)
 }
 process.stdin.on("end", stop)

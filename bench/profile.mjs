@@ -120,13 +120,25 @@ const dur = samples.map((_, i) => (i + 1 < timeDeltas.length ? timeDeltas[i + 1]
  * top of the stack.
  */
 const categories = [
-  ["spawning the CLI (child_process.spawn, native fork/exec included)", (stack) => stack.some((f) => f.fn.startsWith("ChildProcess.spawn ") || f.fn.startsWith("spawn (node:child_process"))],
-  ["/proc scans at close (reaper: marker scan, process tree)", (stack) => stack.some((f) => f.module === "src/internal/reaper.ts")],
+  [
+    "spawning the CLI (child_process.spawn, native fork/exec included)",
+    (stack) => stack.some((f) => f.fn.startsWith("ChildProcess.spawn ") || f.fn.startsWith("spawn (node:child_process"))
+  ],
+  [
+    "/proc scans at close (reaper: marker scan, process tree)",
+    (stack) => stack.some((f) => f.module === "src/internal/reaper.ts")
+  ],
   ["garbage collector", (stack) => stack[0].module === "(garbage collector)"],
-  ["Effect runtime (fibers, scheduler, scopes, streams, Schema)", (stack) => /^(effect|@effect\/[^:]+):/.test(stack[0].module)],
+  [
+    "Effect runtime (fibers, scheduler, scopes, streams, Schema)",
+    (stack) => /^(effect|@effect\/[^:]+):/.test(stack[0].module)
+  ],
   ["ours (src/)", (stack) => stack[0].module.startsWith("src/")],
   ["Node (streams, pipes, timers, promises)", (stack) => stack[0].module.startsWith("node:")],
-  ["ours (src/), compiled at run time", (stack) => stack[0].module.startsWith("(compiled") && stack.some((f) => f.module.startsWith("src/"))],
+  [
+    "ours (src/), compiled at run time",
+    (stack) => stack[0].module.startsWith("(compiled") && stack.some((f) => f.module.startsWith("src/"))
+  ],
   ["other native / program", (stack) => stack[0].module.startsWith("(")],
   ["other JS (the SDK bundle, bench)", () => true]
 ]
@@ -138,13 +150,11 @@ const selfModule = new Map()
 const totalFn = new Map()
 const totalModule = new Map()
 let busy = 0
-let idle = 0
 const add = (map, key, ms) => map.set(key, (map.get(key) ?? 0) + ms)
 for (let i = 0; i < samples.length; i++) {
   const node = nodes.get(samples[i])
   const ms = dur[i]
   if (node.callFrame.functionName === "(idle)") {
-    idle += ms
     continue
   }
   busy += ms

@@ -34,8 +34,34 @@ const benchStarted = Date.now()
 const log = (s) => process.stderr.write(`${s}\n`)
 
 const sizes = quick
-  ? { p1: 20_000, p1Warmup: 20_000, p1PermWarmup: 2_000, p2: 2_000, p3Queries: 5, p4Queries: 400, p4Warmup: 200, p4Messages: 57_000, p5Sessions: 20, p5Messages: 1000, cliWarmup: 10, cliQueries: 10 }
-  : { p1: 100_000, p1Warmup: 100_000, p1PermWarmup: 20_000, p2: 10_000, p3Queries: 10, p4Queries: 2000, p4Warmup: 1000, p4Messages: 228_000, p5Sessions: 100, p5Messages: 1000, cliWarmup: 10, cliQueries: 20 }
+  ? {
+    p1: 20_000,
+    p1Warmup: 20_000,
+    p1PermWarmup: 2_000,
+    p2: 2_000,
+    p3Queries: 5,
+    p4Queries: 400,
+    p4Warmup: 200,
+    p4Messages: 57_000,
+    p5Sessions: 20,
+    p5Messages: 1000,
+    cliWarmup: 10,
+    cliQueries: 10
+  }
+  : {
+    p1: 100_000,
+    p1Warmup: 100_000,
+    p1PermWarmup: 20_000,
+    p2: 10_000,
+    p3Queries: 10,
+    p4Queries: 2000,
+    p4Warmup: 1000,
+    p4Messages: 228_000,
+    p5Sessions: 100,
+    p5Messages: 1000,
+    cliWarmup: 10,
+    cliQueries: 20
+  }
 
 // ---------------------------------------------------------------------------------------------------------------------
 // the baseline build
@@ -218,14 +244,33 @@ const figures = [
   {
     id: "P4",
     runs: quick ? 1 : 2,
-    measure: (sdk) =>
-      worker("sequential", sdk, { queries: sizes.p4Queries, warmup: sizes.p4Warmup }, ["--expose-gc"]),
+    measure: (sdk) => worker("sequential", sdk, { queries: sizes.p4Queries, warmup: sizes.p4Warmup }, ["--expose-gc"]),
     rows: [
-      { label: `P4 heap after ${Math.min(1000, sizes.p4Queries)} sequential queries`, key: "heapAt1000MB", unit: "MB", vsOfficial: 1.0 },
-      { label: `P4 heap growth per query, queries 20→${Math.min(1000, sizes.p4Queries)} (JIT warm-up included)`, key: "earlyGrowthPerQueryB", unit: "B", max: 1024 },
+      {
+        label: `P4 heap after ${Math.min(1000, sizes.p4Queries)} sequential queries`,
+        key: "heapAt1000MB",
+        unit: "MB",
+        vsOfficial: 1.0
+      },
+      {
+        label: `P4 heap growth per query, queries 20→${Math.min(1000, sizes.p4Queries)} (JIT warm-up included)`,
+        key: "earlyGrowthPerQueryB",
+        unit: "B",
+        max: 1024
+      },
       { label: `P4 heap after ${sizes.p4Queries} sequential queries`, key: "heapMB", unit: "MB" },
-      { label: `P4 heap growth per query, queries ${sizes.p4Warmup}→${sizes.p4Queries} (all)`, key: "growthPerQueryB", unit: "B", max: 1024 },
-      { label: `P4 heap growth per query, queries ${sizes.p4Warmup}→${sizes.p4Queries} (excl. code space)`, key: "dataGrowthPerQueryB", unit: "B", max: 1024 },
+      {
+        label: `P4 heap growth per query, queries ${sizes.p4Warmup}→${sizes.p4Queries} (all)`,
+        key: "growthPerQueryB",
+        unit: "B",
+        max: 1024
+      },
+      {
+        label: `P4 heap growth per query, queries ${sizes.p4Warmup}→${sizes.p4Queries} (excl. code space)`,
+        key: "dataGrowthPerQueryB",
+        unit: "B",
+        max: 1024
+      },
       { label: "P4 time per sequential query", key: "msPerQuery", unit: "ms" }
     ]
   },
@@ -233,8 +278,7 @@ const figures = [
     id: "P4",
     runs: 1,
     // no JIT at all: what is left growing is retained data
-    measure: (sdk) =>
-      worker("sequential", sdk, { queries: sizes.p4Queries / 2 }, ["--expose-gc", "--jitless"]),
+    measure: (sdk) => worker("sequential", sdk, { queries: sizes.p4Queries / 2 }, ["--expose-gc", "--jitless"]),
     rows: [{ label: "P4 heap growth per query, --jitless", key: "growthPerQueryB", unit: "B", max: 1024 }]
   },
   {
@@ -287,7 +331,9 @@ const median = (xs) => {
 const fmt = (v, unit) => {
   if (v === undefined) return "–"
   const digits = Math.abs(v) >= 100 ? 0 : Math.abs(v) >= 10 ? 1 : 2
-  return `${v.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: 0 })}${unit === "" ? "" : ` ${unit}`}`
+  return `${v.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: 0 })}${
+    unit === "" ? "" : ` ${unit}`
+  }`
 }
 const ratio = (a, b) => (a === undefined || b === undefined || b === 0 ? undefined : a / b)
 const fmtRatio = (r) => (r === undefined ? "–" : `${r.toFixed(2)}×`)
@@ -309,7 +355,11 @@ if (baselineRef !== undefined) prepareBaseline(baselineRef)
 /** Runs of one measurement: quick mode halves them, but keeps two so that a spread exists. */
 const runsOf = (figure) => runsOverride ?? (quick ? Math.min(figure.runs, 2) : figure.runs)
 
-log(`bench: ${quick ? "quick sizes" : "issue sizes"}, ${selected.length} measurements × ${SDKS.length} contenders (${SDKS.join(", ")})`)
+log(
+  `bench: ${quick ? "quick sizes" : "issue sizes"}, ${selected.length} measurements × ${SDKS.length} contenders (${
+    SDKS.join(", ")
+  })`
+)
 for (const figure of selected) {
   const runs = runsOf(figure)
   for (let r = 0; r < runs; r++) {
@@ -373,7 +423,9 @@ for (const figure of selected) {
     if (row.max !== undefined) checks.push(m.ours !== undefined && m.ours < row.max)
     const target = [
       row.vsFloor !== undefined ? `≤ ${row.vsFloor.toFixed(2)}× floor` : undefined,
-      row.vsOfficial !== undefined ? (row.vsOfficial === 1 ? "≤ official" : `≤ ${row.vsOfficial.toFixed(2)}× official`) : undefined,
+      row.vsOfficial !== undefined
+        ? (row.vsOfficial === 1 ? "≤ official" : `≤ ${row.vsOfficial.toFixed(2)}× official`)
+        : undefined,
       row.max !== undefined ? `< ${row.max} ${row.unit}` : undefined
     ].filter(Boolean).join(", ")
     rows.push({
@@ -426,7 +478,9 @@ const pkg = (name) => {
 const oursCommit = (() => {
   try {
     const dirty = git("status", "--porcelain", "--untracked-files=no") !== ""
-    return `${git("rev-parse", "HEAD").slice(0, 10)}${dirty ? " with uncommitted changes" : ""} (branch ${git("rev-parse", "--abbrev-ref", "HEAD")})`
+    return `${git("rev-parse", "HEAD").slice(0, 10)}${dirty ? " with uncommitted changes" : ""} (branch ${
+      git("rev-parse", "--abbrev-ref", "HEAD")
+    })`
   } catch {
     return "?"
   }
@@ -436,39 +490,71 @@ const cpus = os.cpus()
 const load1 = os.loadavg()
 const md = `# Benchmarks: effect-claude-agent vs the official SDK vs the floor
 
-Generated by \`npm run bench\`${quick ? " (\`--quick\`: scaled-down sizes)" : ""} on ${started.toISOString()}.
+Generated by \`npm run bench\`${quick ? " (`--quick`: scaled-down sizes)" : ""} on ${started.toISOString()}.
 
-- Machine: ${cpus[0]?.model ?? "?"} × ${cpus.length} cores, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, ${os.type()} ${os.release()}
-- Node ${process.version}; load average ${load0.map((x) => x.toFixed(2)).join(" / ")} at start, ${load1.map((x) => x.toFixed(2)).join(" / ")} at the end
-- ours: effect-claude-agent ${ourVersion} (Promise API, \`effect-claude-agent/promise\`: \`dist/promise.js\` as \`npm run build\` bundles it, with effect ${pkg("effect")} inside)
+- Machine: ${cpus[0]?.model ?? "?"} × ${cpus.length} cores, ${
+  (os.totalmem() / 2 ** 30).toFixed(1)
+} GiB, ${os.type()} ${os.release()}
+- Node ${process.version}; load average ${load0.map((x) => x.toFixed(2)).join(" / ")} at start, ${
+  load1.map((x) => x.toFixed(2)).join(" / ")
+} at the end
+- ours: effect-claude-agent ${ourVersion} (Promise API, \`effect-claude-agent/promise\`: \`dist/promise.js\` as \`npm run build\` bundles it, with effect ${
+  pkg("effect")
+} inside)
 - official: @anthropic-ai/claude-agent-sdk ${pkg("@anthropic-ai/claude-agent-sdk")}
 - floor: \`bench/floor.mjs\`, a bare Node reader (spawn, split stdout on \`\\n\`, \`JSON.parse\`, answer \`can_use_tool\`)
-${baselineInfo === undefined ? "" : `- baseline: \`--baseline ${baselineInfo.ref}\` = ${baselineInfo.sha} ("${baselineInfo.subject}"), its \`dist/promise.js\` built by its own \`npm run build\` in a temporary worktree with ${baselineInfo.install}
-`}- ours is this checkout: ${oursCommit}
-- All of them drive the same fake CLI, \`bench/fake-cli.mjs\` (\`bench/fake-cli.sh\` for P4's sequential sessions), except the CLI row: the real, pinned \`claude\` (@anthropic-ai/claude-code ${pkg("@anthropic-ai/claude-code")}) against \`bench/model-server.mjs\` (the scripted model server)
-- spread: (max − min) / median of a row's runs, the larger of ours' and the baseline's${withBaseline ? "; \"worse than spread\": ours' median exceeds the baseline's by more than that spread (every row is lower-is-better)" : ""}
-- Took ${tookMin.toFixed(1)} min (${SDKS.length} contenders${quick ? ", quick" : ""}${only === undefined ? "" : `, rows ${only.join(",")}`})
+${
+  baselineInfo === undefined ?
+    "" :
+    `- baseline: \`--baseline ${baselineInfo.ref}\` = ${baselineInfo.sha} ("${baselineInfo.subject}"), its \`dist/promise.js\` built by its own \`npm run build\` in a temporary worktree with ${baselineInfo.install}
+`
+}- ours is this checkout: ${oursCommit}
+- All of them drive the same fake CLI, \`bench/fake-cli.mjs\` (\`bench/fake-cli.sh\` for P4's sequential sessions), except the CLI row: the real, pinned \`claude\` (@anthropic-ai/claude-code ${
+  pkg("@anthropic-ai/claude-code")
+}) against \`bench/model-server.mjs\` (the scripted model server)
+- spread: (max − min) / median of a row's runs, the larger of ours' and the baseline's${
+  withBaseline
+    ? "; \"worse than spread\": ours' median exceeds the baseline's by more than that spread (every row is lower-is-better)"
+    : ""
+}
+- Took ${tookMin.toFixed(1)} min (${SDKS.length} contenders${quick ? ", quick" : ""}${
+  only === undefined ? "" : `, rows ${only.join(",")}`
+})
 
 ${table}
 
 How each figure is measured (every run is a fresh worker process, \`bench/worker.mjs\`; the contenders take turns):
 
-- **P1**: ${sizes.p1.toLocaleString("en-US")} messages (${Math.round(sizes.p1 * 877 / 1e6)} MB: per tool call 10 text deltas, 3 input-json deltas, start/stop events,
+- **P1**: ${sizes.p1.toLocaleString("en-US")} messages (${
+  Math.round(sizes.p1 * 877 / 1e6)
+} MB: per tool call 10 text deltas, 3 input-json deltas, start/stop events,
   an assistant text block, an assistant tool_use block and a ~5 KB tool result) consumed with \`for await\`. "Warm" rows
-  run a ${sizes.p1Warmup.toLocaleString("en-US")}-message query first in the same process (${sizes.p1PermWarmup.toLocaleString("en-US")} for the permission variant), i.e. steady state; the "cold" rows are the first query of
+  run a ${sizes.p1Warmup.toLocaleString("en-US")}-message query first in the same process (${
+  sizes.p1PermWarmup.toLocaleString("en-US")
+} for the permission variant), i.e. steady state; the "cold" rows are the first query of
   the process (JIT warm-up and, for ours, the one-time \`--version\` probe included). Wall: first message → result;
   CPU: \`process.cpuUsage()\` from \`query()\` to the result. The permission variant asks \`can_use_tool\` before every tool
   call (1 per 23 messages) and waits for the answer.
-- **P2**: ${sizes.p2.toLocaleString("en-US")} sequential \`can_use_tool\` requests; the fake CLI times request written → response read.
+- **P2**: ${
+  sizes.p2.toLocaleString("en-US")
+} sequential \`can_use_tool\` requests; the fake CLI times request written → response read.
 - **P3**: \`query()\` call → first byte on the fake CLI's stdin (both clocks are wall clocks), median of ${sizes.p3Queries} queries after a
   warm-up query; pre-warmed: \`startup()\` (spawn, \`initialize\` answered), then \`query("hi")\` → first message, median of
   ${sizes.p3Queries} after a warm-up (the floor's \`startup()\` reads up to the \`initialize\` answer); cold import: process wall of
   \`node bench/import.mjs <sdk>\` (spawn → exit), the floor imports \`node:child_process\` only.
-- **P4**: heap (\`heapUsed\` after \`gc()\`) after ${sizes.p4Queries.toLocaleString("en-US")} sequential short queries, growth per query from query ${sizes.p4Warmup.toLocaleString("en-US")} on (with and
+- **P4**: heap (\`heapUsed\` after \`gc()\`) after ${
+  sizes.p4Queries.toLocaleString("en-US")
+} sequential short queries, growth per query from query ${sizes.p4Warmup.toLocaleString("en-US")} on (with and
   without the code space; TurboFan's output keeps growing the heap for ~2,000 queries, in old space too), and from
-  query 20 on over ${(sizes.p4Queries / 2).toLocaleString("en-US")} queries under \`--jitless\` (no JIT: retained data only); peak RSS (\`maxRSS\`) of a consumer that sleeps 1 ms
-  every 128 messages over ${sizes.p4Messages.toLocaleString("en-US")} messages (~${Math.round(sizes.p4Messages * 877 / 1e6)} MB).
-- **P5**: ${sizes.p5Sessions} queries started at once, ${sizes.p5Messages.toLocaleString("en-US")} messages each; wall until all ended, peak RSS, most \`process\` listeners added at once.
+  query 20 on over ${
+  (sizes.p4Queries / 2).toLocaleString("en-US")
+} queries under \`--jitless\` (no JIT: retained data only); peak RSS (\`maxRSS\`) of a consumer that sleeps 1 ms
+  every 128 messages over ${sizes.p4Messages.toLocaleString("en-US")} messages (~${
+  Math.round(sizes.p4Messages * 877 / 1e6)
+} MB).
+- **P5**: ${sizes.p5Sessions} queries started at once, ${
+  sizes.p5Messages.toLocaleString("en-US")
+} messages each; wall until all ended, peak RSS, most \`process\` listeners added at once.
 - **CLI**: the real \`claude\` binary, one-shot \`query({ prompt: "SAY hello from the bench" })\` consumed to its end, against the
   scripted model server in another process (\`ANTHROPIC_BASE_URL\` on 127.0.0.1, every other host behind a dead proxy; the
   run fails if the CLI sends the server anything but \`POST /v1/messages\`), in a temporary \`cwd\` and \`HOME\`; ${sizes.cliWarmup}

@@ -19,7 +19,9 @@ const now = () => performance.now()
 const loadSdk = async (name) => {
   if (name === "ours") return await import("effect-claude-agent/promise")
   // the Promise API of another build of this repo (`run.mjs --baseline <ref>` sets BENCH_BASELINE to its checkout)
-  if (name === "baseline") return await import(pathToFileURL(path.join(process.env.BENCH_BASELINE, "dist", "promise.js")).href)
+  if (name === "baseline") {
+    return await import(pathToFileURL(path.join(process.env.BENCH_BASELINE, "dist", "promise.js")).href)
+  }
   if (name === "official") return await import("@anthropic-ai/claude-agent-sdk")
   return await import("./floor.mjs")
 }
@@ -48,7 +50,11 @@ const readStats = (file) => fs.readFileSync(file, "utf8").trim().split("\n").map
 
 /** The pinned real CLI (`@anthropic-ai/claude-code`'s native binary). */
 const realCliPath = () =>
-  path.join(path.dirname(createRequire(import.meta.url).resolve("@anthropic-ai/claude-code/package.json")), "bin", "claude.exe")
+  path.join(
+    path.dirname(createRequire(import.meta.url).resolve("@anthropic-ai/claude-code/package.json")),
+    "bin",
+    "claude.exe"
+  )
 
 /** Starts bench/model-server.mjs; resolves to its environment for the CLI and a `stop` that returns its request log. */
 const modelServer = () =>
@@ -140,12 +146,16 @@ const cases = {
       }
       const log = await server.stop()
       if (log.other.length > 0) throw new Error(`the CLI asked for more than the Messages API: ${log.other.join(", ")}`)
-      return { wallMs: middle(walls), cpuMs: (c.user + c.system) / 1000 / count, closeMs: middle(ends), requests: log.requests }
+      return {
+        wallMs: middle(walls),
+        cpuMs: (c.user + c.system) / 1000 / count,
+        closeMs: middle(ends),
+        requests: log.requests
+      }
     } finally {
       fs.rmSync(cwd, { recursive: true, force: true })
     }
   },
-
 
   /** P1: N messages consumed to the end; wall first message -> result, CPU query() -> result. */
   async throughput() {
@@ -178,12 +188,20 @@ const cases = {
   /** P2: can_use_tool round trips, timed inside the fake CLI. */
   async roundTrip() {
     const statsFile = tmpFile("rtt")
-    for await (const _ of run("go", { permission: true, fake: { mode: "rtt", requests: params.requests ?? 10_000, statsFile } })) {
+    for await (
+      const _ of run("go", { permission: true, fake: { mode: "rtt", requests: params.requests ?? 10_000, statsFile } })
+    ) {
       // drain
     }
     const [stats] = readStats(statsFile)
     fs.rmSync(statsFile, { force: true })
-    return { p50Us: stats.p50, p99Us: stats.p99, meanUs: stats.mean, p50LateUs: stats.p50Late, p99LateUs: stats.p99Late }
+    return {
+      p50Us: stats.p50,
+      p99Us: stats.p99,
+      meanUs: stats.mean,
+      p50LateUs: stats.p50Late,
+      p99LateUs: stats.p99Late
+    }
   },
 
   /** P3: query() -> first byte on the CLI's stdin (after one warm-up query). */

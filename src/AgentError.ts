@@ -136,7 +136,9 @@ export class ProcessExited extends Schema.TaggedError<ProcessExited>("effect-cla
    * @since 0.1.0
    */
   get summary(): string {
-    return `Claude Code process ${this.signal !== null ? `was killed by ${this.signal}` : `exited with code ${this.code}`}`
+    return `Claude Code process ${
+      this.signal !== null ? `was killed by ${this.signal}` : `exited with code ${this.code}`
+    }`
   }
   /** @since 0.1.0 */
   override get message(): string {

@@ -1761,9 +1761,9 @@ export const toolResultText = (b: ToolResultBlock): string => {
  * @since 0.1.0
  * @category helpers
  */
-export const structuredOutput = <A, I, R>(schema: Schema.Schema<A, I, R>) =>
-(result: ResultMessage): Effect.Effect<A, ParseResult.ParseError, R> =>
-  Schema.decodeUnknown(schema)(result.structured_output)
+export const structuredOutput =
+  <A, I, R>(schema: Schema.Schema<A, I, R>) => (result: ResultMessage): Effect.Effect<A, ParseResult.ParseError, R> =>
+    Schema.decodeUnknown(schema)(result.structured_output)
 
 /**
  * Formats a USD amount the way a cost line reads: `$0.0209`, `$1.23`.

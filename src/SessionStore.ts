@@ -698,7 +698,8 @@ export const encodeCwd = (cwd: string): string => internal.encodeCwd(cwd)
  */
 export const make = (
   options?: Options
-): Effect.Effect<Service, ConfigError.ConfigError, FileSystem.FileSystem | Path.Path> => internal.make(options, decodeLine)
+): Effect.Effect<Service, ConfigError.ConfigError, FileSystem.FileSystem | Path.Path> =>
+  internal.make(options, decodeLine)
 
 /**
  * @since 0.1.0

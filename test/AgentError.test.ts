@@ -8,7 +8,10 @@ import { AgentError } from "effect-claude-agent"
 describe("AgentError.isAgentError", () => {
   it("accepts an error of another copy of the package (same brand), by tag too; not another library's error", () => {
     // what another copy's ProcessExited looks like from here
-    const otherCopy = Object.assign(new Error("exited"), { [AgentError.TypeId]: AgentError.TypeId, _tag: "ProcessExited" })
+    const otherCopy = Object.assign(new Error("exited"), {
+      [AgentError.TypeId]: AgentError.TypeId,
+      _tag: "ProcessExited"
+    })
     expect(AgentError.isAgentError(otherCopy)).toBe(true)
     expect(AgentError.isAgentError(otherCopy, "ProcessExited")).toBe(true)
     expect(AgentError.isAgentError(otherCopy, "SpawnFailed")).toBe(false)
@@ -55,12 +58,26 @@ describe("the error model", () => {
   })
 
   it("messages carry the variant and the description", () => {
-    expect(new AgentError.StartupFailed({ reason: "InitializeAck", description: "no answer within 5 ms", stderrTail: "" }).message)
+    expect(
+      new AgentError.StartupFailed({ reason: "InitializeAck", description: "no answer within 5 ms", stderrTail: "" })
+        .message
+    )
       .toBe("Claude Code failed to start (InitializeAck: initialize not answered): no answer within 5 ms")
-    expect(new AgentError.VersionIncompatible({ found: "unknown", supported: ">=2", reason: "Unknown", description: "`--version` exited with code 2" }).message)
+    expect(
+      new AgentError.VersionIncompatible({
+        found: "unknown",
+        supported: ">=2",
+        reason: "Unknown",
+        description: "`--version` exited with code 2"
+      }).message
+    )
       .toBe("Claude Code unknown is outside the supported range >=2 (`--version` exited with code 2)")
-    expect(new AgentError.MalformedLine({ line: "[1]", reason: "NotAnObject", description: "not a JSON object" }).message)
+    expect(
+      new AgentError.MalformedLine({ line: "[1]", reason: "NotAnObject", description: "not a JSON object" }).message
+    )
       .toBe("Non-protocol output on stdout (not a JSON object): [1]")
-    expect(new AgentError.InputClosed({ reason: "InputEnded" }).message).toBe("Cannot write to the CLI: its input was already ended")
+    expect(new AgentError.InputClosed({ reason: "InputEnded" }).message).toBe(
+      "Cannot write to the CLI: its input was already ended"
+    )
   })
 })

@@ -26,7 +26,10 @@ const argvCases: ReadonlyArray<readonly [string, AgentOptions.Options, ReadonlyA
   [
     "mcpServers (external)",
     { mcpServers: { stdiosrv: { command: "true", args: [] }, web: { type: "http", url: "http://x" } } },
-    ["--mcp-config", "{\"mcpServers\":{\"stdiosrv\":{\"type\":\"stdio\",\"command\":\"true\",\"args\":[]},\"web\":{\"type\":\"http\",\"url\":\"http://x\"}}}"]
+    [
+      "--mcp-config",
+      "{\"mcpServers\":{\"stdiosrv\":{\"type\":\"stdio\",\"command\":\"true\",\"args\":[]},\"web\":{\"type\":\"http\",\"url\":\"http://x\"}}}"
+    ]
   ],
   [
     "mcpServers (SSE with headers, passed through; in-process entries stay off argv)",
@@ -64,14 +67,23 @@ const argvCases: ReadonlyArray<readonly [string, AgentOptions.Options, ReadonlyA
   ["includeHookEvents", { includeHookEvents: true }, ["--include-hook-events"]],
   ["additionalDirectories", { additionalDirectories: ["/tmp", "/var"] }, ["--add-dir=/tmp", "--add-dir=/var"]],
   ["thinking disabled", { thinking: { type: "disabled" } }, ["--thinking=disabled"]],
-  ["thinking adaptive", { thinking: { type: "adaptive", display: "omitted" } }, ["--thinking=adaptive", "--thinking-display=omitted"]],
+  ["thinking adaptive", { thinking: { type: "adaptive", display: "omitted" } }, [
+    "--thinking=adaptive",
+    "--thinking-display=omitted"
+  ]],
   ["thinking enabled without budget", { thinking: { type: "enabled" } }, ["--thinking=adaptive"]],
-  ["thinking enabled with budget", { thinking: { type: "enabled", budgetTokens: 2048 } }, ["--max-thinking-tokens=2048"]],
+  ["thinking enabled with budget", { thinking: { type: "enabled", budgetTokens: 2048 } }, [
+    "--max-thinking-tokens=2048"
+  ]],
   ["maxThinkingTokens 0", { maxThinkingTokens: 0 }, ["--thinking=disabled"]],
   ["maxThinkingTokens N", { maxThinkingTokens: 4096 }, ["--max-thinking-tokens=4096"]],
-  ["thinking wins over maxThinkingTokens", { thinking: { type: "disabled" }, maxThinkingTokens: 10 }, ["--thinking=disabled"]],
+  ["thinking wins over maxThinkingTokens", { thinking: { type: "disabled" }, maxThinkingTokens: 10 }, [
+    "--thinking=disabled"
+  ]],
   ["betas", { betas: ["context-1m-2025-08-07"] }, ["--betas=context-1m-2025-08-07"]],
-  ["outputFormat", { outputFormat: { type: "json_schema", schema: { type: "object" } } }, ["--json-schema={\"type\":\"object\"}"]],
+  ["outputFormat", { outputFormat: { type: "json_schema", schema: { type: "object" } } }, [
+    "--json-schema={\"type\":\"object\"}"
+  ]],
   ["resume", { resume: "abc" }, ["--resume=abc"]],
   ["continue", { continue: true }, ["--continue"]],
   ["forkSession", { resume: "abc", forkSession: true }, ["--resume=abc", "--fork-session"]],
@@ -80,12 +92,17 @@ const argvCases: ReadonlyArray<readonly [string, AgentOptions.Options, ReadonlyA
     { resume: "abc", forkSession: true, sessionId: "00000000-0000-4000-8000-000000000001" },
     ["--resume=abc", "--fork-session", "--session-id=00000000-0000-4000-8000-000000000001"]
   ],
-  ["sessionId", { sessionId: "00000000-0000-4000-8000-000000000001" }, ["--session-id=00000000-0000-4000-8000-000000000001"]],
+  ["sessionId", { sessionId: "00000000-0000-4000-8000-000000000001" }, [
+    "--session-id=00000000-0000-4000-8000-000000000001"
+  ]],
   ["resumeSessionAt", { resume: "abc", resumeSessionAt: "m1" }, ["--resume=abc", "--resume-session-at=m1"]],
   ["resumeDropsTurn", { resume: "abc", resumeDropsTurn: "" }, ["--resume=abc", "--resume-drops-turn="]],
   ["persistSession false", { persistSession: false }, ["--no-session-persistence"]],
   ["persistSession true", { persistSession: true }, []],
-  ["settings object", { settings: { env: { HARNESS_SETTING: "1" } } }, ["--settings", "{\"env\":{\"HARNESS_SETTING\":\"1\"}}"]],
+  ["settings object", { settings: { env: { HARNESS_SETTING: "1" } } }, [
+    "--settings",
+    "{\"env\":{\"HARNESS_SETTING\":\"1\"}}"
+  ]],
   ["settings path", { settings: "/etc/claude.json" }, ["--settings", "/etc/claude.json"]],
   [
     "sandbox merged into settings",
@@ -124,7 +141,10 @@ describe("AgentOptions.toLaunch: argv", () => {
   it("prompts and large values never go to argv", () => {
     const big = "x".repeat(1024 * 1024)
     const agents = Object.fromEntries(
-      Array.from({ length: 100 }, (_, i) => [`agent${i}`, { description: big.slice(0, 1000), prompt: big.slice(0, 10_000) }])
+      Array.from(
+        { length: 100 },
+        (_, i) => [`agent${i}`, { description: big.slice(0, 1000), prompt: big.slice(0, 10_000) }]
+      )
     )
     const result = launch({ systemPrompt: big, agents, title: big.slice(0, 100) })
     expect(result.args).toEqual([])
@@ -185,9 +205,20 @@ describe("AgentOptions.toLaunch: initialize", () => {
     expect(sent.initialize["jsonSchema"]).toEqual(JSONSchema.make(Answer))
     expect(sent.args).toContain(`--json-schema=${JSON.stringify(JSONSchema.make(Answer))}`)
     const result = (structured_output: unknown): Message.ResultMessage => ({
-      type: "result", subtype: "success", result: "", duration_ms: 1, duration_api_ms: 1, is_error: false,
-      num_turns: 1, session_id: "s", uuid: "u", total_cost_usd: 0, usage: { input_tokens: 0, output_tokens: 0 },
-      modelUsage: {}, permission_denials: [], structured_output
+      type: "result",
+      subtype: "success",
+      result: "",
+      duration_ms: 1,
+      duration_api_ms: 1,
+      is_error: false,
+      num_turns: 1,
+      session_id: "s",
+      uuid: "u",
+      total_cost_usd: 0,
+      usage: { input_tokens: 0, output_tokens: 0 },
+      modelUsage: {},
+      permission_denials: [],
+      structured_output
     })
     expect(Effect.runSync(Message.structuredOutput(Answer)(result({ n: 4 })))).toEqual({ n: 4 })
     expect(Effect.runSync(Effect.flip(Message.structuredOutput(Answer)(result({ n: 4.5 }))))._tag).toBe("ParseError")

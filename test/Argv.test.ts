@@ -36,11 +36,17 @@ describe("argv hygiene (G12)", () => {
       const session = yield* ClaudeAgent.session({
         systemPrompt: "p".repeat(1024 * 1024),
         agents: Object.fromEntries(
-          Array.from({ length: 100 }, (_, i) => [`agent${i}`, { description: "d".repeat(500), prompt: "q".repeat(5000) }])
+          Array.from(
+            { length: 100 },
+            (_, i) => [`agent${i}`, { description: "d".repeat(500), prompt: "q".repeat(5000) }]
+          )
         ),
         allowedTools,
         disallowedTools: ["WebSearch"],
-        mcpServers: { db: { command: "db-mcp", env: { DB_TOKEN: SECRET } }, api: { type: "http", url: "https://x", headers: { Authorization: `Bearer ${SECRET}` } } },
+        mcpServers: {
+          db: { command: "db-mcp", env: { DB_TOKEN: SECRET } },
+          api: { type: "http", url: "https://x", headers: { Authorization: `Bearer ${SECRET}` } }
+        },
         settings: { env: { API_TOKEN: SECRET } }
       }).pipe(Effect.provide(layer))
       const { args, files } = yield* Deferred.await(seen)
@@ -84,7 +90,10 @@ describe("argv hygiene against the real CLI", () => {
   live("settings from a file apply, and allowedTools moved into it still allow", () =>
     Effect.gen(function*() {
       const { options, cwd } = yield* realCli()
-      const allowedTools = [...Array.from({ length: 300 }, (_, i) => `mcp__padding__tool_${i}`), "Bash(touch moved.txt:*)"]
+      const allowedTools = [
+        ...Array.from({ length: 300 }, (_, i) => `mcp__padding__tool_${i}`),
+        "Bash(touch moved.txt:*)"
+      ]
       const messages = yield* ClaudeAgent.query(
         `TOOL Bash ${JSON.stringify({ command: "touch moved.txt", description: "x" })}`,
         options({ allowedTools, settings: { env: { FROM_SETTINGS_FILE: "yes" } } })

@@ -15,14 +15,47 @@ const SECRET = "sk-argv-secret-91c2"
  * flag in the Options → argv mapping fails the test below until it is added to this list (or kept off argv).
  */
 const REVIEWED_FLAGS = new Set([
-  "--effort", "--max-turns", "--max-budget-usd", "--task-budget", "--model", "--fallback-model", "--agent",
-  "--permission-prompt-tool", "--permission-prompts", "--allowedTools", "--disallowedTools", "--tools",
-  "--mcp-config", "--strict-mcp-config", "--setting-sources", "--permission-mode", "--allow-dangerously-skip-permissions",
-  "--include-partial-messages", "--include-hook-events", "--add-dir", "--thinking", "--max-thinking-tokens",
-  "--thinking-display", "--betas", "--json-schema", "--resume", "--continue", "--fork-session", "--session-id",
-  "--resume-session-at", "--resume-drops-turn", "--no-session-persistence", "--settings", "--await-initialize",
-  "--managed-settings-in-initialize", "--plugin-dir", "--plugin-dir-no-mcp", "--project-config-root", "--debug",
-  "--debug-file", "--replay-user-messages"
+  "--effort",
+  "--max-turns",
+  "--max-budget-usd",
+  "--task-budget",
+  "--model",
+  "--fallback-model",
+  "--agent",
+  "--permission-prompt-tool",
+  "--permission-prompts",
+  "--allowedTools",
+  "--disallowedTools",
+  "--tools",
+  "--mcp-config",
+  "--strict-mcp-config",
+  "--setting-sources",
+  "--permission-mode",
+  "--allow-dangerously-skip-permissions",
+  "--include-partial-messages",
+  "--include-hook-events",
+  "--add-dir",
+  "--thinking",
+  "--max-thinking-tokens",
+  "--thinking-display",
+  "--betas",
+  "--json-schema",
+  "--resume",
+  "--continue",
+  "--fork-session",
+  "--session-id",
+  "--resume-session-at",
+  "--resume-drops-turn",
+  "--no-session-persistence",
+  "--settings",
+  "--await-initialize",
+  "--managed-settings-in-initialize",
+  "--plugin-dir",
+  "--plugin-dir-no-mcp",
+  "--project-config-root",
+  "--debug",
+  "--debug-file",
+  "--replay-user-messages"
 ])
 
 const secretMcp = (name: string) => ({ mcpServers: { [name]: { command: "x", env: { TOKEN: SECRET } } } })
@@ -155,7 +188,10 @@ describe("no secret on argv (G12), whatever the options", () => {
     ["settings as a JSON string, extraArgs in the --flag=value form", {
       ...every,
       settings: JSON.stringify(every.settings),
-      extraArgs: { "settings": ` ${JSON.stringify({ env: { E: SECRET } })}`, "mcp-config": JSON.stringify(secretMcp("e")) }
+      extraArgs: {
+        "settings": ` ${JSON.stringify({ env: { E: SECRET } })}`,
+        "mcp-config": JSON.stringify(secretMcp("e"))
+      }
     }]
   ]
   for (const [name, options] of variants) {
@@ -206,7 +242,9 @@ describe("no secret on argv (G12), whatever the options", () => {
       expect(spec.keepEnv).toEqual(["CLAUDECODE"])
       const error = yield* Effect.flip(
         // a JavaScript caller can pass any string
-        ClaudeAgent.session({ keepEnv: JSON.parse(`["PATH"]`) }).pipe(Effect.provide(ScriptedCli.layer(() => Effect.void)))
+        ClaudeAgent.session({ keepEnv: JSON.parse(`["PATH"]`) }).pipe(
+          Effect.provide(ScriptedCli.layer(() => Effect.void))
+        )
       )
       expect(error).toMatchObject({ _tag: "InvalidOptions", option: "keepEnv" })
     }))

@@ -62,48 +62,52 @@ const fakeDir = (name: string) =>
 const suffix = () => Math.random().toString(36).slice(2, 8).padEnd(6, "0")
 
 describe("private argument files of a host that died hard", () => {
-  it.scopedLive("a SIGKILLed host's files are removed by the next start; live hosts' and other users' are kept", () =>
-    Effect.gen(function*() {
-      const dead = yield* startHost
-      const live = yield* startHost
-      const settingsDir = path.dirname(dead.file)
-      expect(fs.readFileSync(dead.file, "utf8")).toContain("host-secret")
-      expect(fs.readdirSync(settingsDir).sort()).toEqual(["mcp-config-0.json", "settings-0.json"])
-      expect(path.basename(settingsDir)).toMatch(new RegExp(`^eca-args-${dead.host.pid}-\\d+-`))
-      yield* kill9(dead.host)
-      // the finalizer never ran
-      expect(fs.existsSync(dead.file)).toBe(true)
+  it.scopedLive(
+    "a SIGKILLed host's files are removed by the next start; live hosts' and other users' are kept",
+    () =>
+      Effect.gen(function*() {
+        const dead = yield* startHost
+        const live = yield* startHost
+        const settingsDir = path.dirname(dead.file)
+        expect(fs.readFileSync(dead.file, "utf8")).toContain("host-secret")
+        expect(fs.readdirSync(settingsDir).sort()).toEqual(["mcp-config-0.json", "settings-0.json"])
+        expect(path.basename(settingsDir)).toMatch(new RegExp(`^eca-args-${dead.host.pid}-\\d+-`))
+        yield* kill9(dead.host)
+        // the finalizer never ran
+        expect(fs.existsSync(dead.file)).toBe(true)
 
-      // a live pid whose start time differs: the pid was reused, the host that named the directory is gone
-      const sleeper = yield* child("sleep", ["300"])
-      const start = Number(startTime(sleeper.pid!))
-      const reused = yield* fakeDir(`eca-args-${sleeper.pid}-${start + 1}-${suffix()}`)
-      const running = yield* fakeDir(`eca-args-${sleeper.pid}-${start}-${suffix()}`)
-      // of another user (the tests run as root here, so its files could be removed), and not a directory
-      const foreign = yield* fakeDir(`eca-args-${dead.host.pid}-1-${suffix()}`)
-      if (process.getuid?.() === 0) fs.chownSync(foreign, 65534, 65534)
-      const notDir = path.join(os.tmpdir(), `eca-args-${dead.host.pid}-1-${suffix()}`)
-      fs.writeFileSync(notDir, "")
-      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(notDir, { force: true })))
+        // a live pid whose start time differs: the pid was reused, the host that named the directory is gone
+        const sleeper = yield* child("sleep", ["300"])
+        const start = Number(startTime(sleeper.pid!))
+        const reused = yield* fakeDir(`eca-args-${sleeper.pid}-${start + 1}-${suffix()}`)
+        const running = yield* fakeDir(`eca-args-${sleeper.pid}-${start}-${suffix()}`)
+        // of another user (the tests run as root here, so its files could be removed), and not a directory
+        const foreign = yield* fakeDir(`eca-args-${dead.host.pid}-1-${suffix()}`)
+        if (process.getuid?.() === 0) fs.chownSync(foreign, 65534, 65534)
+        const notDir = path.join(os.tmpdir(), `eca-args-${dead.host.pid}-1-${suffix()}`)
+        fs.writeFileSync(notDir, "")
+        yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(notDir, { force: true })))
 
-      // the next start of the SDK (the first session of a process transport) removes what dead hosts left
-      const log = path.join(yield* fakeDir(`eca-stale-log-${suffix()}`), "log.json")
-      yield* Effect.gen(function*() {
-        const transport = yield* Transport.Transport
-        const connection = yield* transport.open(FakeCli.launch(FakeCli.scenario([], { log })))
-        yield* connection.endInput
-        yield* connection.awaitExit
-      }).pipe(Effect.scoped, Effect.provide(Transport.layerProcess.pipe(Layer.provide(NodeExecutor))))
+        // the next start of the SDK (the first session of a process transport) removes what dead hosts left
+        const log = path.join(yield* fakeDir(`eca-stale-log-${suffix()}`), "log.json")
+        yield* Effect.gen(function*() {
+          const transport = yield* Transport.Transport
+          const connection = yield* transport.open(FakeCli.launch(FakeCli.scenario([], { log })))
+          yield* connection.endInput
+          yield* connection.awaitExit
+        }).pipe(Effect.scoped, Effect.provide(Transport.layerProcess.pipe(Layer.provide(NodeExecutor))))
 
-      expect(fs.existsSync(settingsDir)).toBe(false)
-      expect(fs.existsSync(reused)).toBe(false)
-      expect(fs.existsSync(live.file)).toBe(true)
-      expect(isAlive(live.host.pid!)).toBe(true)
-      expect(fs.existsSync(running)).toBe(true)
-      expect(fs.existsSync(foreign) || process.getuid?.() !== 0).toBe(true)
-      expect(fs.existsSync(notDir)).toBe(true)
-      // a second sweep finds nothing more to remove
-      expect((yield* removeStaleDirs()).filter((d) => [running, foreign, path.dirname(live.file)].includes(d)))
-        .toEqual([])
-    }), 120_000)
+        expect(fs.existsSync(settingsDir)).toBe(false)
+        expect(fs.existsSync(reused)).toBe(false)
+        expect(fs.existsSync(live.file)).toBe(true)
+        expect(isAlive(live.host.pid!)).toBe(true)
+        expect(fs.existsSync(running)).toBe(true)
+        expect(fs.existsSync(foreign) || process.getuid?.() !== 0).toBe(true)
+        expect(fs.existsSync(notDir)).toBe(true)
+        // a second sweep finds nothing more to remove
+        expect((yield* removeStaleDirs()).filter((d) => [running, foreign, path.dirname(live.file)].includes(d)))
+          .toEqual([])
+      }),
+    120_000
+  )
 })

@@ -196,232 +196,276 @@ describe("auto-resume", () => {
 })
 
 describe("auto-resume: no restart when the end is ours or clean", () => {
-  it.scoped("closing the session's scope mid-turn starts no new process, though the CLI dies of SIGTERM and the policy has no delay", () =>
-    Effect.gen(function*() {
-      let opens = 0
-      let killed = false
-      const layer = ScriptedCli.layer((cli) =>
-        Effect.gen(function*() {
-          opens++
-          yield* cli.expectUser
-          yield* cli.init()
-          yield* cli.assistant("working")
-          // the SDK interrupts a busy turn before it closes stdin: die of it, as a crashing CLI would
-          yield* cli.expectControl("interrupt")
-          killed = true
-          yield* cli.kill("SIGTERM")
-        }), { stepTimeout: "365 days" })
-      const scope = yield* Scope.make()
-      const session = yield* ClaudeAgent.session(atOnce).pipe(Scope.extend(scope), Effect.provide(layer))
-      const working = yield* Deferred.make<void>()
-      const reader = yield* session.turn("one").pipe(
-        Stream.tap((m) => (m.type === "assistant" ? Deferred.succeed(working, undefined) : Effect.void)),
-        Stream.runCollect,
-        Effect.fork
-      )
-      yield* Deferred.await(working)
-      yield* Scope.close(scope, Exit.void)
-      // the stream ends (it does not hang, nor fail with the SIGTERM exit)
-      const seen = yield* Fiber.join(reader)
-      yield* TestClock.adjust(LONG_AFTER)
-      yield* settle
-      expect(killed).toBe(true)
-      expect(opens).toBe(1)
-      expect(restartsIn(seen)).toEqual([])
-      expect(Chunk.toReadonlyArray(seen).map((m) => m.type)).toEqual(["system", "assistant"])
-    }), 10_000)
-
-  it.scoped("endInput right after send: the prompt is still answered, then the CLI's exit starts no new process", () =>
-    Effect.gen(function*() {
-      let opens = 0
-      const layer = ScriptedCli.layer((cli) =>
-        Effect.gen(function*() {
-          opens++
-          yield* cli.turn(`answered ${ScriptedCli.textOf(yield* cli.expectUser)}`)
-          yield* cli.expectEndInput
-          // a non-zero exit after our own endInput is still ours
-          yield* cli.exit(143, "terminated\n")
-        }), { stepTimeout: "365 days" })
-      const session = yield* ClaudeAgent.session(underTestClock).pipe(Effect.provide(layer))
-      yield* session.send("one")
-      yield* session.endInput
-      const seen = yield* Stream.runCollect(session.messages)
-      yield* TestClock.adjust(LONG_AFTER)
-      yield* settle
-      expect(opens).toBe(1)
-      expect(restartsIn(seen)).toEqual([])
-      expect(last(seen)).toMatchObject({ type: "result", result: "answered one" })
-      expect(yield* Effect.flip(session.send("too late"))).toMatchObject({ _tag: "InputClosed", reason: "InputEnded" })
-    }), 10_000)
-
-  it.scoped("interrupting the consumer of a turn starts no new process; the same process goes on", () =>
-    Effect.gen(function*() {
-      let opens = 0
-      const release = yield* Deferred.make<void>()
-      const layer = ScriptedCli.layer((cli) =>
-        Effect.gen(function*() {
-          opens++
-          yield* cli.expectUser
-          yield* cli.init()
-          yield* cli.assistant("partial")
-          yield* Deferred.await(release)
-          yield* cli.result("one done")
-          yield* cli.turn(`${opens}: ${ScriptedCli.textOf(yield* cli.expectUser)}`)
-        }), { stepTimeout: "365 days" })
-      const session = yield* ClaudeAgent.session(underTestClock).pipe(Effect.provide(layer))
-      const partial = yield* Deferred.make<void>()
-      const consumer = yield* session.turn("one").pipe(
-        Stream.tap((m) => (m.type === "assistant" ? Deferred.succeed(partial, undefined) : Effect.void)),
-        Stream.runDrain,
-        Effect.fork
-      )
-      yield* Deferred.await(partial)
-      yield* Fiber.interrupt(consumer)
-      yield* Deferred.succeed(release, undefined)
-      yield* TestClock.adjust(LONG_AFTER)
-      // what the interrupted reader left is there for the next one, then the next turn is answered by process 1
-      const rest = yield* session.messages.pipe(Stream.takeUntil(Message.isResultMessage), Stream.runCollect)
-      const two = yield* Stream.runCollect(session.turn("two"))
-      expect(last(rest)).toMatchObject({ result: "one done" })
-      expect(last(two)).toMatchObject({ result: "1: two" })
-      expect([...restartsIn(rest), ...restartsIn(two)]).toEqual([])
-      expect(opens).toBe(1)
-    }), 10_000)
-
-  it.scoped("interrupting the fiber that owns the session starts no new process, even though the CLI dies of it", () =>
-    Effect.gen(function*() {
-      let opens = 0
-      let killed = false
-      const layer = ScriptedCli.layer((cli) =>
-        Effect.gen(function*() {
-          opens++
-          yield* cli.expectUser
-          yield* cli.init()
-          yield* cli.expectControl("interrupt")
-          killed = true
-          yield* cli.kill("SIGTERM")
-        }), { stepTimeout: "365 days" })
-      const started = yield* Deferred.make<void>()
-      const owner = yield* Effect.gen(function*() {
-        const session = yield* ClaudeAgent.session(atOnce)
-        yield* session.turn("one").pipe(
-          Stream.tap((m) => (m.type === "system" ? Deferred.succeed(started, undefined) : Effect.void)),
-          Stream.runDrain
+  it.scoped(
+    "closing the session's scope mid-turn starts no new process, though the CLI dies of SIGTERM and the policy has no delay",
+    () =>
+      Effect.gen(function*() {
+        let opens = 0
+        let killed = false
+        const layer = ScriptedCli.layer((cli) =>
+          Effect.gen(function*() {
+            opens++
+            yield* cli.expectUser
+            yield* cli.init()
+            yield* cli.assistant("working")
+            // the SDK interrupts a busy turn before it closes stdin: die of it, as a crashing CLI would
+            yield* cli.expectControl("interrupt")
+            killed = true
+            yield* cli.kill("SIGTERM")
+          }), { stepTimeout: "365 days" })
+        const scope = yield* Scope.make()
+        const session = yield* ClaudeAgent.session(atOnce).pipe(Scope.extend(scope), Effect.provide(layer))
+        const working = yield* Deferred.make<void>()
+        const reader = yield* session.turn("one").pipe(
+          Stream.tap((m) => (m.type === "assistant" ? Deferred.succeed(working, undefined) : Effect.void)),
+          Stream.runCollect,
+          Effect.fork
         )
-      }).pipe(Effect.scoped, Effect.provide(layer), Effect.fork)
-      yield* Deferred.await(started)
-      yield* Fiber.interrupt(owner)
-      yield* TestClock.adjust(LONG_AFTER)
-      yield* settle
-      expect(killed).toBe(true)
-      expect(opens).toBe(1)
-    }), 10_000)
+        yield* Deferred.await(working)
+        yield* Scope.close(scope, Exit.void)
+        // the stream ends (it does not hang, nor fail with the SIGTERM exit)
+        const seen = yield* Fiber.join(reader)
+        yield* TestClock.adjust(LONG_AFTER)
+        yield* settle
+        expect(killed).toBe(true)
+        expect(opens).toBe(1)
+        expect(restartsIn(seen)).toEqual([])
+        expect(Chunk.toReadonlyArray(seen).map((m) => m.type)).toEqual(["system", "assistant"])
+      }),
+    10_000
+  )
 
-  it.scoped("closing the session while a restart waits for its delay cancels the restart", () =>
-    Effect.gen(function*() {
-      let opens = 0
-      const layer = ScriptedCli.layer((cli) =>
-        Effect.gen(function*() {
-          opens++
-          yield* cli.turn(ScriptedCli.textOf(yield* cli.expectUser))
-          yield* cli.kill("SIGKILL")
-        }), { stepTimeout: "365 days" })
-      const scope = yield* Scope.make()
-      const session = yield* ClaudeAgent.session({
-        ...underTestClock,
-        autoResume: Schedule.spaced("1 minute")
-      }).pipe(Scope.extend(scope), Effect.provide(layer))
-      yield* Stream.runDrain(session.turn("one"))
-      yield* TestClock.adjust("30 seconds")
-      yield* Scope.close(scope, Exit.void)
-      yield* TestClock.adjust(LONG_AFTER)
-      yield* settle
-      expect(opens).toBe(1)
-      expect(yield* Effect.flip(session.send("too late"))).toMatchObject({ _tag: "InputClosed" })
-    }), 10_000)
+  it.scoped(
+    "endInput right after send: the prompt is still answered, then the CLI's exit starts no new process",
+    () =>
+      Effect.gen(function*() {
+        let opens = 0
+        const layer = ScriptedCli.layer((cli) =>
+          Effect.gen(function*() {
+            opens++
+            yield* cli.turn(`answered ${ScriptedCli.textOf(yield* cli.expectUser)}`)
+            yield* cli.expectEndInput
+            // a non-zero exit after our own endInput is still ours
+            yield* cli.exit(143, "terminated\n")
+          }), { stepTimeout: "365 days" })
+        const session = yield* ClaudeAgent.session(underTestClock).pipe(Effect.provide(layer))
+        yield* session.send("one")
+        yield* session.endInput
+        const seen = yield* Stream.runCollect(session.messages)
+        yield* TestClock.adjust(LONG_AFTER)
+        yield* settle
+        expect(opens).toBe(1)
+        expect(restartsIn(seen)).toEqual([])
+        expect(last(seen)).toMatchObject({ type: "result", result: "answered one" })
+        expect(yield* Effect.flip(session.send("too late"))).toMatchObject({
+          _tag: "InputClosed",
+          reason: "InputEnded"
+        })
+      }),
+    10_000
+  )
 
-  it.scoped("a CLI that ends cleanly (exit 0) by itself is not restarted: the stream ends and send fails", () =>
-    Effect.gen(function*() {
-      let opens = 0
-      const layer = ScriptedCli.layer((cli) =>
-        Effect.gen(function*() {
-          opens++
-          yield* cli.turn(ScriptedCli.textOf(yield* cli.expectUser))
-          yield* cli.exit(0)
-        }), { stepTimeout: "365 days" })
-      const session = yield* ClaudeAgent.session(underTestClock).pipe(Effect.provide(layer))
-      yield* Stream.runDrain(session.turn("one"))
-      const after = yield* Stream.runCollect(session.messages)
-      yield* TestClock.adjust(LONG_AFTER)
-      yield* settle
-      expect(Chunk.toReadonlyArray(after)).toEqual([])
-      expect(opens).toBe(1)
-      expect(yield* session.state).toBe("exited")
-      // not queued for a process that will never come
-      expect(yield* Effect.flip(session.send("too late"))).toMatchObject({ _tag: "InputClosed", reason: "SessionClosed" })
-    }), 10_000)
+  it.scoped(
+    "interrupting the consumer of a turn starts no new process; the same process goes on",
+    () =>
+      Effect.gen(function*() {
+        let opens = 0
+        const release = yield* Deferred.make<void>()
+        const layer = ScriptedCli.layer((cli) =>
+          Effect.gen(function*() {
+            opens++
+            yield* cli.expectUser
+            yield* cli.init()
+            yield* cli.assistant("partial")
+            yield* Deferred.await(release)
+            yield* cli.result("one done")
+            yield* cli.turn(`${opens}: ${ScriptedCli.textOf(yield* cli.expectUser)}`)
+          }), { stepTimeout: "365 days" })
+        const session = yield* ClaudeAgent.session(underTestClock).pipe(Effect.provide(layer))
+        const partial = yield* Deferred.make<void>()
+        const consumer = yield* session.turn("one").pipe(
+          Stream.tap((m) => (m.type === "assistant" ? Deferred.succeed(partial, undefined) : Effect.void)),
+          Stream.runDrain,
+          Effect.fork
+        )
+        yield* Deferred.await(partial)
+        yield* Fiber.interrupt(consumer)
+        yield* Deferred.succeed(release, undefined)
+        yield* TestClock.adjust(LONG_AFTER)
+        // what the interrupted reader left is there for the next one, then the next turn is answered by process 1
+        const rest = yield* session.messages.pipe(Stream.takeUntil(Message.isResultMessage), Stream.runCollect)
+        const two = yield* Stream.runCollect(session.turn("two"))
+        expect(last(rest)).toMatchObject({ result: "one done" })
+        expect(last(two)).toMatchObject({ result: "1: two" })
+        expect([...restartsIn(rest), ...restartsIn(two)]).toEqual([])
+        expect(opens).toBe(1)
+      }),
+    10_000
+  )
+
+  it.scoped(
+    "interrupting the fiber that owns the session starts no new process, even though the CLI dies of it",
+    () =>
+      Effect.gen(function*() {
+        let opens = 0
+        let killed = false
+        const layer = ScriptedCli.layer((cli) =>
+          Effect.gen(function*() {
+            opens++
+            yield* cli.expectUser
+            yield* cli.init()
+            yield* cli.expectControl("interrupt")
+            killed = true
+            yield* cli.kill("SIGTERM")
+          }), { stepTimeout: "365 days" })
+        const started = yield* Deferred.make<void>()
+        const owner = yield* Effect.gen(function*() {
+          const session = yield* ClaudeAgent.session(atOnce)
+          yield* session.turn("one").pipe(
+            Stream.tap((m) => (m.type === "system" ? Deferred.succeed(started, undefined) : Effect.void)),
+            Stream.runDrain
+          )
+        }).pipe(Effect.scoped, Effect.provide(layer), Effect.fork)
+        yield* Deferred.await(started)
+        yield* Fiber.interrupt(owner)
+        yield* TestClock.adjust(LONG_AFTER)
+        yield* settle
+        expect(killed).toBe(true)
+        expect(opens).toBe(1)
+      }),
+    10_000
+  )
+
+  it.scoped(
+    "closing the session while a restart waits for its delay cancels the restart",
+    () =>
+      Effect.gen(function*() {
+        let opens = 0
+        const layer = ScriptedCli.layer((cli) =>
+          Effect.gen(function*() {
+            opens++
+            yield* cli.turn(ScriptedCli.textOf(yield* cli.expectUser))
+            yield* cli.kill("SIGKILL")
+          }), { stepTimeout: "365 days" })
+        const scope = yield* Scope.make()
+        const session = yield* ClaudeAgent.session({
+          ...underTestClock,
+          autoResume: Schedule.spaced("1 minute")
+        }).pipe(Scope.extend(scope), Effect.provide(layer))
+        yield* Stream.runDrain(session.turn("one"))
+        yield* TestClock.adjust("30 seconds")
+        yield* Scope.close(scope, Exit.void)
+        yield* TestClock.adjust(LONG_AFTER)
+        yield* settle
+        expect(opens).toBe(1)
+        expect(yield* Effect.flip(session.send("too late"))).toMatchObject({ _tag: "InputClosed" })
+      }),
+    10_000
+  )
+
+  it.scoped(
+    "a CLI that ends cleanly (exit 0) by itself is not restarted: the stream ends and send fails",
+    () =>
+      Effect.gen(function*() {
+        let opens = 0
+        const layer = ScriptedCli.layer((cli) =>
+          Effect.gen(function*() {
+            opens++
+            yield* cli.turn(ScriptedCli.textOf(yield* cli.expectUser))
+            yield* cli.exit(0)
+          }), { stepTimeout: "365 days" })
+        const session = yield* ClaudeAgent.session(underTestClock).pipe(Effect.provide(layer))
+        yield* Stream.runDrain(session.turn("one"))
+        const after = yield* Stream.runCollect(session.messages)
+        yield* TestClock.adjust(LONG_AFTER)
+        yield* settle
+        expect(Chunk.toReadonlyArray(after)).toEqual([])
+        expect(opens).toBe(1)
+        expect(yield* session.state).toBe("exited")
+        // not queued for a process that will never come
+        expect(yield* Effect.flip(session.send("too late"))).toMatchObject({
+          _tag: "InputClosed",
+          reason: "SessionClosed"
+        })
+      }),
+    10_000
+  )
 })
 
 describe("auto-resume: a Schedule policy", () => {
-  it.scoped("spaced delays are honoured and the recurrence cap ends the session with the last ProcessExited", () =>
-    Effect.gen(function*() {
-      const opens: Array<number> = []
-      const layer = ScriptedCli.layer((cli) =>
-        Effect.gen(function*() {
-          opens.push(yield* Clock.currentTimeMillis)
-          if (opens.length === 1) {
-            yield* cli.turn(ScriptedCli.textOf(yield* cli.expectUser))
-            return yield* cli.kill("SIGKILL")
-          }
-          // every later start dies before answering initialize, the last one of a different death
-          if (opens.length === 3) {
-            yield* cli.stderr("segfault in start-up 3\n")
-            return yield* cli.kill("SIGSEGV")
-          }
-          yield* cli.exit(1, `start-up crash ${opens.length}\n`)
-        }), { stepTimeout: "365 days", responders: {} })
-      const policy = Schedule.spaced("10 seconds").pipe(Schedule.intersect(Schedule.recurs(2)))
-      const session = yield* ClaudeAgent.session({ ...underTestClock, autoResume: policy }).pipe(Effect.provide(layer))
-      yield* Stream.runDrain(session.turn("one"))
-      const ended = yield* Effect.fork(Effect.flip(Stream.runDrain(session.messages)))
-      yield* settle
-      expect(opens).toEqual([0])
-      yield* TestClock.adjust("9999 millis")
-      yield* settle
-      expect(opens).toEqual([0])
-      yield* TestClock.adjust("1 millis")
-      yield* settle
-      expect(opens).toEqual([0, 10_000])
-      yield* TestClock.adjust("10 seconds")
-      const error = yield* Fiber.join(ended)
-      expect(opens).toEqual([0, 10_000, 20_000])
-      expect(error).toBeInstanceOf(AgentError.ProcessExited)
-      expect(error).toMatchObject({ code: null, signal: "SIGSEGV", stderrTail: "segfault in start-up 3\n" })
-      expect(yield* Effect.flip(session.send("too late"))).toBe(error)
-      // the cap is final: no later start
-      yield* TestClock.adjust(LONG_AFTER)
-      yield* settle
-      expect(opens).toHaveLength(3)
-    }), 10_000)
+  it.scoped(
+    "spaced delays are honoured and the recurrence cap ends the session with the last ProcessExited",
+    () =>
+      Effect.gen(function*() {
+        const opens: Array<number> = []
+        const layer = ScriptedCli.layer((cli) =>
+          Effect.gen(function*() {
+            opens.push(yield* Clock.currentTimeMillis)
+            if (opens.length === 1) {
+              yield* cli.turn(ScriptedCli.textOf(yield* cli.expectUser))
+              return yield* cli.kill("SIGKILL")
+            }
+            // every later start dies before answering initialize, the last one of a different death
+            if (opens.length === 3) {
+              yield* cli.stderr("segfault in start-up 3\n")
+              return yield* cli.kill("SIGSEGV")
+            }
+            yield* cli.exit(1, `start-up crash ${opens.length}\n`)
+          }), { stepTimeout: "365 days", responders: {} })
+        const policy = Schedule.spaced("10 seconds").pipe(Schedule.intersect(Schedule.recurs(2)))
+        const session = yield* ClaudeAgent.session({ ...underTestClock, autoResume: policy }).pipe(
+          Effect.provide(layer)
+        )
+        yield* Stream.runDrain(session.turn("one"))
+        const ended = yield* Effect.fork(Effect.flip(Stream.runDrain(session.messages)))
+        yield* settle
+        expect(opens).toEqual([0])
+        yield* TestClock.adjust("9999 millis")
+        yield* settle
+        expect(opens).toEqual([0])
+        yield* TestClock.adjust("1 millis")
+        yield* settle
+        expect(opens).toEqual([0, 10_000])
+        yield* TestClock.adjust("10 seconds")
+        const error = yield* Fiber.join(ended)
+        expect(opens).toEqual([0, 10_000, 20_000])
+        expect(error).toBeInstanceOf(AgentError.ProcessExited)
+        expect(error).toMatchObject({ code: null, signal: "SIGSEGV", stderrTail: "segfault in start-up 3\n" })
+        expect(yield* Effect.flip(session.send("too late"))).toBe(error)
+        // the cap is final: no later start
+        yield* TestClock.adjust(LONG_AFTER)
+        yield* settle
+        expect(opens).toHaveLength(3)
+      }),
+    10_000
+  )
 
-  it.scoped("the Schedule sees the ProcessExited: an exit it does not accept is final at once", () =>
-    Effect.gen(function*() {
-      let opens = 0
-      const layer = ScriptedCli.layer((cli) =>
-        Effect.gen(function*() {
-          opens++
-          yield* cli.turn(ScriptedCli.textOf(yield* cli.expectUser))
-          yield* cli.exit(2, "bad configuration\n")
-        }), { stepTimeout: "365 days" })
-      const policy = Schedule.spaced("1 second").pipe(Schedule.whileInput((e: AgentError.ProcessExited) => e.code !== 2))
-      const session = yield* ClaudeAgent.session({ ...underTestClock, autoResume: policy }).pipe(Effect.provide(layer))
-      yield* Stream.runDrain(session.turn("one"))
-      const error = yield* Effect.flip(Stream.runDrain(session.messages))
-      yield* TestClock.adjust(LONG_AFTER)
-      yield* settle
-      expect(error).toMatchObject({ _tag: "ProcessExited", code: 2, stderrTail: "bad configuration\n" })
-      expect(opens).toBe(1)
-    }), 10_000)
+  it.scoped(
+    "the Schedule sees the ProcessExited: an exit it does not accept is final at once",
+    () =>
+      Effect.gen(function*() {
+        let opens = 0
+        const layer = ScriptedCli.layer((cli) =>
+          Effect.gen(function*() {
+            opens++
+            yield* cli.turn(ScriptedCli.textOf(yield* cli.expectUser))
+            yield* cli.exit(2, "bad configuration\n")
+          }), { stepTimeout: "365 days" })
+        const policy = Schedule.spaced("1 second").pipe(
+          Schedule.whileInput((e: AgentError.ProcessExited) => e.code !== 2)
+        )
+        const session = yield* ClaudeAgent.session({ ...underTestClock, autoResume: policy }).pipe(
+          Effect.provide(layer)
+        )
+        yield* Stream.runDrain(session.turn("one"))
+        const error = yield* Effect.flip(Stream.runDrain(session.messages))
+        yield* TestClock.adjust(LONG_AFTER)
+        yield* settle
+        expect(error).toMatchObject({ _tag: "ProcessExited", code: 2, stderrTail: "bad configuration\n" })
+        expect(opens).toBe(1)
+      }),
+    10_000
+  )
 })
 
 describe("auto-resume: a CLI that dies mid-turn", () => {
@@ -449,7 +493,11 @@ describe("auto-resume: a CLI that dies mid-turn", () => {
         Effect.provide(layer)
       )
       const interrupted = yield* Stream.runCollect(session.turn("long task"))
-      expect(Chunk.toReadonlyArray(interrupted).map((m) => m.type)).toEqual(["system", "assistant", "session_restarted"])
+      expect(Chunk.toReadonlyArray(interrupted).map((m) => m.type)).toEqual([
+        "system",
+        "assistant",
+        "session_restarted"
+      ])
       expect(last(interrupted)).toMatchObject({ type: "session_restarted", attempt: 1, interruptedTurn: true })
       const next = yield* Stream.runCollect(session.turn("next"))
       expect(last(next)).toMatchObject({ type: "result", result: "answered next" })
@@ -489,4 +537,3 @@ describe("auto-resume: a CLI that dies mid-turn", () => {
       expect(received).toEqual([["first", "second"], ["second"]])
     }))
 })
-

@@ -47,11 +47,14 @@ describe("auto-resume ledger", () => {
     const exited = new AgentError.ProcessExited({ code: 1, signal: null, stderrTail: "" })
     const open = ledger.initial("s")
     expect(ledger.sendError(open)).toBeUndefined()
-    expect(ledger.sendError({ ...open, closing: true })).toStrictEqual(new AgentError.InputClosed({ reason: "SessionClosed" }))
-    expect(ledger.sendError(ledger.failed(open, exited))).toBe(exited)
-    expect(ledger.sendError(ledger.failed(open, new AgentError.InputClosed({ reason: "SessionClosed" })))).toStrictEqual(
+    expect(ledger.sendError({ ...open, closing: true })).toStrictEqual(
       new AgentError.InputClosed({ reason: "SessionClosed" })
     )
+    expect(ledger.sendError(ledger.failed(open, exited))).toBe(exited)
+    expect(ledger.sendError(ledger.failed(open, new AgentError.InputClosed({ reason: "SessionClosed" }))))
+      .toStrictEqual(
+        new AgentError.InputClosed({ reason: "SessionClosed" })
+      )
     expect(ledger.sendError({ ...ledger.failed(open, exited), inputEnded: true })).toStrictEqual(
       new AgentError.InputClosed({ reason: "InputEnded" })
     )

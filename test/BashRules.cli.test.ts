@@ -15,74 +15,86 @@ const { reply, text, toolUse } = ScriptedModelServer
 const FALLBACK = "no rule allows this"
 
 describe("Bash and path rules against the real CLI", () => {
-  it.live("Bash(echo:*) runs `echo a && echo b` but none of the bypasses; the model gets the denials", () =>
-    noClaudeLeft(Effect.scoped(Effect.gen(function*() {
-      const { options, cwd, server } = yield* realCli()
-      const bypasses = [
-        "echo $(touch X1)",
-        "echo hi & touch X2",
-        "echo hi > X3",
-        "echo \"${x:-$(touch X4)}\"",
-        "echo hi # it's\ntouch X5",
-        // read differently by the parser and bash: a `#` after a line continuation, a heredoc delimiter bash unquotes
-        "echo a\\\n#; touch X6",
-        "echo <<E'O'F\nhi\nEOF\ntouch X7\nE'O'F\n"
-      ]
-      // with CR the CLI (2.1.332) refuses the input itself ("control characters"); the policy would fall back too
-      const refused = ["echo hi \\\r\ntouch X8", "echo a\r#; touch X9"]
-      yield* server.addReplies(
-        ...[...bypasses, ...refused].map((command) => reply(toolUse("Bash", { command, description: "scripted" }))),
-        reply(toolUse("Bash", { command: "echo allowed-a && echo allowed-b", description: "scripted" })),
-        reply(text("done"))
-      )
-      const asked: Array<unknown> = []
-      const policy = Permissions.layer((request) =>
-        Effect.suspend(() => {
-          asked.push(request.input["command"])
-          return Permissions.rules({ allow: ["Bash(echo:*)"] }, () => Effect.succeed(Permissions.deny(FALLBACK)))(
-            request
+  it.live(
+    "Bash(echo:*) runs `echo a && echo b` but none of the bypasses; the model gets the denials",
+    () =>
+      noClaudeLeft(
+        Effect.scoped(Effect.gen(function*() {
+          const { options, cwd, server } = yield* realCli()
+          const bypasses = [
+            "echo $(touch X1)",
+            "echo hi & touch X2",
+            "echo hi > X3",
+            "echo \"${x:-$(touch X4)}\"",
+            "echo hi # it's\ntouch X5",
+            // read differently by the parser and bash: a `#` after a line continuation, a heredoc delimiter bash unquotes
+            "echo a\\\n#; touch X6",
+            "echo <<E'O'F\nhi\nEOF\ntouch X7\nE'O'F\n"
+          ]
+          // with CR the CLI (2.1.332) refuses the input itself ("control characters"); the policy would fall back too
+          const refused = ["echo hi \\\r\ntouch X8", "echo a\r#; touch X9"]
+          yield* server.addReplies(
+            ...[...bypasses, ...refused].map((command) => reply(toolUse("Bash", { command, description: "scripted" }))),
+            reply(toolUse("Bash", { command: "echo allowed-a && echo allowed-b", description: "scripted" })),
+            reply(text("done"))
           )
-        })
-      )
-      const messages = yield* Stream.runCollect(ClaudeAgent.query("run them", options())).pipe(
-        Effect.provide(policy)
-      )
-      for (const file of ["X1", "X2", "X3", "X4", "X5", "X6", "X7", "X8", "X9"]) {
-        expect([file, fs.existsSync(path.join(cwd, file))]).toEqual([file, false])
-      }
-      const results = (yield* server.requests).filter((r) => r.isMessages).flatMap((r) => r.toolResults)
-      expect(results).toHaveLength(bypasses.length + refused.length + 1)
-      for (const result of results.slice(0, bypasses.length)) {
-        expect(result.is_error).toBe(true)
-        expect(result.content).toContain(FALLBACK)
-      }
-      for (const result of results.slice(bypasses.length, -1)) expect(result.is_error).toBe(true)
-      expect(results.at(-1)).toMatchObject({ is_error: false, content: "allowed-a\nallowed-b" })
-      // every bypass reached the policy (the CLI did not decide them itself)
-      expect(asked.slice(0, bypasses.length)).toEqual(bypasses)
-      const result = Chunk.toReadonlyArray(messages).find(Message.isResultMessage)
-      expect(result?.permission_denials).toHaveLength(bypasses.length)
-    })).pipe(Effect.provide(NodeClaudeAgent.layer))), 120_000)
+          const asked: Array<unknown> = []
+          const policy = Permissions.layer((request) =>
+            Effect.suspend(() => {
+              asked.push(request.input["command"])
+              return Permissions.rules({ allow: ["Bash(echo:*)"] }, () => Effect.succeed(Permissions.deny(FALLBACK)))(
+                request
+              )
+            })
+          )
+          const messages = yield* Stream.runCollect(ClaudeAgent.query("run them", options())).pipe(
+            Effect.provide(policy)
+          )
+          for (const file of ["X1", "X2", "X3", "X4", "X5", "X6", "X7", "X8", "X9"]) {
+            expect([file, fs.existsSync(path.join(cwd, file))]).toEqual([file, false])
+          }
+          const results = (yield* server.requests).filter((r) => r.isMessages).flatMap((r) => r.toolResults)
+          expect(results).toHaveLength(bypasses.length + refused.length + 1)
+          for (const result of results.slice(0, bypasses.length)) {
+            expect(result.is_error).toBe(true)
+            expect(result.content).toContain(FALLBACK)
+          }
+          for (const result of results.slice(bypasses.length, -1)) expect(result.is_error).toBe(true)
+          expect(results.at(-1)).toMatchObject({ is_error: false, content: "allowed-a\nallowed-b" })
+          // every bypass reached the policy (the CLI did not decide them itself)
+          expect(asked.slice(0, bypasses.length)).toEqual(bypasses)
+          const result = Chunk.toReadonlyArray(messages).find(Message.isResultMessage)
+          expect(result?.permission_denials).toHaveLength(bypasses.length)
+        })).pipe(Effect.provide(NodeClaudeAgent.layer))
+      ),
+    120_000
+  )
 
-  it.live("Write(./src/**) does not allow a write through src/link -> ../outside", () =>
-    noClaudeLeft(Effect.scoped(Effect.gen(function*() {
-      const { options, cwd, server } = yield* realCli()
-      fs.mkdirSync(path.join(cwd, "src"))
-      fs.mkdirSync(path.join(cwd, "outside"))
-      fs.symlinkSync("../outside", path.join(cwd, "src", "link"))
-      yield* server.addReplies(
-        reply(toolUse("Write", { file_path: path.join(cwd, "src", "link", "pwned.txt"), content: "escaped\n" })),
-        reply(toolUse("Write", { file_path: path.join(cwd, "src", "ok.txt"), content: "inside\n" })),
-        reply(text("done"))
-      )
-      const policy = Permissions.layer(
-        Permissions.rules({ allow: ["Write(./src/**)"] }, () => Effect.succeed(Permissions.deny(FALLBACK)))
-      )
-      yield* Stream.runCollect(ClaudeAgent.query("write", options())).pipe(Effect.provide(policy))
-      expect(fs.existsSync(path.join(cwd, "outside", "pwned.txt"))).toBe(false)
-      expect(fs.readFileSync(path.join(cwd, "src", "ok.txt"), "utf8")).toBe("inside\n")
-      const results = (yield* server.requests).filter((r) => r.isMessages).flatMap((r) => r.toolResults)
-      expect(results.map((r) => r.is_error)).toEqual([true, false])
-      expect(results[0]?.content).toContain(FALLBACK)
-    })).pipe(Effect.provide(NodeClaudeAgent.layer))), 120_000)
+  it.live(
+    "Write(./src/**) does not allow a write through src/link -> ../outside",
+    () =>
+      noClaudeLeft(
+        Effect.scoped(Effect.gen(function*() {
+          const { options, cwd, server } = yield* realCli()
+          fs.mkdirSync(path.join(cwd, "src"))
+          fs.mkdirSync(path.join(cwd, "outside"))
+          fs.symlinkSync("../outside", path.join(cwd, "src", "link"))
+          yield* server.addReplies(
+            reply(toolUse("Write", { file_path: path.join(cwd, "src", "link", "pwned.txt"), content: "escaped\n" })),
+            reply(toolUse("Write", { file_path: path.join(cwd, "src", "ok.txt"), content: "inside\n" })),
+            reply(text("done"))
+          )
+          const policy = Permissions.layer(
+            Permissions.rules({ allow: ["Write(./src/**)"] }, () => Effect.succeed(Permissions.deny(FALLBACK)))
+          )
+          yield* Stream.runCollect(ClaudeAgent.query("write", options())).pipe(Effect.provide(policy))
+          expect(fs.existsSync(path.join(cwd, "outside", "pwned.txt"))).toBe(false)
+          expect(fs.readFileSync(path.join(cwd, "src", "ok.txt"), "utf8")).toBe("inside\n")
+          const results = (yield* server.requests).filter((r) => r.isMessages).flatMap((r) => r.toolResults)
+          expect(results.map((r) => r.is_error)).toEqual([true, false])
+          expect(results[0]?.content).toContain(FALLBACK)
+        })).pipe(Effect.provide(NodeClaudeAgent.layer))
+      ),
+    120_000
+  )
 })

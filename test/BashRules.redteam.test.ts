@@ -8,7 +8,6 @@ import { bash, decide, type Spec } from "./support/rules.js"
 // Bypasses of the Bash permission rules found by red-teaming the tree-sitter-bash reduction. Each case is one that bash
 // reads differently from the tree: the rules must not allow it (allow side) or must match it (deny side).
 
-
 /** What a command leaves behind when bash runs it in an empty directory. */
 const leftBehind = (command: string): Array<string> => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "bashrules-redteam-"))

@@ -7,7 +7,6 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { bash, decide, request } from "./support/rules.js"
 
-
 const ECHO = { allow: ["Bash(echo:*)"] }
 
 describe("Bash allow rules against an attacker", () => {
@@ -151,22 +150,74 @@ describe("what Bash(echo:*) / Bash(cat:*) allow runs nothing else in a real bash
   // differential: every command of this corpus that the rules allow is run by bash in an empty directory, which must
   // stay empty (each payload would create a file); the corpus mixes bypass attempts with harmless commands
   const corpus = [
-    "echo a<(touch X)", "echo $(<X)", "echo ${x/$(touch X)/y}", "echo ~+", "echo \"\\`touch X\\`\"",
-    "echo $'\\x27'; touch X", "{echo,hi}; touch X", "echo hi;touch X", "echo hi&&touch X",
-    "echo <<-EOF\n\t$(touch X)\n\tEOF", "cat <<-EOF\n\t`touch X`\n\tEOF", "cat <<EOF > X\nhi\nEOF",
-    "cat <<EOF >> X\nhi\nEOF", "cat <<EOF | tee X\nhi\nEOF", "cat <<EOF && touch X\nhi\nEOF",
-    "echo @(a|b)", "echo hi >&$X", "echo hi 2>&1-", "echo $'a\\'' ; touch X ; echo ''",
-    "echo 'a'\\''b'; touch X", "echo \"a'b\" 'c\"d' ; touch X", "echo a\\'b ; touch X ; echo \\'",
-    "echo $\"x\"; touch X", "echo \\$(touch X)", "echo '$(touch X)'", "echo \"\\$(touch X)\"", "echo $'$(touch X)'",
-    "echo a#b; touch X", "echo a #b\\\ntouch X", "echo <<EOF\nx\nEOF\ntouch X", "echo <<'EOF'\n$(touch X)\nEOF\n",
-    "echo <<E\"O\"F\n$(touch X)\nEOF", "echo <<\\EOF\n$(touch X)\nEOF", "echo ${x#$(touch X)}", "echo [a] ]",
-    "echo $@ $* $# $? $$ $!", "echo x\\\n; touch X", "echo hi \\\n&& touch X", "echo hi\r\ntouch X",
-    "echo hi |\ntouch X", "echo $(\ntouch X\n)", "echo `\ntouch X`", "echo hi >/dev/null 2>&1",
-    "echo {a,b}", "echo $'\\'' '; touch X #'", "echo $'\\\\'; touch X", "echo \"\\\"\"; touch X",
-    "echo 'it''s'; touch X", "echo hi>X", "echo hi>|X", "echo hi 1>X", "echo hi <>X", "echo hi >>X", "echo hi &>X",
-    "echo \"${x:-\"$(touch X)\"}\"", "echo \"${x:-'$(touch X)'}\"", "echo $\"$(touch X)\"", "echo hi | cat",
-    "echo a\necho b", "echo a;echo b;", "echo \\\\; touch X", "echo \\\\\\; touch X", "cat <<< \"$(touch X)\"",
-    "cat <<< $'x'; touch X", "echo hi # $(touch X)", "echo hi #\ntouch X", "echo hi & touch X", "echo hi\ttouch X"
+    "echo a<(touch X)",
+    "echo $(<X)",
+    "echo ${x/$(touch X)/y}",
+    "echo ~+",
+    "echo \"\\`touch X\\`\"",
+    "echo $'\\x27'; touch X",
+    "{echo,hi}; touch X",
+    "echo hi;touch X",
+    "echo hi&&touch X",
+    "echo <<-EOF\n\t$(touch X)\n\tEOF",
+    "cat <<-EOF\n\t`touch X`\n\tEOF",
+    "cat <<EOF > X\nhi\nEOF",
+    "cat <<EOF >> X\nhi\nEOF",
+    "cat <<EOF | tee X\nhi\nEOF",
+    "cat <<EOF && touch X\nhi\nEOF",
+    "echo @(a|b)",
+    "echo hi >&$X",
+    "echo hi 2>&1-",
+    "echo $'a\\'' ; touch X ; echo ''",
+    "echo 'a'\\''b'; touch X",
+    "echo \"a'b\" 'c\"d' ; touch X",
+    "echo a\\'b ; touch X ; echo \\'",
+    "echo $\"x\"; touch X",
+    "echo \\$(touch X)",
+    "echo '$(touch X)'",
+    "echo \"\\$(touch X)\"",
+    "echo $'$(touch X)'",
+    "echo a#b; touch X",
+    "echo a #b\\\ntouch X",
+    "echo <<EOF\nx\nEOF\ntouch X",
+    "echo <<'EOF'\n$(touch X)\nEOF\n",
+    "echo <<E\"O\"F\n$(touch X)\nEOF",
+    "echo <<\\EOF\n$(touch X)\nEOF",
+    "echo ${x#$(touch X)}",
+    "echo [a] ]",
+    "echo $@ $* $# $? $$ $!",
+    "echo x\\\n; touch X",
+    "echo hi \\\n&& touch X",
+    "echo hi\r\ntouch X",
+    "echo hi |\ntouch X",
+    "echo $(\ntouch X\n)",
+    "echo `\ntouch X`",
+    "echo hi >/dev/null 2>&1",
+    "echo {a,b}",
+    "echo $'\\'' '; touch X #'",
+    "echo $'\\\\'; touch X",
+    "echo \"\\\"\"; touch X",
+    "echo 'it''s'; touch X",
+    "echo hi>X",
+    "echo hi>|X",
+    "echo hi 1>X",
+    "echo hi <>X",
+    "echo hi >>X",
+    "echo hi &>X",
+    "echo \"${x:-\"$(touch X)\"}\"",
+    "echo \"${x:-'$(touch X)'}\"",
+    "echo $\"$(touch X)\"",
+    "echo hi | cat",
+    "echo a\necho b",
+    "echo a;echo b;",
+    "echo \\\\; touch X",
+    "echo \\\\\\; touch X",
+    "cat <<< \"$(touch X)\"",
+    "cat <<< $'x'; touch X",
+    "echo hi # $(touch X)",
+    "echo hi #\ntouch X",
+    "echo hi & touch X",
+    "echo hi\ttouch X"
   ]
   it("the corpus", async () => {
     const spec = { allow: ["Bash(echo:*)", "Bash(cat:*)"] }
@@ -335,56 +386,71 @@ describe("path rules on real paths", () => {
     decide(spec, "Write", { file_path, content: "x" }, cwd)
   const ALLOW_SRC = { allow: ["Write(./src/**)"] }
 
-  it("lexical paths: `..` and absolute paths", withTree(async (root) => {
-    const repo = path.join(root, "repo")
-    expect(await write(ALLOW_SRC, "src/a.ts", repo)).toBe("allow")
-    expect(await write(ALLOW_SRC, "src/new/dir/a.ts", repo)).toBe("allow")
-    expect(await write(ALLOW_SRC, path.join(repo, "src", "a.ts"), repo)).toBe("allow")
-    expect(await write(ALLOW_SRC, "src/../a.ts", repo)).toBe("fallback")
-    expect(await write(ALLOW_SRC, "src/../../outside/a.ts", repo)).toBe("fallback")
-    expect(await write(ALLOW_SRC, path.join(root, "outside", "a.ts"), repo)).toBe("fallback")
-  }))
+  it(
+    "lexical paths: `..` and absolute paths",
+    withTree(async (root) => {
+      const repo = path.join(root, "repo")
+      expect(await write(ALLOW_SRC, "src/a.ts", repo)).toBe("allow")
+      expect(await write(ALLOW_SRC, "src/new/dir/a.ts", repo)).toBe("allow")
+      expect(await write(ALLOW_SRC, path.join(repo, "src", "a.ts"), repo)).toBe("allow")
+      expect(await write(ALLOW_SRC, "src/../a.ts", repo)).toBe("fallback")
+      expect(await write(ALLOW_SRC, "src/../../outside/a.ts", repo)).toBe("fallback")
+      expect(await write(ALLOW_SRC, path.join(root, "outside", "a.ts"), repo)).toBe("fallback")
+    })
+  )
 
-  it("a symlinked directory inside the tree that points outside", withTree(async (root) => {
-    const repo = path.join(root, "repo")
-    fs.symlinkSync("../../outside", path.join(repo, "src", "link"))
-    expect(await write(ALLOW_SRC, "src/link/pwned.txt", repo)).toBe("fallback")
-    expect(await write(ALLOW_SRC, "src/link/new/pwned.txt", repo)).toBe("fallback")
-    // `..` after a symlink is the real parent of its target, as the kernel resolves it
-    fs.mkdirSync(path.join(root, "outside", "deep"))
-    fs.symlinkSync("../../outside/deep", path.join(repo, "src", "deeplink"))
-    expect(await write(ALLOW_SRC, "src/deeplink/../x.txt", repo)).toBe("fallback")
-    // deny rules match the lexical or the real path
-    expect(await write({ deny: [`Write(${path.join(root, "outside")}/**)`], allow: ["Write"] }, "src/link/x", repo))
-      .toBe("deny")
-    expect(await write({ deny: ["Write(./src/link/**)"], allow: ["Write"] }, "src/link/x", repo)).toBe("deny")
-  }))
+  it(
+    "a symlinked directory inside the tree that points outside",
+    withTree(async (root) => {
+      const repo = path.join(root, "repo")
+      fs.symlinkSync("../../outside", path.join(repo, "src", "link"))
+      expect(await write(ALLOW_SRC, "src/link/pwned.txt", repo)).toBe("fallback")
+      expect(await write(ALLOW_SRC, "src/link/new/pwned.txt", repo)).toBe("fallback")
+      // `..` after a symlink is the real parent of its target, as the kernel resolves it
+      fs.mkdirSync(path.join(root, "outside", "deep"))
+      fs.symlinkSync("../../outside/deep", path.join(repo, "src", "deeplink"))
+      expect(await write(ALLOW_SRC, "src/deeplink/../x.txt", repo)).toBe("fallback")
+      // deny rules match the lexical or the real path
+      expect(await write({ deny: [`Write(${path.join(root, "outside")}/**)`], allow: ["Write"] }, "src/link/x", repo))
+        .toBe("deny")
+      expect(await write({ deny: ["Write(./src/link/**)"], allow: ["Write"] }, "src/link/x", repo)).toBe("deny")
+    })
+  )
 
-  it("a symlinked final file pointing outside, and a dangling one", withTree(async (root) => {
-    const repo = path.join(root, "repo")
-    fs.writeFileSync(path.join(root, "outside", "target.txt"), "")
-    fs.symlinkSync(path.join(root, "outside", "target.txt"), path.join(repo, "src", "file.txt"))
-    expect(await write(ALLOW_SRC, "src/file.txt", repo)).toBe("fallback")
-    fs.symlinkSync(path.join(root, "outside", "not-yet.txt"), path.join(repo, "src", "dangling.txt"))
-    expect(await write(ALLOW_SRC, "src/dangling.txt", repo)).toBe("fallback")
-    fs.symlinkSync(path.join(repo, "src", "real-not-yet.txt"), path.join(repo, "src", "inside.txt"))
-    expect(await write(ALLOW_SRC, "src/inside.txt", repo)).toBe("allow")
-  }))
+  it(
+    "a symlinked final file pointing outside, and a dangling one",
+    withTree(async (root) => {
+      const repo = path.join(root, "repo")
+      fs.writeFileSync(path.join(root, "outside", "target.txt"), "")
+      fs.symlinkSync(path.join(root, "outside", "target.txt"), path.join(repo, "src", "file.txt"))
+      expect(await write(ALLOW_SRC, "src/file.txt", repo)).toBe("fallback")
+      fs.symlinkSync(path.join(root, "outside", "not-yet.txt"), path.join(repo, "src", "dangling.txt"))
+      expect(await write(ALLOW_SRC, "src/dangling.txt", repo)).toBe("fallback")
+      fs.symlinkSync(path.join(repo, "src", "real-not-yet.txt"), path.join(repo, "src", "inside.txt"))
+      expect(await write(ALLOW_SRC, "src/inside.txt", repo)).toBe("allow")
+    })
+  )
 
-  it("a symlink loop neither throws nor hangs: no allow, and deny rules match", withTree(async (root) => {
-    const repo = path.join(root, "repo")
-    fs.symlinkSync("loop-b", path.join(repo, "src", "loop-a"))
-    fs.symlinkSync("loop-a", path.join(repo, "src", "loop-b"))
-    expect(await write(ALLOW_SRC, "src/loop-a", repo)).toBe("fallback")
-    expect(await write(ALLOW_SRC, "src/loop-a/x.txt", repo)).toBe("fallback")
-    expect(await write({ deny: ["Write(/nowhere/**)"], allow: ["Write"] }, "src/loop-a/x.txt", repo)).toBe("deny")
-  }))
+  it(
+    "a symlink loop neither throws nor hangs: no allow, and deny rules match",
+    withTree(async (root) => {
+      const repo = path.join(root, "repo")
+      fs.symlinkSync("loop-b", path.join(repo, "src", "loop-a"))
+      fs.symlinkSync("loop-a", path.join(repo, "src", "loop-b"))
+      expect(await write(ALLOW_SRC, "src/loop-a", repo)).toBe("fallback")
+      expect(await write(ALLOW_SRC, "src/loop-a/x.txt", repo)).toBe("fallback")
+      expect(await write({ deny: ["Write(/nowhere/**)"], allow: ["Write"] }, "src/loop-a/x.txt", repo)).toBe("deny")
+    })
+  )
 
-  it("a cwd under a symlinked directory still matches its own tree", withTree(async (root) => {
-    fs.symlinkSync(path.join(root, "repo"), path.join(root, "alias"))
-    const cwd = path.join(root, "alias")
-    expect(await write(ALLOW_SRC, "src/a.ts", cwd)).toBe("allow")
-    expect(await write(ALLOW_SRC, path.join(root, "repo", "src", "a.ts"), cwd)).toBe("allow")
-    expect(await write(ALLOW_SRC, path.join(root, "outside", "a.ts"), cwd)).toBe("fallback")
-  }))
+  it(
+    "a cwd under a symlinked directory still matches its own tree",
+    withTree(async (root) => {
+      fs.symlinkSync(path.join(root, "repo"), path.join(root, "alias"))
+      const cwd = path.join(root, "alias")
+      expect(await write(ALLOW_SRC, "src/a.ts", cwd)).toBe("allow")
+      expect(await write(ALLOW_SRC, path.join(root, "repo", "src", "a.ts"), cwd)).toBe("allow")
+      expect(await write(ALLOW_SRC, path.join(root, "outside", "a.ts"), cwd)).toBe("fallback")
+    })
+  )
 })

@@ -15,8 +15,10 @@ import { NodeClaudeAgent, noClaudeLeft, realCli } from "./support/cli.js"
 const results = (messages: Chunk.Chunk<Message.SdkMessage>) =>
   Chunk.toReadonlyArray(messages).filter(Message.isResultMessage)
 
-const live = <A, E>(name: string, body: () => Effect.Effect<A, E, import("effect/Scope").Scope | import("effect-claude-agent").Transport.Transport>) =>
-  it.live(name, () => noClaudeLeft(Effect.scoped(body())).pipe(Effect.provide(NodeClaudeAgent.layer)), 60_000)
+const live = <A, E>(
+  name: string,
+  body: () => Effect.Effect<A, E, import("effect/Scope").Scope | import("effect-claude-agent").Transport.Transport>
+) => it.live(name, () => noClaudeLeft(Effect.scoped(body())).pipe(Effect.provide(NodeClaudeAgent.layer)), 60_000)
 
 describe("ClaudeAgent against the real CLI", () => {
   live("query: a one-shot text reply and its result", () =>
@@ -66,47 +68,53 @@ describe("ClaudeAgent against the real CLI", () => {
       expect(results(next)[0]).toMatchObject({ subtype: "success", result: "after the interrupt" })
     }))
 
-  live("query: interrupting its fiber mid-turn lets the CLI exit on its own (no SIGTERM, no SIGKILL)", () =>
-    Effect.gen(function*() {
-      const { options, server } = yield* realCli({ replies: [ScriptedModelServer.stall(30_000)] })
-      const logs: Array<string> = []
-      const logger = Logger.make(({ message }) => {
-        logs.push(Array.isArray(message) ? message.join(" ") : String(message))
+  live(
+    "query: interrupting its fiber mid-turn lets the CLI exit on its own (no SIGTERM, no SIGKILL)",
+    () =>
+      Effect.gen(function*() {
+        const { options, server } = yield* realCli({ replies: [ScriptedModelServer.stall(30_000)] })
+        const logs: Array<string> = []
+        const logger = Logger.make(({ message }) => {
+          logs.push(Array.isArray(message) ? message.join(" ") : String(message))
+        })
+        const running = yield* ClaudeAgent.query("this one hangs", options()).pipe(
+          Stream.runDrain,
+          Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
+          Logger.withMinimumLogLevel(LogLevel.Debug),
+          Effect.fork
+        )
+        yield* server.waitForRequest((r) => r.isMessages && r.stream === true)
+        yield* Fiber.interrupt(running)
+        // the turn was interrupted and stdin closed; the CLI needed no signal to exit
+        expect(logs.filter((l) => l.includes("SIGTERM") || l.includes("SIGKILL"))).toEqual([])
       })
-      const running = yield* ClaudeAgent.query("this one hangs", options()).pipe(
-        Stream.runDrain,
-        Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
-        Logger.withMinimumLogLevel(LogLevel.Debug),
-        Effect.fork
-      )
-      yield* server.waitForRequest((r) => r.isMessages && r.stream === true)
-      yield* Fiber.interrupt(running)
-      // the turn was interrupted and stdin closed; the CLI needed no signal to exit
-      expect(logs.filter((l) => l.includes("SIGTERM") || l.includes("SIGKILL"))).toEqual([])
-    }))
+  )
 
-  live("G18 query + failOnApiError: the CLI's retries are visible, then 529s fail the query with Overloaded", () =>
-    Effect.gen(function*() {
-      const overloaded = ScriptedModelServer.httpError(529)
-      const { options } = yield* realCli({ replies: [overloaded, overloaded, overloaded] })
-      const retries: Array<number> = []
-      const exit = yield* ClaudeAgent.query("SAY hi", options({ env: { CLAUDE_CODE_MAX_RETRIES: "1" } })).pipe(
-        ClaudeAgent.failOnApiError,
-        Stream.runForEach((m) =>
-          Effect.sync(() => {
-            if (m.type === "system" && m.subtype === "api_retry") retries.push(m.error_status ?? 0)
-          })
-        ),
-        Effect.exit
-      )
-      expect(retries).toEqual([529])
-      const error = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
-      expect(error?._tag).toBe("Overloaded")
-      if (error?._tag === "Overloaded") {
-        expect(error.status).toBe(529)
-        expect(error.errorType).toBe("overloaded_error")
-      }
-    }))
+  live(
+    "G18 query + failOnApiError: the CLI's retries are visible, then 529s fail the query with Overloaded",
+    () =>
+      Effect.gen(function*() {
+        const overloaded = ScriptedModelServer.httpError(529)
+        const { options } = yield* realCli({ replies: [overloaded, overloaded, overloaded] })
+        const retries: Array<number> = []
+        const exit = yield* ClaudeAgent.query("SAY hi", options({ env: { CLAUDE_CODE_MAX_RETRIES: "1" } })).pipe(
+          ClaudeAgent.failOnApiError,
+          Stream.runForEach((m) =>
+            Effect.sync(() => {
+              if (m.type === "system" && m.subtype === "api_retry") retries.push(m.error_status ?? 0)
+            })
+          ),
+          Effect.exit
+        )
+        expect(retries).toEqual([529])
+        const error = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
+        expect(error?._tag).toBe("Overloaded")
+        if (error?._tag === "Overloaded") {
+          expect(error.status).toBe(529)
+          expect(error.errorType).toBe("overloaded_error")
+        }
+      })
+  )
 
   live("session: setModel and setPermissionMode apply to the next model request", () =>
     Effect.gen(function*() {

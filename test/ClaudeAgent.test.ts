@@ -178,7 +178,10 @@ describe("ClaudeAgent.query", () => {
       const exit = yield* ClaudeAgent.query("x").pipe(Stream.runCollect, Effect.exit, Effect.provide(layer))
       const error = exit._tag === "Failure" && exit.cause._tag === "Fail" ? exit.cause.error : undefined
       expect(error).toBeInstanceOf(AgentError.StartupFailed)
-      expect(error).toMatchObject({ reason: "InitializeAck", description: "Control request initialize failed: bad initialize" })
+      expect(error).toMatchObject({
+        reason: "InitializeAck",
+        description: "Control request initialize failed: bad initialize"
+      })
     }))
 
   it.scoped("a CLI that never answers initialize fails with StartupFailed after initializeTimeout", () =>
@@ -210,7 +213,9 @@ describe("ClaudeAgent.query", () => {
         Effect.flip,
         Effect.provide(layer)
       )
-      expect(error).toStrictEqual(new AgentError.InvalidOptions({ option: "fallbackModel", description: "must differ from model" }))
+      expect(error).toStrictEqual(
+        new AgentError.InvalidOptions({ option: "fallbackModel", description: "must differ from model" })
+      )
       expect(opened).toBe(0)
     }))
 
@@ -271,10 +276,14 @@ describe("ClaudeAgent.session", () => {
     Effect.gen(function*() {
       const { layer, cli } = yield* scripted((cli) =>
         Effect.gen(function*() {
-          yield* cli.respond("get_context_usage", () =>
-            Effect.succeed({ totalTokens: 5, maxTokens: 100, percentage: 5, extra: "kept" }))
-          yield* cli.respond("mcp_status", () =>
-            Effect.succeed({ mcpServers: [{ name: "calc", status: "connected", source: "sdk" }] }))
+          yield* cli.respond(
+            "get_context_usage",
+            () => Effect.succeed({ totalTokens: 5, maxTokens: 100, percentage: 5, extra: "kept" })
+          )
+          yield* cli.respond(
+            "mcp_status",
+            () => Effect.succeed({ mcpServers: [{ name: "calc", status: "connected", source: "sdk" }] })
+          )
           yield* cli.stall
         })
       )

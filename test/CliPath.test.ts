@@ -50,7 +50,9 @@ it.scoped("G11 lookup order: bundled › PATH › common dirs, and CliNotFound l
     expect((yield* resolveCli({ env, bundled, commonDirs: common })).path).toBe(bundled[0]!.file)
     // CLAUDE_CLI_PATH wins over the bundled binary, an explicit path over everything
     const fromEnv = executable(path.join(dir, "env", "claude"))
-    expect((yield* resolveCli({ env: { ...env, CLAUDE_CLI_PATH: fromEnv }, bundled, commonDirs: common })).path).toBe(fromEnv)
+    expect((yield* resolveCli({ env: { ...env, CLAUDE_CLI_PATH: fromEnv }, bundled, commonDirs: common })).path).toBe(
+      fromEnv
+    )
     const explicit = executable(path.join(dir, "explicit", "claude"))
     expect(
       (yield* resolveCli({ explicit, env: { ...env, CLAUDE_CLI_PATH: fromEnv }, bundled, commonDirs: common })).path
@@ -62,11 +64,12 @@ it.scoped("G11 lookup order: bundled › PATH › common dirs, and CliNotFound l
     // a .js CLI runs with this Node
     const script = path.join(dir, "cli.js")
     fs.writeFileSync(script, "")
-    expect(yield* resolveCli({ explicit: script, env, executableArgs: ["--no-warnings"], bundled, commonDirs: common })).toEqual({
-      command: process.execPath,
-      prefixArgs: ["--no-warnings", script],
-      path: script
-    })
+    expect(yield* resolveCli({ explicit: script, env, executableArgs: ["--no-warnings"], bundled, commonDirs: common }))
+      .toEqual({
+        command: process.execPath,
+        prefixArgs: ["--no-warnings", script],
+        path: script
+      })
   }))
 
 it.scoped("a resolver builds the process report (libc) and looks up the bundled packages once, for its lifetime", () =>

@@ -7,7 +7,15 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { AgentError, type AgentOptions, ClaudeAgent, Hooks, Message, Permissions, type Transport } from "effect-claude-agent"
+import {
+  AgentError,
+  type AgentOptions,
+  ClaudeAgent,
+  Hooks,
+  Message,
+  Permissions,
+  type Transport
+} from "effect-claude-agent"
 import { ScriptedModelServer } from "effect-claude-agent/testing"
 import { NodeClaudeAgent, noClaudeLeft, realCli } from "./support/cli.js"
 
@@ -19,7 +27,8 @@ const CLIS = [
 const live = <A, E>(name: string, body: () => Effect.Effect<A, E, Transport.Transport | Scope.Scope>) =>
   it.live(name, () => noClaudeLeft(Effect.scoped(body())).pipe(Effect.provide(NodeClaudeAgent.layer)), 60_000)
 
-const result = (messages: Chunk.Chunk<Message.SdkMessage>) => Chunk.toReadonlyArray(messages).find(Message.isResultMessage)
+const result = (messages: Chunk.Chunk<Message.SdkMessage>) =>
+  Chunk.toReadonlyArray(messages).find(Message.isResultMessage)
 const text = (messages: Chunk.Chunk<Message.SdkMessage>) => {
   const r = result(messages)
   return r?.subtype === "success" ? r.result : r?.subtype
@@ -39,7 +48,9 @@ for (const cli of CLIS) {
         const messages = yield* ClaudeAgent.query("SAY conformance", options(withCli())).pipe(Stream.runCollect)
         expect(text(messages)).toBe("conformance")
         expect(Chunk.toReadonlyArray(messages).find(Message.isSystemInit)?.claude_code_version).toBe(cli.version)
-        expect(Chunk.toReadonlyArray(messages).some((m) => m.type === "unknown" || m.type === "transport_error")).toBe(false)
+        expect(Chunk.toReadonlyArray(messages).some((m) => m.type === "unknown" || m.type === "transport_error")).toBe(
+          false
+        )
       }))
 
     live("session: two turns share a session id and history", () =>
@@ -115,7 +126,10 @@ for (const cli of CLIS) {
         }))
         const resumed = yield* ClaudeAgent.query("HISTORY", options(withCli({ resume: id }))).pipe(Stream.runCollect)
         expect(text(resumed)).toContain("SAY remember me | HISTORY")
-        const bogus = yield* ClaudeAgent.query("x", options(withCli({ resume: "00000000-0000-4000-8000-000000000000" })))
+        const bogus = yield* ClaudeAgent.query(
+          "x",
+          options(withCli({ resume: "00000000-0000-4000-8000-000000000000" }))
+        )
           .pipe(Stream.runDrain, Effect.flip)
         expect(bogus).toBeInstanceOf(AgentError.SessionNotFound)
       }))
@@ -127,7 +141,9 @@ for (const cli of CLIS) {
           Stream.runDrain,
           Effect.flip
         )
-        expect(error).toStrictEqual(new AgentError.VersionIncompatible({ found: cli.version, supported: ">=9.0.0", reason: "OutOfRange" }))
+        expect(error).toStrictEqual(
+          new AgentError.VersionIncompatible({ found: cli.version, supported: ">=9.0.0", reason: "OutOfRange" })
+        )
       }))
   })
 }

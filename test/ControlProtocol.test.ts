@@ -161,7 +161,10 @@ describe("ControlProtocol: outbound requests", () => {
   it.scoped("transport death fails every pending request at once with the same ProcessExited", () =>
     Effect.gen(function*() {
       const { protocol, peer } = yield* setup()
-      const fibers = yield* Effect.forEach(["a", "b", "c"], (m) => Effect.fork(protocol.request("set_model", { model: m })))
+      const fibers = yield* Effect.forEach(
+        ["a", "b", "c"],
+        (m) => Effect.fork(protocol.request("set_model", { model: m }))
+      )
       for (let i = 0; i < 3; i++) yield* takeRequest(peer)
       expect(yield* protocol.pendingCount).toBe(3)
       yield* peer.emitStderr("segfault\n")
@@ -205,7 +208,12 @@ describe("ControlProtocol: inbound requests", () => {
   it.scoped("dispatches to the handler and writes its success response", () =>
     Effect.gen(function*() {
       const handlers = new Map<string, ControlProtocol.InboundHandler>([
-        ["can_use_tool", ControlProtocol.effectHandler(({ request }) => Effect.succeed({ behavior: "allow", updatedInput: request["input"] }))]
+        [
+          "can_use_tool",
+          ControlProtocol.effectHandler(({ request }) =>
+            Effect.succeed({ behavior: "allow", updatedInput: request["input"] })
+          )
+        ]
       ])
       const { peer } = yield* setup({ handlers })
       yield* peer.emit(canUseTool("cli-1"))
@@ -231,12 +239,15 @@ describe("ControlProtocol: inbound requests", () => {
     Effect.gen(function*() {
       let calls = 0
       const handlers = new Map<string, ControlProtocol.InboundHandler>([
-        ["can_use_tool", ControlProtocol.effectHandler(() => {
-          calls++
-          if (calls === 1) return Effect.fail(ControlProtocol.handlerFailure("policy says no"))
-          if (calls === 2) return Effect.die(new TypeError("callback exploded"))
-          return Effect.succeed({ behavior: "deny", message: "third" })
-        })]
+        [
+          "can_use_tool",
+          ControlProtocol.effectHandler(() => {
+            calls++
+            if (calls === 1) return Effect.fail(ControlProtocol.handlerFailure("policy says no"))
+            if (calls === 2) return Effect.die(new TypeError("callback exploded"))
+            return Effect.succeed({ behavior: "deny", message: "third" })
+          })
+        ]
       ])
       const { protocol, peer } = yield* setup({ handlers })
       yield* peer.emit(canUseTool("c1"))
@@ -262,11 +273,15 @@ describe("ControlProtocol: inbound requests", () => {
       const started = yield* Deferred.make<void>()
       const interrupted = yield* Deferred.make<void>()
       const handlers = new Map<string, ControlProtocol.InboundHandler>([
-        ["hook_callback", ControlProtocol.effectHandler(() =>
-          Deferred.succeed(started, undefined).pipe(
-            Effect.zipRight(Effect.never),
-            Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))
-          ))]
+        [
+          "hook_callback",
+          ControlProtocol.effectHandler(() =>
+            Deferred.succeed(started, undefined).pipe(
+              Effect.zipRight(Effect.never),
+              Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))
+            )
+          )
+        ]
       ])
       const { protocol, peer } = yield* setup({ handlers })
       yield* peer.emit({ type: "control_request", request_id: "h1", request: { subtype: "hook_callback" } })
@@ -284,7 +299,10 @@ describe("ControlProtocol: inbound requests", () => {
   it.scoped("inbound requests are served while an outbound request (initialize) is pending", () =>
     Effect.gen(function*() {
       const handlers = new Map<string, ControlProtocol.InboundHandler>([
-        ["mcp_message", ControlProtocol.effectHandler(() => Effect.succeed({ mcp_response: { jsonrpc: "2.0", id: 0, result: {} } }))]
+        [
+          "mcp_message",
+          ControlProtocol.effectHandler(() => Effect.succeed({ mcp_response: { jsonrpc: "2.0", id: 0, result: {} } }))
+        ]
       ])
       const { protocol, peer } = yield* setup({ handlers })
       const init = yield* Effect.fork(protocol.request("initialize", { hooks: {} }))
@@ -304,13 +322,22 @@ describe("ControlProtocol: inbound requests", () => {
   it.scoped("SDK messages flow out in order around control frames", () =>
     Effect.gen(function*() {
       const { protocol, peer } = yield* setup()
-      const status = (n: number) => ({ type: "system", subtype: "status", status: String(n), session_id: "s", uuid: "u" })
+      const status = (n: number) => ({
+        type: "system",
+        subtype: "status",
+        status: String(n),
+        session_id: "s",
+        uuid: "u"
+      })
       yield* peer.emit(status(1))
       yield* peer.emit({ type: "control_request", request_id: "z", request: { subtype: "x" } })
       yield* peer.emit(status(2))
       yield* peer.exit({ code: 0, signal: null })
       const messages = Chunk.toReadonlyArray(yield* Stream.runCollect(protocol.messages))
-      expect(messages.map((m) => (m.type === "system" && m.subtype === "status" ? m.status : m.type))).toEqual(["1", "2"])
+      expect(messages.map((m) => (m.type === "system" && m.subtype === "status" ? m.status : m.type))).toEqual([
+        "1",
+        "2"
+      ])
     }))
 
   it.scoped("the message stream fails with the transport's ProcessExited", () =>
@@ -364,7 +391,11 @@ describe("ControlProtocol: handlers in callback form (no fiber per request)", ()
 
       reply("c1").succeed({ behavior: "allow" })
       reply("c1").fail("answered twice")
-      expect(yield* takeResponse(peer)).toEqual({ subtype: "success", request_id: "c1", response: { behavior: "allow" } })
+      expect(yield* takeResponse(peer)).toEqual({
+        subtype: "success",
+        request_id: "c1",
+        response: { behavior: "allow" }
+      })
       reply("c2").fail("policy says no")
       expect(yield* takeResponse(peer)).toEqual({ subtype: "error", request_id: "c2", error: "policy says no" })
       reply("c3").run(Effect.succeed({ via: "effect" }))
@@ -393,7 +424,11 @@ describe("ControlProtocol: handlers in callback form (no fiber per request)", ()
       })
       const { protocol, peer } = yield* setup({ handlers: new Map([["can_use_tool", handler]]) })
       yield* peer.emit(request("t1"))
-      expect(yield* takeResponse(peer)).toEqual({ subtype: "error", request_id: "t1", error: "TypeError: callback exploded" })
+      expect(yield* takeResponse(peer)).toEqual({
+        subtype: "error",
+        request_id: "t1",
+        error: "TypeError: callback exploded"
+      })
       yield* peer.emit(request("t2"))
       expect(yield* takeResponse(peer)).toEqual({ subtype: "success", request_id: "t2", response: { ok: "t2" } })
       expect(yield* protocol.inFlightCount).toBe(0)

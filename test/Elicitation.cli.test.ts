@@ -49,63 +49,66 @@ const callTool = (tool: "ask" | "login", onElicitation?: Elicitation.OnElicitati
   })
 
 describe("MCP elicitation against the real CLI", () => {
-  live("a form elicitation reaches onElicitation with every field; the accepted content reaches the tool", () =>
-    Effect.gen(function*() {
-      const seen: Array<Elicitation.ElicitationRequest> = []
-      const file = path.join(yield* tempDir("eca-elicit-"), "wire.jsonl")
-      const answer = yield* callTool("ask", (request) =>
-        Effect.sync(() => {
-          seen.push(request)
-          return Elicitation.accept({ name: "Ada", age: 36 })
-        })).pipe(Effect.provide(Recording.layerRecord(file).pipe(Layer.provide(NodeClaudeAgent.layer))))
-      // the wire: the CLI's request (property_order is not passed on, as in the official SDK) and our answer
-      const entries = (yield* Recording.read(file)).connections.flatMap((c) => c.entries)
-      const request = entries.find((e) =>
-        e.event === "stdout" && e.frame["type"] === "control_request" &&
-        JSON.stringify(e.frame["request"]).includes(`"subtype":"elicitation"`)
-      )
-      expect(request).toMatchObject({
-        frame: {
-          request: {
-            subtype: "elicitation",
-            mcp_server_name: "elicit",
-            message: "Who are you?",
-            mode: "form",
-            property_order: ["name", "age"],
-            title: "Identify yourself",
-            display_name: "Elicit",
-            description: "name and age"
-          }
-        }
-      })
-      const requestId = request?.event === "stdout" ? request.frame["request_id"] : undefined
-      expect(entries.filter((e) => e.event === "stdin" && JSON.stringify(e.frame).includes(`"${requestId}"`)))
-        .toMatchObject([{
+  live(
+    "a form elicitation reaches onElicitation with every field; the accepted content reaches the tool",
+    () =>
+      Effect.gen(function*() {
+        const seen: Array<Elicitation.ElicitationRequest> = []
+        const file = path.join(yield* tempDir("eca-elicit-"), "wire.jsonl")
+        const answer = yield* callTool("ask", (request) =>
+          Effect.sync(() => {
+            seen.push(request)
+            return Elicitation.accept({ name: "Ada", age: 36 })
+          })).pipe(Effect.provide(Recording.layerRecord(file).pipe(Layer.provide(NodeClaudeAgent.layer))))
+        // the wire: the CLI's request (property_order is not passed on, as in the official SDK) and our answer
+        const entries = (yield* Recording.read(file)).connections.flatMap((c) => c.entries)
+        const request = entries.find((e) =>
+          e.event === "stdout" && e.frame["type"] === "control_request" &&
+          JSON.stringify(e.frame["request"]).includes(`"subtype":"elicitation"`)
+        )
+        expect(request).toMatchObject({
           frame: {
-            type: "control_response",
-            response: {
-              subtype: "success",
-              request_id: requestId,
-              response: { action: "accept", content: { name: "Ada", age: 36 } }
+            request: {
+              subtype: "elicitation",
+              mcp_server_name: "elicit",
+              message: "Who are you?",
+              mode: "form",
+              property_order: ["name", "age"],
+              title: "Identify yourself",
+              display_name: "Elicit",
+              description: "name and age"
             }
           }
+        })
+        const requestId = request?.event === "stdout" ? request.frame["request_id"] : undefined
+        expect(entries.filter((e) => e.event === "stdin" && JSON.stringify(e.frame).includes(`"${requestId}"`)))
+          .toMatchObject([{
+            frame: {
+              type: "control_response",
+              response: {
+                subtype: "success",
+                request_id: requestId,
+                response: { action: "accept", content: { name: "Ada", age: 36 } }
+              }
+            }
+          }])
+        expect(seen).toEqual([{
+          serverName: "elicit",
+          message: "Who are you?",
+          mode: "form",
+          requestedSchema: {
+            type: "object",
+            properties: { name: { type: "string", title: "Name" }, age: { type: "integer", title: "Age" } },
+            required: ["name"]
+          },
+          title: "Identify yourself",
+          displayName: "Elicit",
+          description: "name and age",
+          requestId: expect.any(String)
         }])
-      expect(seen).toEqual([{
-        serverName: "elicit",
-        message: "Who are you?",
-        mode: "form",
-        requestedSchema: {
-          type: "object",
-          properties: { name: { type: "string", title: "Name" }, age: { type: "integer", title: "Age" } },
-          required: ["name"]
-        },
-        title: "Identify yourself",
-        displayName: "Elicit",
-        description: "name and age",
-        requestId: expect.any(String)
-      }])
-      expect(answer).toBe(`got ${JSON.stringify({ action: "accept", content: { name: "Ada", age: 36 } })}`)
-    }))
+        expect(answer).toBe(`got ${JSON.stringify({ action: "accept", content: { name: "Ada", age: 36 } })}`)
+      })
+  )
 
   live("a URL elicitation carries mode, url and elicitationId", () =>
     Effect.gen(function*() {
@@ -126,8 +129,10 @@ describe("MCP elicitation against the real CLI", () => {
       expect(answer).toBe(`got ${JSON.stringify({ action: "accept" })}`)
     }))
 
-  live("without onElicitation the tool gets decline", () =>
-    Effect.map(callTool("ask"), (answer) => expect(answer).toBe(`got ${JSON.stringify({ action: "decline" })}`)))
+  live(
+    "without onElicitation the tool gets decline",
+    () => Effect.map(callTool("ask"), (answer) => expect(answer).toBe(`got ${JSON.stringify({ action: "decline" })}`))
+  )
 
   live("a failing onElicitation: the tool gets cancel", () =>
     Effect.map(

@@ -93,7 +93,9 @@ describe("writes after end of input vs after the CLI exited: one rule", () => {
   it("Promise API: methods after close() reject with InputClosed", async () => {
     const q = promise.query({
       prompt: "hi",
-      options: { transport: ScriptedCli.layer((cli) => Effect.zipRight(cli.expectUser, Effect.zipRight(cli.init(), cli.stall))) }
+      options: {
+        transport: ScriptedCli.layer((cli) => Effect.zipRight(cli.expectUser, Effect.zipRight(cli.init(), cli.stall)))
+      }
     })
     await q.next()
     await q.close()

@@ -75,30 +75,37 @@ describe("FakeCli through ClaudeAgent and the process Transport", () => {
       )
     }))
 
-  live("a CLI that exits at once: a typed start-up failure with its exit code and stderr", () =>
-    Effect.gen(function*() {
-      const scenario = FakeCli.scenario([FakeCli.exit(1, "error: unknown option '--bogus'\n")])
-      const error = yield* ClaudeAgent.query("x", FakeCli.options(scenario)).pipe(Stream.runCollect, Effect.flip)
-      const reported = error._tag === "StartupFailed" ? error.cause : error
-      expect(reported).toStrictEqual(
-        new AgentError.ProcessExited({ code: 1, signal: null, stderrTail: "error: unknown option '--bogus'\n" })
-      )
-    }))
+  live(
+    "a CLI that exits at once: a typed start-up failure with its exit code and stderr",
+    () =>
+      Effect.gen(function*() {
+        const scenario = FakeCli.scenario([FakeCli.exit(1, "error: unknown option '--bogus'\n")])
+        const error = yield* ClaudeAgent.query("x", FakeCli.options(scenario)).pipe(Stream.runCollect, Effect.flip)
+        const reported = error._tag === "StartupFailed" ? error.cause : error
+        expect(reported).toStrictEqual(
+          new AgentError.ProcessExited({ code: 1, signal: null, stderrTail: "error: unknown option '--bogus'\n" })
+        )
+      })
+  )
 
-  live("a CLI that never answers initialize: StartupFailed after initializeTimeout, and the process is gone", () =>
-    Effect.gen(function*() {
-      const scenario = FakeCli.scenario([FakeCli.stall], { answers: { initialize: FakeCli.noAnswer } })
-      const error = yield* ClaudeAgent.query("x", FakeCli.options(scenario, { initializeTimeout: "300 millis" })).pipe(
-        Stream.runCollect,
-        Effect.flip
-      )
-      expect(error).toMatchObject({ _tag: "StartupFailed", description: "no answer to initialize within 300 ms" })
-      // the bound covers the whole start-up: initialize had what the spawn left of it
-      const cause = error._tag === "StartupFailed" ? error.cause : undefined
-      expect(cause).toBeInstanceOf(AgentError.ControlTimeout)
-      expect(cause).toMatchObject({ _tag: "ControlTimeout", subtype: "initialize" })
-      expect(cause instanceof AgentError.ControlTimeout ? cause.timeoutMillis : NaN).toBeLessThanOrEqual(300)
-    }))
+  live(
+    "a CLI that never answers initialize: StartupFailed after initializeTimeout, and the process is gone",
+    () =>
+      Effect.gen(function*() {
+        const scenario = FakeCli.scenario([FakeCli.stall], { answers: { initialize: FakeCli.noAnswer } })
+        const error = yield* ClaudeAgent.query("x", FakeCli.options(scenario, { initializeTimeout: "300 millis" }))
+          .pipe(
+            Stream.runCollect,
+            Effect.flip
+          )
+        expect(error).toMatchObject({ _tag: "StartupFailed", description: "no answer to initialize within 300 ms" })
+        // the bound covers the whole start-up: initialize had what the spawn left of it
+        const cause = error._tag === "StartupFailed" ? error.cause : undefined
+        expect(cause).toBeInstanceOf(AgentError.ControlTimeout)
+        expect(cause).toMatchObject({ _tag: "ControlTimeout", subtype: "initialize" })
+        expect(cause instanceof AgentError.ControlTimeout ? cause.timeoutMillis : NaN).toBeLessThanOrEqual(300)
+      })
+  )
 
   live("banner, malformed, unknown and giant lines arrive in-band and the turn goes on", () =>
     Effect.gen(function*() {
@@ -130,18 +137,21 @@ describe("FakeCli through ClaudeAgent and the process Transport", () => {
       expect(assistant === undefined ? "" : Message.text(assistant)).toBe("5€ and \u2028 survive")
     }))
 
-  live("a slow control answer past controlRequestTimeout: ControlTimeout, and the session goes on", () =>
-    Effect.gen(function*() {
-      const scenario = FakeCli.scenario([FakeCli.echo], {
-        answers: { set_model: FakeCli.answer({}, { delayMs: 2_000 }) }
+  live(
+    "a slow control answer past controlRequestTimeout: ControlTimeout, and the session goes on",
+    () =>
+      Effect.gen(function*() {
+        const scenario = FakeCli.scenario([FakeCli.echo], {
+          answers: { set_model: FakeCli.answer({}, { delayMs: 2_000 }) }
+        })
+        const session = yield* ClaudeAgent.session(FakeCli.options(scenario, { controlRequestTimeout: "200 millis" }))
+        const error = yield* Effect.flip(session.setModel("haiku"))
+        expect(error).toBeInstanceOf(AgentError.ControlTimeout)
+        expect(error).toMatchObject({ _tag: "ControlTimeout", subtype: "set_model", timeoutMillis: 200 })
+        const turn = yield* Stream.runCollect(session.turn("still alive?"))
+        expect(Chunk.unsafeLast(turn)).toMatchObject({ result: "echo: still alive?" })
       })
-      const session = yield* ClaudeAgent.session(FakeCli.options(scenario, { controlRequestTimeout: "200 millis" }))
-      const error = yield* Effect.flip(session.setModel("haiku"))
-      expect(error).toBeInstanceOf(AgentError.ControlTimeout)
-      expect(error).toMatchObject({ _tag: "ControlTimeout", subtype: "set_model", timeoutMillis: 200 })
-      const turn = yield* Stream.runCollect(session.turn("still alive?"))
-      expect(Chunk.unsafeLast(turn)).toMatchObject({ result: "echo: still alive?" })
-    }))
+  )
 
   live("an error answer to a control request: ControlError with its code", () =>
     Effect.gen(function*() {
@@ -155,41 +165,47 @@ describe("FakeCli through ClaudeAgent and the process Transport", () => {
       )
     }))
 
-  live("can_use_tool reaches the Permissions policy; the log shows what the SDK read and answered", () =>
-    Effect.gen(function*() {
-      const dir = yield* tempDir("eca-fake-")
-      const log = path.join(dir, "log.jsonl")
-      const scenario = FakeCli.scenario([
-        FakeCli.expectUser(),
-        FakeCli.canUseTool("Bash", { command: "rm -rf /" }),
-        FakeCli.turn("done")
-      ], { log })
-      const policy = Permissions.layer((r) =>
-        Effect.succeed(
-          String(r.input["command"]).startsWith("rm") ? Permissions.deny("not that") : Permissions.allow()
+  live(
+    "can_use_tool reaches the Permissions policy; the log shows what the SDK read and answered",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir("eca-fake-")
+        const log = path.join(dir, "log.jsonl")
+        const scenario = FakeCli.scenario([
+          FakeCli.expectUser(),
+          FakeCli.canUseTool("Bash", { command: "rm -rf /" }),
+          FakeCli.turn("done")
+        ], { log })
+        const policy = Permissions.layer((r) =>
+          Effect.succeed(
+            String(r.input["command"]).startsWith("rm") ? Permissions.deny("not that") : Permissions.allow()
+          )
         )
-      )
-      yield* ClaudeAgent.query("clean up", FakeCli.options(scenario)).pipe(Stream.runDrain, Effect.provide(policy))
-      const seen = yield* FakeCli.readLog(log)
-      expect(seen.start?.argv.slice(0, 5)).toEqual(Transport.BASE_ARGS)
-      expect(seen.received.map((f) => f["type"])).toEqual(["control_request", "user", "control_response"])
-      expect(seen.answers).toHaveLength(1)
-      expect(seen.answers[0]).toMatchObject({
-        subtype: "can_use_tool",
-        response: { subtype: "success", response: { behavior: "deny", message: "not that" } }
+        yield* ClaudeAgent.query("clean up", FakeCli.options(scenario)).pipe(Stream.runDrain, Effect.provide(policy))
+        const seen = yield* FakeCli.readLog(log)
+        expect(seen.start?.argv.slice(0, 5)).toEqual(Transport.BASE_ARGS)
+        expect(seen.received.map((f) => f["type"])).toEqual(["control_request", "user", "control_response"])
+        expect(seen.answers).toHaveLength(1)
+        expect(seen.answers[0]).toMatchObject({
+          subtype: "can_use_tool",
+          response: { subtype: "success", response: { behavior: "deny", message: "not that" } }
+        })
+        expect(fs.existsSync(log)).toBe(true)
       })
-      expect(fs.existsSync(log)).toBe(true)
-    }))
+  )
 
-  live("a scenario step that is not met ends the fake with code 70 and the reason on stderr", () =>
-    Effect.gen(function*() {
-      const scenario = FakeCli.scenario([FakeCli.expectUser("password"), FakeCli.turn("never")])
-      const error = yield* ClaudeAgent.query("hello", FakeCli.options(scenario)).pipe(Stream.runCollect, Effect.flip)
-      expect(error).toMatchObject({ _tag: "ProcessExited", code: 70 })
-      expect(error._tag === "ProcessExited" ? error.stderrTail : "").toContain(
-        "expected a prompt containing \"password\", got \"hello\""
-      )
-    }))
+  live(
+    "a scenario step that is not met ends the fake with code 70 and the reason on stderr",
+    () =>
+      Effect.gen(function*() {
+        const scenario = FakeCli.scenario([FakeCli.expectUser("password"), FakeCli.turn("never")])
+        const error = yield* ClaudeAgent.query("hello", FakeCli.options(scenario)).pipe(Stream.runCollect, Effect.flip)
+        expect(error).toMatchObject({ _tag: "ProcessExited", code: 70 })
+        expect(error._tag === "ProcessExited" ? error.stderrTail : "").toContain(
+          "expected a prompt containing \"password\", got \"hello\""
+        )
+      })
+  )
 })
 
 describe("the fake CLI program", () => {

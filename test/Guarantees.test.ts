@@ -16,59 +16,78 @@ const live = <A, E>(name: string, body: () => Effect.Effect<A, E, Transport.Tran
   it.live(name, () => noClaudeLeft(Effect.scoped(body())).pipe(Effect.provide(NodeClaudeAgent.layer)), 30_000)
 
 describe("G1 silence becomes IdleTimeout", () => {
-  live("G1 a CLI that stalls after init fails with IdleTimeout within the timeout + 2 s and is killed", () =>
-    Effect.gen(function*() {
-      const scenario = FakeCli.scenario([FakeCli.expectUser(), FakeCli.init(), FakeCli.assistant("working…"), FakeCli.stall])
-      const started = Date.now()
-      const session = yield* ClaudeAgent.session(FakeCli.options(scenario, { idleTimeout: "2 seconds" }))
-      const pid = Option.getOrThrow(session.pid)
-      const error = yield* Stream.runDrain(session.turn("go")).pipe(Effect.flip)
-      const took = Date.now() - started
-      expect(error).toBeInstanceOf(AgentError.IdleTimeout)
-      expect(error).toMatchObject({ reason: "Idle", timeoutMillis: 2000 })
-      expect(took).toBeLessThan(2000 + 2000)
-      expect(took).toBeGreaterThanOrEqual(2000)
-      expect(isAlive(pid)).toBe(false)
-    }))
+  live(
+    "G1 a CLI that stalls after init fails with IdleTimeout within the timeout + 2 s and is killed",
+    () =>
+      Effect.gen(function*() {
+        const scenario = FakeCli.scenario([
+          FakeCli.expectUser(),
+          FakeCli.init(),
+          FakeCli.assistant("working…"),
+          FakeCli.stall
+        ])
+        const started = Date.now()
+        const session = yield* ClaudeAgent.session(FakeCli.options(scenario, { idleTimeout: "2 seconds" }))
+        const pid = Option.getOrThrow(session.pid)
+        const error = yield* Stream.runDrain(session.turn("go")).pipe(Effect.flip)
+        const took = Date.now() - started
+        expect(error).toBeInstanceOf(AgentError.IdleTimeout)
+        expect(error).toMatchObject({ reason: "Idle", timeoutMillis: 2000 })
+        expect(took).toBeLessThan(2000 + 2000)
+        expect(took).toBeGreaterThanOrEqual(2000)
+        expect(isAlive(pid)).toBe(false)
+      })
+  )
 })
 
 describe("G3 interrupt is bounded", () => {
-  live("G3 a CLI that ignores interrupt: InterruptTimeout once interruptTimeout has passed, the session still usable", () =>
-    Effect.gen(function*() {
-      const scenario = FakeCli.scenario([FakeCli.echo], {
-        answers: { interrupt: FakeCli.noAnswer }
+  live(
+    "G3 a CLI that ignores interrupt: InterruptTimeout once interruptTimeout has passed, the session still usable",
+    () =>
+      Effect.gen(function*() {
+        const scenario = FakeCli.scenario([FakeCli.echo], {
+          answers: { interrupt: FakeCli.noAnswer }
+        })
+        const session = yield* ClaudeAgent.session(FakeCli.options(scenario, { interruptTimeout: "1 second" }))
+        const started = Date.now()
+        const error = yield* Effect.flip(session.interrupt)
+        const took = Date.now() - started
+        expect(error).toStrictEqual(new AgentError.InterruptTimeout({ timeoutMillis: 1000 }))
+        // not before the timeout; the upper bound only says "bounded" (the exact timing is Timeouts.test.ts's, on the
+        // TestClock), generous enough for a loaded machine
+        expect(took).toBeGreaterThanOrEqual(1000 - 5)
+        expect(took).toBeLessThan(1000 + 2000)
+        const turn = yield* Stream.runCollect(session.turn("still there?"))
+        expect(Chunk.toReadonlyArray(turn).some(Message.isResultMessage)).toBe(true)
       })
-      const session = yield* ClaudeAgent.session(FakeCli.options(scenario, { interruptTimeout: "1 second" }))
-      const started = Date.now()
-      const error = yield* Effect.flip(session.interrupt)
-      const took = Date.now() - started
-      expect(error).toStrictEqual(new AgentError.InterruptTimeout({ timeoutMillis: 1000 }))
-      // not before the timeout; the upper bound only says "bounded" (the exact timing is Timeouts.test.ts's, on the
-      // TestClock), generous enough for a loaded machine
-      expect(took).toBeGreaterThanOrEqual(1000 - 5)
-      expect(took).toBeLessThan(1000 + 2000)
-      const turn = yield* Stream.runCollect(session.turn("still there?"))
-      expect(Chunk.toReadonlyArray(turn).some(Message.isResultMessage)).toBe(true)
-    }))
+  )
 })
 
 describe("G4 a killed CLI is a typed error, everywhere", () => {
-  live("G4 kill -9 mid-turn: the stream fails with ProcessExited (no timeout could end it), the next send fails the same way", () =>
-    Effect.gen(function*() {
-      const scenario = FakeCli.scenario([FakeCli.expectUser(), FakeCli.init(), FakeCli.assistant("half an answer"), FakeCli.stall])
-      // with no idle timeout only the process's death can end the turn: a missed exit hangs until the test's timeout
-      const session = yield* ClaudeAgent.session(FakeCli.options(scenario, { idleTimeout: "infinity" }))
-      const pid = Option.getOrThrow(session.pid)
-      const error = yield* session.turn("go").pipe(
-        Stream.tap((m) => Effect.sync(() => m.type === "assistant" && process.kill(pid, "SIGKILL"))),
-        Stream.runDrain,
-        Effect.flip
-      )
-      expect(error).toMatchObject({ _tag: "ProcessExited", code: null, signal: "SIGKILL" })
-      expect(yield* Effect.flip(session.send("after"))).toMatchObject({ _tag: "ProcessExited", signal: "SIGKILL" })
-      expect(yield* Effect.flip(session.setModel("x"))).toMatchObject({ _tag: "ProcessExited", signal: "SIGKILL" })
-      // the suite-wide unhandled-rejection counter (vitest.setup.ts) stays at 0
-    }))
+  live(
+    "G4 kill -9 mid-turn: the stream fails with ProcessExited (no timeout could end it), the next send fails the same way",
+    () =>
+      Effect.gen(function*() {
+        const scenario = FakeCli.scenario([
+          FakeCli.expectUser(),
+          FakeCli.init(),
+          FakeCli.assistant("half an answer"),
+          FakeCli.stall
+        ])
+        // with no idle timeout only the process's death can end the turn: a missed exit hangs until the test's timeout
+        const session = yield* ClaudeAgent.session(FakeCli.options(scenario, { idleTimeout: "infinity" }))
+        const pid = Option.getOrThrow(session.pid)
+        const error = yield* session.turn("go").pipe(
+          Stream.tap((m) => Effect.sync(() => m.type === "assistant" && process.kill(pid, "SIGKILL"))),
+          Stream.runDrain,
+          Effect.flip
+        )
+        expect(error).toMatchObject({ _tag: "ProcessExited", code: null, signal: "SIGKILL" })
+        expect(yield* Effect.flip(session.send("after"))).toMatchObject({ _tag: "ProcessExited", signal: "SIGKILL" })
+        expect(yield* Effect.flip(session.setModel("x"))).toMatchObject({ _tag: "ProcessExited", signal: "SIGKILL" })
+        // the suite-wide unhandled-rejection counter (vitest.setup.ts) stays at 0
+      })
+  )
 })
 
 describe("G5 callbacks fire for every prompt shape", () => {
@@ -162,17 +181,20 @@ describe("G5 callbacks fire for every prompt shape", () => {
 })
 
 describe("G7 start-up is bounded and typed", () => {
-  live("G7 a CLI that never answers initialize: StartupFailed (initializeAck or firstLine) within the bound", () =>
-    Effect.gen(function*() {
-      const scenario = FakeCli.scenario([FakeCli.stall], { answers: { initialize: FakeCli.noAnswer } })
-      const started = Date.now()
-      const error = yield* ClaudeAgent.query("hi", FakeCli.options(scenario, { initializeTimeout: "1 second" })).pipe(
-        Stream.runDrain,
-        Effect.flip
-      )
-      expect(Date.now() - started).toBeLessThan(1000 + 500 + 1000)
-      expect(error).toMatchObject({ _tag: "StartupFailed", reason: "FirstLine" })
-    }))
+  live(
+    "G7 a CLI that never answers initialize: StartupFailed (initializeAck or firstLine) within the bound",
+    () =>
+      Effect.gen(function*() {
+        const scenario = FakeCli.scenario([FakeCli.stall], { answers: { initialize: FakeCli.noAnswer } })
+        const started = Date.now()
+        const error = yield* ClaudeAgent.query("hi", FakeCli.options(scenario, { initializeTimeout: "1 second" })).pipe(
+          Stream.runDrain,
+          Effect.flip
+        )
+        expect(Date.now() - started).toBeLessThan(1000 + 500 + 1000)
+        expect(error).toMatchObject({ _tag: "StartupFailed", reason: "FirstLine" })
+      })
+  )
 
   live("G7 a CLI that exits at once: StartupFailed (firstLine) with its stderr", () =>
     Effect.gen(function*() {
@@ -203,34 +225,39 @@ describe("G14 host listeners stay O(1) in the number of sessions", () => {
   const counts = () => EVENTS.map((event) => process.listenerCount(event))
   const SESSIONS = 50
 
-  it.live(`G14 ${SESSIONS} sessions live at once (no pool): no process listener per session, sampled while they run`, () =>
-    noClaudeLeft(Effect.scoped(Effect.gen(function*() {
-      const before = counts()
-      const peak = [...before]
-      const sample = Effect.sync(() => counts().forEach((n, i) => (peak[i] = Math.max(peak[i]!, n))))
-      const sessions = yield* Effect.forEach(
-        Array.from({ length: SESSIONS }, () => FakeCli.options(FakeCli.echoScenario)),
-        (options) => ClaudeAgent.session(options),
-        { concurrency: 10 }
-      )
-      yield* Effect.forEach(sessions, (s) => s.initializationResult, { concurrency: "unbounded", discard: true })
-      // every CLI is running right now
-      expect(sessions.filter((s) => isAlive(Option.getOrThrow(s.pid)))).toHaveLength(SESSIONS)
-      yield* sample
-      // and while every session is in the middle of a turn
-      const results = yield* Effect.forEach(
-        sessions,
-        (s, i) => s.turn(`q${i}`).pipe(Stream.tap(() => sample), Stream.filter(Message.isResultMessage), Stream.runCollect),
-        { concurrency: "unbounded" }
-      )
-      expect(results.map((r) => Chunk.unsafeHead(r))).toMatchObject(
-        Array.from({ length: SESSIONS }, (_, i) => ({ result: `echo: q${i}` }))
-      )
-      expect(sessions.filter((s) => isAlive(Option.getOrThrow(s.pid)))).toHaveLength(SESSIONS)
-      yield* sample
-      // none at all: the SDK adds no process-wide listener (one per session would show up as 50)
-      expect(Object.fromEntries(EVENTS.map((e, i) => [e, peak[i]! - before[i]!]))).toEqual(
-        Object.fromEntries(EVENTS.map((e) => [e, 0]))
-      )
-    }))).pipe(Effect.provide(NodeClaudeAgent.layer)), 120_000)
+  it.live(
+    `G14 ${SESSIONS} sessions live at once (no pool): no process listener per session, sampled while they run`,
+    () =>
+      noClaudeLeft(Effect.scoped(Effect.gen(function*() {
+        const before = counts()
+        const peak = [...before]
+        const sample = Effect.sync(() => counts().forEach((n, i) => (peak[i] = Math.max(peak[i]!, n))))
+        const sessions = yield* Effect.forEach(
+          Array.from({ length: SESSIONS }, () => FakeCli.options(FakeCli.echoScenario)),
+          (options) => ClaudeAgent.session(options),
+          { concurrency: 10 }
+        )
+        yield* Effect.forEach(sessions, (s) => s.initializationResult, { concurrency: "unbounded", discard: true })
+        // every CLI is running right now
+        expect(sessions.filter((s) => isAlive(Option.getOrThrow(s.pid)))).toHaveLength(SESSIONS)
+        yield* sample
+        // and while every session is in the middle of a turn
+        const results = yield* Effect.forEach(
+          sessions,
+          (s, i) =>
+            s.turn(`q${i}`).pipe(Stream.tap(() => sample), Stream.filter(Message.isResultMessage), Stream.runCollect),
+          { concurrency: "unbounded" }
+        )
+        expect(results.map((r) => Chunk.unsafeHead(r))).toMatchObject(
+          Array.from({ length: SESSIONS }, (_, i) => ({ result: `echo: q${i}` }))
+        )
+        expect(sessions.filter((s) => isAlive(Option.getOrThrow(s.pid)))).toHaveLength(SESSIONS)
+        yield* sample
+        // none at all: the SDK adds no process-wide listener (one per session would show up as 50)
+        expect(Object.fromEntries(EVENTS.map((e, i) => [e, peak[i]! - before[i]!]))).toEqual(
+          Object.fromEntries(EVENTS.map((e) => [e, 0]))
+        )
+      }))).pipe(Effect.provide(NodeClaudeAgent.layer)),
+    120_000
+  )
 })

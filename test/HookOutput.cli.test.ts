@@ -27,81 +27,100 @@ const outcome = (messages: ReadonlyArray<SDKMessage | Message.SdkMessage>) => {
 }
 
 describe("malformed hook outputs and permission decisions against the real CLI", () => {
-  live("Effect API: a PreToolUse hook answering permissionDecision \"block\" blocks the Bash call", () =>
-    Effect.gen(function*() {
-      const { options, cwd, server } = yield* realCli()
-      const hooks = Hooks.layer({
-        PreToolUse: [{
-          matcher: "Bash",
-          // not a PermissionDecision: the CLI alone would ignore it and run the tool
-          hooks: [() =>
-            Effect.succeed(
-              {
-                hookSpecificOutput: {
-                  hookEventName: "PreToolUse",
-                  permissionDecision: "block",
-                  permissionDecisionReason: "no"
-                }
-              } as unknown as Hooks.HookOutput<"PreToolUse">
-            )]
-        }]
-      })
-      const messages = yield* Stream.runCollect(ClaudeAgent.query(bash("touch hooked.txt && echo ran"), options())).pipe(
-        Effect.provide(hooks),
-        Effect.provide(Permissions.allowAll)
+  live(
+    "Effect API: a PreToolUse hook answering permissionDecision \"block\" blocks the Bash call",
+    () =>
+      Effect.gen(function*() {
+        const { options, cwd, server } = yield* realCli()
+        const hooks = Hooks.layer({
+          PreToolUse: [{
+            matcher: "Bash",
+            // not a PermissionDecision: the CLI alone would ignore it and run the tool
+            hooks: [() =>
+              Effect.succeed(
+                {
+                  hookSpecificOutput: {
+                    hookEventName: "PreToolUse",
+                    permissionDecision: "block",
+                    permissionDecisionReason: "no"
+                  }
+                } as unknown as Hooks.HookOutput<"PreToolUse">
+              )]
+          }]
+        })
+        const messages = yield* Stream.runCollect(ClaudeAgent.query(bash("touch hooked.txt && echo ran"), options()))
+          .pipe(
+            Effect.provide(hooks),
+            Effect.provide(Permissions.allowAll)
+          )
+        expect(fs.existsSync(path.join(cwd, "hooked.txt"))).toBe(false)
+        const text = outcome(Chunk.toReadonlyArray(messages))
+        expect(text).toMatch(/fail closed.*invalid.*permissionDecision/)
+        const results = (yield* server.requests).filter((r) => r.isMessages).flatMap((r) => r.toolResults)
+        expect(results).toMatchObject([{ is_error: true }])
+        const result = Chunk.toReadonlyArray(messages).find(Message.isResultMessage)
+        expect(result?.permission_denials.map((d) => d.tool_name)).toEqual(["Bash"])
+      }).pipe(
+        expectLogs([
+          /^WARN Hook PreToolUse \(hook_0\) failed: its output is invalid: .*actual "block"; answering block/
+        ])
       )
-      expect(fs.existsSync(path.join(cwd, "hooked.txt"))).toBe(false)
-      const text = outcome(Chunk.toReadonlyArray(messages))
-      expect(text).toMatch(/fail closed.*invalid.*permissionDecision/)
-      const results = (yield* server.requests).filter((r) => r.isMessages).flatMap((r) => r.toolResults)
-      expect(results).toMatchObject([{ is_error: true }])
-      const result = Chunk.toReadonlyArray(messages).find(Message.isResultMessage)
-      expect(result?.permission_denials.map((d) => d.tool_name)).toEqual(["Bash"])
-    }).pipe(expectLogs([/^WARN Hook PreToolUse \(hook_0\) failed: its output is invalid: .*actual "block"; answering block/])))
+  )
 
-  live("Promise API: a PreToolUse hook answering garbage, then one with the decision at the top level, block", () =>
-    Effect.gen(function*() {
-      const { options, cwd } = yield* realCli()
-      const answers: ReadonlyArray<unknown> = ["deny", { permissionDecision: "deny", permissionDecisionReason: "no" }]
-      const texts: Array<string> = []
-      for (const [i, answer] of answers.entries()) {
+  live(
+    "Promise API: a PreToolUse hook answering garbage, then one with the decision at the top level, block",
+    () =>
+      Effect.gen(function*() {
+        const { options, cwd } = yield* realCli()
+        const answers: ReadonlyArray<unknown> = ["deny", { permissionDecision: "deny", permissionDecisionReason: "no" }]
+        const texts: Array<string> = []
+        for (const [i, answer] of answers.entries()) {
+          const messages = yield* Effect.promise(async () => {
+            const out: Array<SDKMessage> = []
+            for await (
+              const m of query({
+                prompt: bash(`touch garbage-${i}.txt && echo ran`),
+                options: {
+                  ...promiseBase(options()),
+                  canUseTool: async (_tool, input) => ({ behavior: "allow", updatedInput: input }),
+                  hooks: { PreToolUse: [{ hooks: [(async () => answer) as () => Promise<never>] }] }
+                }
+              })
+            ) out.push(m)
+            return out
+          })
+          texts.push(outcome(messages))
+        }
+        expect(fs.readdirSync(cwd).filter((f) => f.startsWith("garbage-"))).toEqual([])
+        expect(texts[0]).toMatch(/fail closed.*not an object/)
+        expect(texts[1]).toMatch(/fail closed.*permissionDecision: belongs in hookSpecificOutput/)
+      })
+  )
+
+  live(
+    "Promise API: canUseTool answering { behavior: \"maybe\" } is a deny that tells the model why",
+    () =>
+      Effect.gen(function*() {
+        const { options, cwd } = yield* realCli()
         const messages = yield* Effect.promise(async () => {
           const out: Array<SDKMessage> = []
           for await (
             const m of query({
-              prompt: bash(`touch garbage-${i}.txt && echo ran`),
+              prompt: bash("touch maybe.txt && echo ran"),
               options: {
                 ...promiseBase(options()),
-                canUseTool: async (_tool, input) => ({ behavior: "allow", updatedInput: input }),
-                hooks: { PreToolUse: [{ hooks: [(async () => answer) as () => Promise<never>] }] }
+                canUseTool: async () => ({ behavior: "maybe" }) as unknown as PermissionResult
               }
             })
           ) out.push(m)
           return out
         })
-        texts.push(outcome(messages))
-      }
-      expect(fs.readdirSync(cwd).filter((f) => f.startsWith("garbage-"))).toEqual([])
-      expect(texts[0]).toMatch(/fail closed.*not an object/)
-      expect(texts[1]).toMatch(/fail closed.*permissionDecision: belongs in hookSpecificOutput/)
-    }))
-
-  live("Promise API: canUseTool answering { behavior: \"maybe\" } is a deny that tells the model why", () =>
-    Effect.gen(function*() {
-      const { options, cwd } = yield* realCli()
-      const messages = yield* Effect.promise(async () => {
-        const out: Array<SDKMessage> = []
-        for await (
-          const m of query({
-            prompt: bash("touch maybe.txt && echo ran"),
-            options: { ...promiseBase(options()), canUseTool: async () => ({ behavior: "maybe" }) as unknown as PermissionResult }
-          })
-        ) out.push(m)
-        return out
+        expect(fs.existsSync(path.join(cwd, "maybe.txt"))).toBe(false)
+        expect(outcome(messages)).toMatch(
+          /fail closed.*invalid decision.*behavior: Expected "allow" \| "deny", actual "maybe"/
+        )
+        const result = messages.find((m) => m.type === "result")
+        expect(result?.type === "result" ? result.permission_denials.map((d) => d.tool_name) : []).toEqual(["Bash"])
       })
-      expect(fs.existsSync(path.join(cwd, "maybe.txt"))).toBe(false)
-      expect(outcome(messages)).toMatch(/fail closed.*invalid decision.*behavior: Expected "allow" \| "deny", actual "maybe"/)
-      const result = messages.find((m) => m.type === "result")
-      expect(result?.type === "result" ? result.permission_denials.map((d) => d.tool_name) : []).toEqual(["Bash"])
-    }))
+  )
 })

@@ -106,10 +106,15 @@ describe("hook outputs are validated against their event's schema (Effect API)",
         {
           hookSpecificOutput: {
             hookEventName: "PermissionRequest",
-            decision: { behavior: "allow", updatedPermissions: [{ type: "addRules", rules: "Bash", behavior: "allow", destination: "session" }] }
+            decision: {
+              behavior: "allow",
+              updatedPermissions: [{ type: "addRules", rules: "Bash", behavior: "allow", destination: "session" }]
+            }
           }
         },
-        { hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "allow", updatedInput: [] } } }
+        {
+          hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "allow", updatedInput: [] } }
+        }
       ])
       for (const answer of answers) {
         expect(answer).toEqual({
@@ -154,7 +159,10 @@ describe("hook outputs are validated against their event's schema (Effect API)",
         { async: true },
         { async: true, asyncTimeout: 30 },
         // fields a newer CLI may add
-        { newTopLevelField: [1], hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDisplay: { x: 1 } } }
+        {
+          newTopLevelField: [1],
+          hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDisplay: { x: 1 } }
+        }
       ]
       const { answers, warnings } = yield* answersTo("PreToolUse", pre)
       expect(answers).toEqual(pre)
@@ -168,14 +176,24 @@ describe("hook outputs are validated against their event's schema (Effect API)",
               behavior: "allow",
               updatedInput: { command: "ls" },
               updatedPermissions: [
-                { type: "addRules", rules: [{ toolName: "Bash", ruleContent: "ls" }], behavior: "allow", destination: "session" },
+                {
+                  type: "addRules",
+                  rules: [{ toolName: "Bash", ruleContent: "ls" }],
+                  behavior: "allow",
+                  destination: "session"
+                },
                 { type: "setMode", mode: "acceptEdits", destination: "session" },
                 { type: "addDirectories", directories: ["/tmp"], destination: "localSettings" }
               ]
             }
           }
         },
-        { hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny", message: "no", interrupt: true } } },
+        {
+          hookSpecificOutput: {
+            hookEventName: "PermissionRequest",
+            decision: { behavior: "deny", message: "no", interrupt: true }
+          }
+        },
         { hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny" } } }
       ]
       expect((yield* answersTo("PermissionRequest", permissionRequest)).answers).toEqual(permissionRequest)
@@ -197,7 +215,13 @@ describe("hook outputs are validated against their event's schema (Effect API)",
     Effect.gen(function*() {
       const { answers, warnings } = yield* answersTo("PreToolUse", [
         undefined,
-        { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: undefined } }
+        {
+          hookSpecificOutput: {
+            hookEventName: "PreToolUse",
+            permissionDecision: "deny",
+            permissionDecisionReason: undefined
+          }
+        }
       ])
       expect(answers).toEqual([{}, { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny" } }])
       expect(warnings).toEqual([])
@@ -266,7 +290,12 @@ describe("permission decisions are validated (Effect API)", () => {
           updatedPermissions: [{ type: "addHooks", destination: "session" }],
           toolUseID: "toolu_scripted_4"
         },
-        { behavior: "allow", updatedInput: { command: "touch x" }, updatedPermissions: [addRules], toolUseID: "toolu_scripted_5" }
+        {
+          behavior: "allow",
+          updatedInput: { command: "touch x" },
+          updatedPermissions: [addRules],
+          toolUseID: "toolu_scripted_5"
+        }
       ])
       expect(warnings).toEqual([])
     }))

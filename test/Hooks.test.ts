@@ -31,7 +31,9 @@ const run = (
         const init = yield* cli.initialize
         const answers: Array<unknown> = []
         for (const [callbackId, input] of calls) {
-          answers.push(yield* cli.requestRaw("hook_callback", { callback_id: callbackId, input, tool_use_id: "toolu_1" }))
+          answers.push(
+            yield* cli.requestRaw("hook_callback", { callback_id: callbackId, input, tool_use_id: "toolu_1" })
+          )
         }
         yield* Deferred.succeed(result, { init, answers })
       }), { stepTimeout: "1 hour" })
@@ -70,13 +72,24 @@ describe("Hooks", () => {
     Effect.gen(function*() {
       const seen: Array<unknown> = []
       const hooks = Hooks.layer({
-        PreToolUse: [{ hooks: [(input, toolUseId) => Effect.sync(() => (seen.push([input.tool_name, toolUseId]), {}))] }],
-        PostToolUse: [{ hooks: [(input) => Effect.succeed(Hooks.addContext("PostToolUse", `saw ${String(input.tool_response)}`))] }]
+        PreToolUse: [{
+          hooks: [(input, toolUseId) => Effect.sync(() => (seen.push([input.tool_name, toolUseId]), {}))]
+        }],
+        PostToolUse: [{
+          hooks: [(input) => Effect.succeed(Hooks.addContext("PostToolUse", `saw ${String(input.tool_response)}`))]
+        }]
       })
       const { answers } = yield* Fiber.join(
         yield* run(hooks, [
           ["hook_0", preToolUse("Bash", { command: "ls" })],
-          ["hook_1", { ...baseInput, hook_event_name: "PostToolUse", tool_name: "Bash", tool_input: {}, tool_response: "out", tool_use_id: "t" }],
+          ["hook_1", {
+            ...baseInput,
+            hook_event_name: "PostToolUse",
+            tool_name: "Bash",
+            tool_input: {},
+            tool_response: "out",
+            tool_use_id: "t"
+          }],
           ["hook_9", preToolUse("Bash", {})]
         ])
       )
@@ -97,7 +110,11 @@ describe("Hooks", () => {
         hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "no" }
       })
       expect(Hooks.modify({ command: "ls" })).toEqual({
-        hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow", updatedInput: { command: "ls" } }
+        hookSpecificOutput: {
+          hookEventName: "PreToolUse",
+          permissionDecision: "allow",
+          updatedInput: { command: "ls" }
+        }
       })
       expect(Hooks.addContext("UserPromptSubmit", "ctx")).toEqual({
         hookSpecificOutput: { hookEventName: "UserPromptSubmit", additionalContext: "ctx" }
@@ -126,7 +143,14 @@ describe("Hooks", () => {
       const { answers } = yield* Fiber.join(
         yield* run(hooks, [
           ["hook_0", preToolUse("Bash", {})],
-          ["hook_1", { ...baseInput, hook_event_name: "PostToolUse", tool_name: "Bash", tool_input: {}, tool_response: 1, tool_use_id: "t" }],
+          ["hook_1", {
+            ...baseInput,
+            hook_event_name: "PostToolUse",
+            tool_name: "Bash",
+            tool_input: {},
+            tool_response: 1,
+            tool_use_id: "t"
+          }],
           ["hook_2", { ...baseInput, hook_event_name: "Stop", stop_hook_active: false }]
         ])
       )
@@ -155,7 +179,14 @@ describe("Hooks", () => {
       const { answers } = yield* Fiber.join(
         yield* run(hooks, [
           ["hook_0", preToolUse("Bash", {})],
-          ["hook_1", { ...baseInput, hook_event_name: "PostToolUse", tool_name: "Bash", tool_input: {}, tool_response: 1, tool_use_id: "t" }]
+          ["hook_1", {
+            ...baseInput,
+            hook_event_name: "PostToolUse",
+            tool_name: "Bash",
+            tool_input: {},
+            tool_response: 1,
+            tool_use_id: "t"
+          }]
         ])
       )
       expect(answers[0]).toMatchObject(success({

@@ -57,122 +57,140 @@ const toolResults = (server: ScriptedModelServer.ScriptedModelServer) =>
   )
 
 describe("McpProxy against the real CLI", () => {
-  live("a proxied stdio server is listed as connected; the model calls its tool and gets the answer", () =>
-    Effect.gen(function*() {
-      const dir = yield* tempDir("eca-upstream-")
-      const { options, server } = yield* realCli({
-        replies: [reply(toolUse("mcp__loud__shout", { text: "hello" })), reply(text("shouted"))]
+  live(
+    "a proxied stdio server is listed as connected; the model calls its tool and gets the answer",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir("eca-upstream-")
+        const { options, server } = yield* realCli({
+          replies: [reply(toolUse("mcp__loud__shout", { text: "hello" })), reply(text("shouted"))]
+        })
+        const loud = yield* McpProxy.make({ name: "loud", transport: upstream(dir) })
+        const session = yield* ClaudeAgent.session(options({
+          mcpServers: { loud },
+          strictMcpConfig: true,
+          allowedTools: ["mcp__loud__shout"]
+        }))
+        // the proxy sent the upstream server's handshake with initialize
+        expect((yield* session.initializationResult).sdk_mcp_manifests_parked).toEqual({ loud: "parked" })
+        const messages = yield* Stream.runCollect(session.turn("shout hello"))
+        const init = initOf(messages)
+        expect(init?.mcp_servers).toContainEqual({ name: "loud", status: "connected", source: "sdk" })
+        expect(init?.tools).toContain("mcp__loud__shout")
+        expect(resultOf(messages)).toMatchObject({ subtype: "success", result: "shouted" })
+        expect(yield* toolResults(server)).toEqual([[expect.objectContaining({ content: "HELLO!", is_error: false })]])
+        const status = (yield* session.mcpServerStatus).find((s) => s.name === "loud")
+        expect(status).toMatchObject({
+          status: "connected",
+          serverInfo: { name: "upstream-fixture", version: "1.0.0" }
+        })
+        expect(status?.tools?.map((t) => t.name)).toEqual(expect.arrayContaining(["shout", "work", "wait"]))
+        expect(starts(dir)).toHaveLength(1)
       })
-      const loud = yield* McpProxy.make({ name: "loud", transport: upstream(dir) })
-      const session = yield* ClaudeAgent.session(options({
-        mcpServers: { loud },
-        strictMcpConfig: true,
-        allowedTools: ["mcp__loud__shout"]
-      }))
-      // the proxy sent the upstream server's handshake with initialize
-      expect((yield* session.initializationResult).sdk_mcp_manifests_parked).toEqual({ loud: "parked" })
-      const messages = yield* Stream.runCollect(session.turn("shout hello"))
-      const init = initOf(messages)
-      expect(init?.mcp_servers).toContainEqual({ name: "loud", status: "connected", source: "sdk" })
-      expect(init?.tools).toContain("mcp__loud__shout")
-      expect(resultOf(messages)).toMatchObject({ subtype: "success", result: "shouted" })
-      expect(yield* toolResults(server)).toEqual([[expect.objectContaining({ content: "HELLO!", is_error: false })]])
-      const status = (yield* session.mcpServerStatus).find((s) => s.name === "loud")
-      expect(status).toMatchObject({ status: "connected", serverInfo: { name: "upstream-fixture", version: "1.0.0" } })
-      expect(status?.tools?.map((t) => t.name)).toEqual(expect.arrayContaining(["shout", "work", "wait"]))
-      expect(starts(dir)).toHaveLength(1)
-    }))
+  )
 
-  live("one upstream process serves two concurrent sessions of a SessionPool (McpProxy.layer)", () =>
-    Effect.gen(function*() {
-      const dir = yield* tempDir("eca-upstream-")
-      const { options } = yield* realCli({
-        handler: (request) =>
-          request.toolResults.length > 0
-            ? reply(text(`got ${request.toolResults[0]?.content}`))
-            : reply(toolUse("mcp__loud__shout", { text: request.lastUserText ?? "" }))
+  live(
+    "one upstream process serves two concurrent sessions of a SessionPool (McpProxy.layer)",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir("eca-upstream-")
+        const { options } = yield* realCli({
+          handler: (request) =>
+            request.toolResults.length > 0
+              ? reply(text(`got ${request.toolResults[0]?.content}`))
+              : reply(toolUse("mcp__loud__shout", { text: request.lastUserText ?? "" }))
+        })
+        const base = options({ allowedTools: ["mcp__loud__shout"] })
+        const Pool = Layer.unwrapEffect(
+          Effect.map(
+            McpProxy.McpProxies,
+            ({ mcpServers }) => SessionPool.layer({ maxConcurrent: 2, options: { ...base, mcpServers } })
+          )
+        ).pipe(Layer.provide(McpProxy.layer({ name: "loud", transport: upstream(dir) })))
+        const turns = yield* Effect.gen(function*() {
+          const pool = yield* SessionPool.SessionPool
+          const run = (prompt: string) =>
+            Effect.scoped(Effect.gen(function*() {
+              const session = yield* pool.session()
+              return yield* Stream.runCollect(session.turn(prompt))
+            }))
+          return yield* Effect.all([run("one"), run("two")], { concurrency: 2 })
+        }).pipe(Effect.provide(Pool))
+        for (const messages of turns) {
+          expect(initOf(messages)?.mcp_servers).toContainEqual({ name: "loud", status: "connected", source: "sdk" })
+        }
+        expect(turns.map(resultOf)).toEqual([
+          expect.objectContaining({ subtype: "success", result: "got ONE!" }),
+          expect.objectContaining({ subtype: "success", result: "got TWO!" })
+        ])
+        expect(starts(dir)).toHaveLength(1)
       })
-      const base = options({ allowedTools: ["mcp__loud__shout"] })
-      const Pool = Layer.unwrapEffect(
-        Effect.map(McpProxy.McpProxies, ({ mcpServers }) =>
-          SessionPool.layer({ maxConcurrent: 2, options: { ...base, mcpServers } }))
-      ).pipe(Layer.provide(McpProxy.layer({ name: "loud", transport: upstream(dir) })))
-      const turns = yield* Effect.gen(function*() {
-        const pool = yield* SessionPool.SessionPool
-        const run = (prompt: string) =>
-          Effect.scoped(Effect.gen(function*() {
-            const session = yield* pool.session()
-            return yield* Stream.runCollect(session.turn(prompt))
-          }))
-        return yield* Effect.all([run("one"), run("two")], { concurrency: 2 })
-      }).pipe(Effect.provide(Pool))
-      for (const messages of turns) {
-        expect(initOf(messages)?.mcp_servers).toContainEqual({ name: "loud", status: "connected", source: "sdk" })
-      }
-      expect(turns.map(resultOf)).toEqual([
-        expect.objectContaining({ subtype: "success", result: "got ONE!" }),
-        expect.objectContaining({ subtype: "success", result: "got TWO!" })
-      ])
-      expect(starts(dir)).toHaveLength(1)
-    }))
+  )
 
-  live("killing the upstream: the next call is an isError result, the session goes on, the proxy reconnects", () =>
-    Effect.gen(function*() {
-      const dir = yield* tempDir("eca-upstream-")
-      const { options, server } = yield* realCli({
-        replies: [
-          reply(toolUse("mcp__loud__shout", { text: "first" })),
-          reply(text("one")),
-          reply(toolUse("mcp__loud__shout", { text: "second" })),
-          reply(text("two")),
-          reply(toolUse("mcp__loud__whisper", { text: "THIRD" })),
-          reply(text("three"))
-        ]
-      })
-      const loud = yield* McpProxy.make({
-        name: "loud",
-        transport: upstream(dir),
-        reconnect: Schedule.spaced("100 millis")
-      })
-      const session = yield* ClaudeAgent.session(options({
-        mcpServers: { loud },
-        allowedTools: ["mcp__loud__shout", "mcp__loud__whisper"]
-      }))
-      const first = yield* Stream.runCollect(session.turn("first"))
-      expect(resultOf(first)).toMatchObject({ subtype: "success", result: "one" })
+  live(
+    "killing the upstream: the next call is an isError result, the session goes on, the proxy reconnects",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir("eca-upstream-")
+        const { options, server } = yield* realCli({
+          replies: [
+            reply(toolUse("mcp__loud__shout", { text: "first" })),
+            reply(text("one")),
+            reply(toolUse("mcp__loud__shout", { text: "second" })),
+            reply(text("two")),
+            reply(toolUse("mcp__loud__whisper", { text: "THIRD" })),
+            reply(text("three"))
+          ]
+        })
+        const loud = yield* McpProxy.make({
+          name: "loud",
+          transport: upstream(dir),
+          reconnect: Schedule.spaced("100 millis")
+        })
+        const session = yield* ClaudeAgent.session(options({
+          mcpServers: { loud },
+          allowedTools: ["mcp__loud__shout", "mcp__loud__whisper"]
+        }))
+        const first = yield* Stream.runCollect(session.turn("first"))
+        expect(resultOf(first)).toMatchObject({ subtype: "success", result: "one" })
 
-      // the server dies, and cannot come back for now
-      fs.writeFileSync(path.join(dir, "block"), "")
-      const [pid] = starts(dir)
-      process.kill(pid!, "SIGKILL")
-      const down = yield* statusWhere(loud, (s) => s._tag === "Disconnected" && s.failedAttempts >= 1)
-      expect(down).toMatchObject({ reason: "the server process exited; stderr: upstream fixture: blocked by the test" })
+        // the server dies, and cannot come back for now
+        fs.writeFileSync(path.join(dir, "block"), "")
+        const [pid] = starts(dir)
+        process.kill(pid!, "SIGKILL")
+        const down = yield* statusWhere(loud, (s) => s._tag === "Disconnected" && s.failedAttempts >= 1)
+        expect(down).toMatchObject({
+          reason: "the server process exited; stderr: upstream fixture: blocked by the test"
+        })
 
-      const second = yield* Stream.runCollect(session.turn("second"))
-      expect(resultOf(second)).toMatchObject({ subtype: "success", result: "two" })
-      const [, afterKill] = yield* toolResults(server)
-      expect(afterKill).toEqual([expect.objectContaining({ is_error: true })])
-      // (the CLI may append a hint about the tool's schema to error results)
-      expect(afterKill?.[0]?.content.startsWith(
-        "MCP server \"loud\" is not connected (the server process exited; stderr: upstream fixture: blocked by " +
-          "the test); the SDK is reconnecting, try again later."
-      )).toBe(true)
+        const second = yield* Stream.runCollect(session.turn("second"))
+        expect(resultOf(second)).toMatchObject({ subtype: "success", result: "two" })
+        const [, afterKill] = yield* toolResults(server)
+        expect(afterKill).toEqual([expect.objectContaining({ is_error: true })])
+        // (the CLI may append a hint about the tool's schema to error results)
+        expect(
+          afterKill?.[0]?.content.startsWith(
+            "MCP server \"loud\" is not connected (the server process exited; stderr: upstream fixture: blocked by " +
+              "the test); the SDK is reconnecting, try again later."
+          )
+        ).toBe(true)
 
-      // it comes back, with one more tool: the proxy reconnects (restarts it) and the CLI lists the tools again
-      fs.writeFileSync(path.join(dir, "extra"), "")
-      fs.rmSync(path.join(dir, "block"))
-      expect(yield* statusWhere(loud, (s) => s._tag === "Connected")).toMatchObject({ connection: 2 })
-      yield* session.mcpServerStatus.pipe(
-        Effect.map((status) => status.find((s) => s.name === "loud")?.tools?.some((t) => t.name === "whisper")),
-        Effect.repeat({ until: (listed) => listed === true, schedule: Schedule.spaced("50 millis") }),
-        Effect.timeout("10 seconds")
-      )
-      const third = yield* Stream.runCollect(session.turn("third"))
-      expect(initOf(third)?.mcp_servers).toContainEqual({ name: "loud", status: "connected", source: "sdk" })
-      expect(initOf(third)?.tools).toContain("mcp__loud__whisper")
-      expect(resultOf(third)).toMatchObject({ subtype: "success", result: "three" })
-      const [, , afterReconnect] = yield* toolResults(server)
-      expect(afterReconnect).toEqual([expect.objectContaining({ content: "third...", is_error: false })])
-      expect(starts(dir)).toHaveLength(2)
-    }).pipe(expectLogs([/^WARN MCP server "loud" disconnected: the server process exited/])))
+        // it comes back, with one more tool: the proxy reconnects (restarts it) and the CLI lists the tools again
+        fs.writeFileSync(path.join(dir, "extra"), "")
+        fs.rmSync(path.join(dir, "block"))
+        expect(yield* statusWhere(loud, (s) => s._tag === "Connected")).toMatchObject({ connection: 2 })
+        yield* session.mcpServerStatus.pipe(
+          Effect.map((status) => status.find((s) => s.name === "loud")?.tools?.some((t) => t.name === "whisper")),
+          Effect.repeat({ until: (listed) => listed === true, schedule: Schedule.spaced("50 millis") }),
+          Effect.timeout("10 seconds")
+        )
+        const third = yield* Stream.runCollect(session.turn("third"))
+        expect(initOf(third)?.mcp_servers).toContainEqual({ name: "loud", status: "connected", source: "sdk" })
+        expect(initOf(third)?.tools).toContain("mcp__loud__whisper")
+        expect(resultOf(third)).toMatchObject({ subtype: "success", result: "three" })
+        const [, , afterReconnect] = yield* toolResults(server)
+        expect(afterReconnect).toEqual([expect.objectContaining({ content: "third...", is_error: false })])
+        expect(starts(dir)).toHaveLength(2)
+      }).pipe(expectLogs([/^WARN MCP server "loud" disconnected: the server process exited/]))
+  )
 })

@@ -357,8 +357,10 @@ describe("McpProxy reconnect", () => {
       upstream.setBlocked(true)
       yield* Effect.promise(() => upstream.kill())
       yield* statusWhere(proxy, (s) => s._tag === "Disconnected")
-      const [init, call] = yield* withSession({ mcpServers: { up: proxy } }, (cli) =>
-        Effect.all([cli.initialize, mcp(cli, "up", toolsCall("shout", { text: "x" }, 1))]))
+      const [init, call] = yield* withSession(
+        { mcpServers: { up: proxy } },
+        (cli) => Effect.all([cli.initialize, mcp(cli, "up", toolsCall("shout", { text: "x" }, 1))])
+      )
       expect(init["sdkMcpServerManifests"]).toMatchObject({
         up: {
           initializeResult: { serverInfo: { name: "upstream-fixture" } },
@@ -471,8 +473,10 @@ describe("McpProxy reconnect", () => {
   it.scopedLive("Streamable HTTP: a server that goes away fails the call (isError), and is reconnected to", () =>
     Effect.gen(function*() {
       const first = yield* Effect.promise(() => serveHttp())
-      const server = yield* Effect.acquireRelease(Effect.sync(() => ({ current: first })), (s) =>
-        Effect.promise(() => s.current.close()))
+      const server = yield* Effect.acquireRelease(
+        Effect.sync(() => ({ current: first })),
+        (s) => Effect.promise(() => s.current.close())
+      )
       const proxy = yield* McpProxy.make({
         name: "web",
         transport: { type: "http", url: first.url, headers: { "x-api-key": Redacted.make("secret") } },
@@ -527,8 +531,10 @@ describe("McpProxy remote transports", () => {
         transport: { type: "sse", url: sse.url, headers: { "x-api-key": Redacted.make("secret") } }
       })
       expect(yield* proxy.status).toMatchObject({ _tag: "Connected", serverInfo: { name: "upstream-fixture" } })
-      const answer = yield* withSession({ mcpServers: { events: proxy } }, (cli) =>
-        mcp(cli, "events", toolsCall("shout", { text: "sse" }, 1)))
+      const answer = yield* withSession(
+        { mcpServers: { events: proxy } },
+        (cli) => mcp(cli, "events", toolsCall("shout", { text: "sse" }, 1))
+      )
       expect(answer).toMatchObject({ mcp_response: { id: 1, result: { content: [{ text: "SSE!" }] } } })
       expect(sse.apiKeys.length).toBeGreaterThan(2)
       expect(sse.apiKeys.every((key) => key === "secret")).toBe(true)
@@ -576,8 +582,10 @@ describe("McpProxy options and layer", () => {
       expect(yield* proxy.status).toEqual(
         McpProxy.Status.Disconnected({ reason: "the proxy is closed", failedAttempts: 0, retrying: false })
       )
-      const call = yield* withSession({ mcpServers: registry.mcpServers }, (cli) =>
-        mcp(cli, "two", toolsCall("shout", { text: "x" }, 1)))
+      const call = yield* withSession(
+        { mcpServers: registry.mcpServers },
+        (cli) => mcp(cli, "two", toolsCall("shout", { text: "x" }, 1))
+      )
       expect(call).toEqual({
         mcp_response: {
           jsonrpc: "2.0",
@@ -688,5 +696,11 @@ describe("McpProxy in Session.setMcpServers / mcpServerStatus", () => {
       // what the CLI says of a server it disabled or saw fail is kept
       cliStatus = [{ name: "up", status: "disabled" }, { name: "later", status: "failed", error: "Connection closed" }]
       expect(yield* session.mcpServerStatus).toEqual(cliStatus)
-    }).pipe(expectLogs([/^WARN MCP server "up" disconnected/, /^WARN MCP server "later" disconnected/, /^ERROR MCP server "later": the reconnect schedule is exhausted/])))
+    }).pipe(
+      expectLogs([
+        /^WARN MCP server "up" disconnected/,
+        /^WARN MCP server "later" disconnected/,
+        /^ERROR MCP server "later": the reconnect schedule is exhausted/
+      ])
+    ))
 })

@@ -104,7 +104,13 @@ describe("Message.decode", () => {
       uuid: "u"
     }
     expect(Message.decode(rateLimit)).toStrictEqual(rateLimit)
-    const auth = { type: "auth_status", isAuthenticating: true, output: ["Opening browser…"], session_id: "s", uuid: "u" }
+    const auth = {
+      type: "auth_status",
+      isAuthenticating: true,
+      output: ["Opening browser…"],
+      session_id: "s",
+      uuid: "u"
+    }
     expect(Message.decode(auth)).toStrictEqual(auth)
     const failed = { ...auth, isAuthenticating: false, error: "token expired" }
     expect(Message.decode(failed)).toStrictEqual(failed)
@@ -196,7 +202,12 @@ describe("Message helpers", () => {
   it("text and toolUses", () => {
     if (!Message.isAssistantMessage(assistant)) throw new Error("expected assistant")
     expect(Message.text(assistant)).toBe("Calling Bash.")
-    expect(Message.toolUses(assistant)).toEqual([{ type: "tool_use", id: "t1", name: "Bash", input: { command: "ls" } }])
+    expect(Message.toolUses(assistant)).toEqual([{
+      type: "tool_use",
+      id: "t1",
+      name: "Bash",
+      input: { command: "ls" }
+    }])
   })
 
   it("toolResults and toolResultText", () => {
@@ -205,7 +216,11 @@ describe("Message helpers", () => {
       message: {
         role: "user",
         content: [
-          { type: "tool_result", tool_use_id: "t1", content: [{ type: "text", text: "a" }, { type: "text", text: "b" }] }
+          {
+            type: "tool_result",
+            tool_use_id: "t1",
+            content: [{ type: "text", text: "a" }, { type: "text", text: "b" }]
+          }
         ]
       },
       parent_tool_use_id: null,

@@ -60,8 +60,10 @@ const moduleState = (file: string): Array<string> => {
     for (const declaration of list.declarations) {
       const name = declaration.name.getText(source)
       const init = declaration.initializer
-      const readonlyType = declaration.type !== undefined && /^Readonly(?:Map|Set)\b/.test(declaration.type.getText(source))
-      const mutableCollection = init !== undefined && ts.isNewExpression(init) && MUTABLE.test(init.expression.getText(source))
+      const readonlyType = declaration.type !== undefined &&
+        /^Readonly(?:Map|Set)\b/.test(declaration.type.getText(source))
+      const mutableCollection = init !== undefined && ts.isNewExpression(init) &&
+        MUTABLE.test(init.expression.getText(source))
       if (!isConst || (mutableCollection && !readonlyType)) found.push(`${relative} ${name}`)
     }
   }

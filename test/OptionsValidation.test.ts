@@ -117,7 +117,11 @@ const accepted: Omit<AgentOptions.Options, "onElicitation"> = {
     stdio: { type: "stdio", command: "node" },
     web: { type: "http", url: "https://example.com/mcp", headers: { A: "b" } },
     events: { type: "sse", url: "http://127.0.0.1:1/sse" },
-    local: { type: "sdk", name: "local", instance: { connect: () => Promise.resolve(), close: () => Promise.resolve() } }
+    local: {
+      type: "sdk",
+      name: "local",
+      instance: { connect: () => Promise.resolve(), close: () => Promise.resolve() }
+    }
   },
   strictMcpConfig: true,
   resume: "not-a-uuid-is-fine-for-resume",
@@ -264,7 +268,9 @@ describe("cwd is checked with the file system before anything is spawned", () =>
     Effect.gen(function*() {
       const cwd = path.join(os.tmpdir(), "eca-no-such-dir-" + process.pid)
       const error = yield* open(cwd)
-      expect(error).toStrictEqual(new AgentError.InvalidOptions({ option: "cwd", description: `${cwd} does not exist` }))
+      expect(error).toStrictEqual(
+        new AgentError.InvalidOptions({ option: "cwd", description: `${cwd} does not exist` })
+      )
     }))
 
   it.effect("a file", () =>
@@ -272,7 +278,9 @@ describe("cwd is checked with the file system before anything is spawned", () =>
       const file = path.join(os.tmpdir(), `eca-cwd-file-${process.pid}`)
       fs.writeFileSync(file, "")
       const error = yield* open(file).pipe(Effect.ensuring(Effect.sync(() => fs.rmSync(file))))
-      expect(error).toStrictEqual(new AgentError.InvalidOptions({ option: "cwd", description: `${file} is not a directory` }))
+      expect(error).toStrictEqual(
+        new AgentError.InvalidOptions({ option: "cwd", description: `${file} is not a directory` })
+      )
     }))
 
   it("the Promise API: InvalidOptions, no CLI", async () => {

@@ -74,7 +74,10 @@ describe("ClaudeAgent.queryWithOrigin", () => {
       for (let i = 0; i < 50; i++) yield* Effect.yieldNow()
       const error = yield* Effect.flip(Stream.runDrain(query.messages))
       expect(error).toStrictEqual(
-        new AgentError.SessionNotFound({ sessionId: RESUMED, description: `No conversation found with session ID: ${RESUMED}` })
+        new AgentError.SessionNotFound({
+          sessionId: RESUMED,
+          description: `No conversation found with session ID: ${RESUMED}`
+        })
       )
     }))
 })
@@ -97,7 +100,10 @@ describe("a CLI that runs another session than expected", () => {
     Effect.gen(function*() {
       const log = yield* warnings
       const { layer } = yield* echoing({ sessionId: OTHER })
-      const session = yield* ClaudeAgent.session({ resume: RESUMED }).pipe(Effect.provide(layer), Effect.provide(log.layer))
+      const session = yield* ClaudeAgent.session({ resume: RESUMED }).pipe(
+        Effect.provide(layer),
+        Effect.provide(log.layer)
+      )
       expect(yield* session.sessionId).toBe(RESUMED)
       const turn = yield* Stream.runCollect(session.turn("x"))
       expect(Chunk.toReadonlyArray(turn).find(Message.isSystemInit)?.session_id).toBe(OTHER)

@@ -476,9 +476,13 @@ describe("PartialMessages.assemble on synthetic sequences", () => {
         text: "sub done",
         parentToolUseId: null
       })
-      expect(events.filter((e) => e.type === "text-delta").every((e) => e.parentToolUseId === (
-        e.messageId === "msg_main2" ? null : e.messageId === "msg_sub1" ? "toolu_task" : "toolu_task2"
-      ))).toBe(true)
+      expect(
+        events.filter((e) => e.type === "text-delta").every((e) =>
+          e.parentToolUseId === (
+            e.messageId === "msg_main2" ? null : e.messageId === "msg_sub1" ? "toolu_task" : "toolu_task2"
+          )
+        )
+      ).toBe(true)
     }))
 
   it.effect("replies that were not streamed become the same events; streamed ones are not repeated", () =>
@@ -531,8 +535,7 @@ describe("PartialMessages.assemble on synthetic sequences", () => {
       const none = yield* run(input)
       const others = yield* run(input, { passThrough: "others" })
       const all = yield* run(input, { passThrough: "all" })
-      const passed = (events: ReadonlyArray<UiEvent>) =>
-        events.flatMap((e) => e.type === "message" ? [e.message] : [])
+      const passed = (events: ReadonlyArray<UiEvent>) => events.flatMap((e) => e.type === "message" ? [e.message] : [])
       expect(passed(none)).toEqual([])
       expect(passed(others)).toEqual(input.filter((m) => m.type !== "stream_event"))
       expect(passed(all)).toEqual(input)
@@ -589,58 +592,64 @@ describe("PartialMessages.assemble on synthetic sequences", () => {
 // ---------------------------------------------------------------------------------------------------------------------
 
 describe("PartialMessages against the real CLI", () => {
-  it.live("thinking + text + a tool call whose input arrives in many fragments", () =>
-    noClaudeLeft(Effect.scoped(Effect.gen(function*() {
-      const command = "echo fragmented-input-ok"
-      const { options } = yield* realCli({
-        toolInputFragments: 12,
-        replies: [
-          ScriptedModelServer.reply(
-            ScriptedModelServer.thinking("I should run a command"),
-            ScriptedModelServer.text("Running it now."),
-            ScriptedModelServer.toolUse("Bash", { command, description: "print a marker" })
-          ),
-          ScriptedModelServer.reply(ScriptedModelServer.text("The command printed the marker."))
-        ]
-      })
-      const events = yield* ClaudeAgent.query(
-        "run the command",
-        options({
-          includePartialMessages: true,
-          permissionMode: "bypassPermissions",
-          allowDangerouslySkipPermissions: true
+  it.live(
+    "thinking + text + a tool call whose input arrives in many fragments",
+    () =>
+      noClaudeLeft(Effect.scoped(Effect.gen(function*() {
+        const command = "echo fragmented-input-ok"
+        const { options } = yield* realCli({
+          toolInputFragments: 12,
+          replies: [
+            ScriptedModelServer.reply(
+              ScriptedModelServer.thinking("I should run a command"),
+              ScriptedModelServer.text("Running it now."),
+              ScriptedModelServer.toolUse("Bash", { command, description: "print a marker" })
+            ),
+            ScriptedModelServer.reply(ScriptedModelServer.text("The command printed the marker."))
+          ]
         })
-      ).pipe(PartialMessages.assembleWith({ passThrough: "others" }), Stream.runCollect, Effect.map(Chunk.toArray))
+        const events = yield* ClaudeAgent.query(
+          "run the command",
+          options({
+            includePartialMessages: true,
+            permissionMode: "bypassPermissions",
+            allowDangerouslySkipPermissions: true
+          })
+        ).pipe(PartialMessages.assembleWith({ passThrough: "others" }), Stream.runCollect, Effect.map(Chunk.toArray))
 
-      const derived = events.filter((e) => e.type !== "message")
-      const kinds = derived.map((e) => e.type)
-      expect(kinds.filter((k) => k === "message-start")).toHaveLength(2)
-      expect(kinds.filter((k) => k === "tool-input-delta")).toHaveLength(12)
-      const thinking = derived.find((e) => e.type === "thinking-end")
-      expect(thinking).toMatchObject({ thinking: "I should run a command", abandoned: false, index: 0 })
-      expect(thinking?.type === "thinking-end" && thinking.signature).toEqual(expect.any(String))
-      expect(derived.find((e) => e.type === "text-end")).toMatchObject({ text: "Running it now.", index: 1 })
-      const start = derived.find((e) => e.type === "tool-input-start")
-      const input = derived.find((e) => e.type === "tool-input-available")
-      expect(input).toMatchObject({ toolName: "Bash", index: 2, input: { command, description: "print a marker" } })
-      const output = derived.find((e) => e.type === "tool-output-available")
-      expect(output).toMatchObject({ toolName: "Bash", text: "fragmented-input-ok", isError: false })
-      expect(start?.type === "tool-input-start" && output?.type === "tool-output-available" &&
-        start.toolUseId === output.toolUseId).toBe(true)
-      const finishes = derived.filter((e): e is PartialMessages.MessageFinish => e.type === "message-finish")
-      expect(finishes.map((f) => [f.stopReason, f.abandoned])).toEqual([["tool_use", false], ["end_turn", false]])
-      expect(finishes[0]?.content.map((b) => b.type)).toEqual(["thinking", "text", "tool_use"])
-      expect(derived.filter((e) => e.type === "text-end").map((e) => e.type === "text-end" && e.text)).toEqual([
-        "Running it now.",
-        "The command printed the marker."
-      ])
-      expect(derived.every((e) => !("parentToolUseId" in e) || e.parentToolUseId === null)).toBe(true)
-      // the events of a message come in protocol order
-      const order = derived.map((e) => e.type)
-      expect(order.indexOf("thinking-end")).toBeLessThan(order.indexOf("text-start"))
-      expect(order.indexOf("tool-input-available")).toBeLessThan(order.indexOf("message-finish"))
-      expect(order.indexOf("message-finish")).toBeLessThan(order.indexOf("tool-output-available"))
-      // the pass-through ends with the result
-      expect(events.at(-1)).toMatchObject({ type: "message", message: { type: "result", subtype: "success" } })
-    }))).pipe(Effect.provide(NodeClaudeAgent.layer)), 60_000)
+        const derived = events.filter((e) => e.type !== "message")
+        const kinds = derived.map((e) => e.type)
+        expect(kinds.filter((k) => k === "message-start")).toHaveLength(2)
+        expect(kinds.filter((k) => k === "tool-input-delta")).toHaveLength(12)
+        const thinking = derived.find((e) => e.type === "thinking-end")
+        expect(thinking).toMatchObject({ thinking: "I should run a command", abandoned: false, index: 0 })
+        expect(thinking?.type === "thinking-end" && thinking.signature).toEqual(expect.any(String))
+        expect(derived.find((e) => e.type === "text-end")).toMatchObject({ text: "Running it now.", index: 1 })
+        const start = derived.find((e) => e.type === "tool-input-start")
+        const input = derived.find((e) => e.type === "tool-input-available")
+        expect(input).toMatchObject({ toolName: "Bash", index: 2, input: { command, description: "print a marker" } })
+        const output = derived.find((e) => e.type === "tool-output-available")
+        expect(output).toMatchObject({ toolName: "Bash", text: "fragmented-input-ok", isError: false })
+        expect(
+          start?.type === "tool-input-start" && output?.type === "tool-output-available" &&
+            start.toolUseId === output.toolUseId
+        ).toBe(true)
+        const finishes = derived.filter((e): e is PartialMessages.MessageFinish => e.type === "message-finish")
+        expect(finishes.map((f) => [f.stopReason, f.abandoned])).toEqual([["tool_use", false], ["end_turn", false]])
+        expect(finishes[0]?.content.map((b) => b.type)).toEqual(["thinking", "text", "tool_use"])
+        expect(derived.filter((e) => e.type === "text-end").map((e) => e.type === "text-end" && e.text)).toEqual([
+          "Running it now.",
+          "The command printed the marker."
+        ])
+        expect(derived.every((e) => !("parentToolUseId" in e) || e.parentToolUseId === null)).toBe(true)
+        // the events of a message come in protocol order
+        const order = derived.map((e) => e.type)
+        expect(order.indexOf("thinking-end")).toBeLessThan(order.indexOf("text-start"))
+        expect(order.indexOf("tool-input-available")).toBeLessThan(order.indexOf("message-finish"))
+        expect(order.indexOf("message-finish")).toBeLessThan(order.indexOf("tool-output-available"))
+        // the pass-through ends with the result
+        expect(events.at(-1)).toMatchObject({ type: "message", message: { type: "result", subtype: "success" } })
+      }))).pipe(Effect.provide(NodeClaudeAgent.layer)),
+    60_000
+  )
 })

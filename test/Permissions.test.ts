@@ -16,7 +16,8 @@ import { sleeping } from "./support/clock.js"
 const req = (toolName: string, input: Record<string, unknown>, cwd = "/work/repo") => ({ toolName, input, cwd })
 
 describe("Permissions.matches", () => {
-  const matches = (rule: string, request: ReturnType<typeof req>) => Effect.runPromise(Permissions.matches(rule, request))
+  const matches = (rule: string, request: ReturnType<typeof req>) =>
+    Effect.runPromise(Permissions.matches(rule, request))
 
   it("tool names, MCP servers and wildcards", async () => {
     expect(await matches("Read", req("Read", { file_path: "/x" }))).toBe(true)
@@ -117,7 +118,10 @@ const asking = (asks: ReadonlyArray<readonly [string, Record<string, unknown>, R
     return { layer, answers: Deferred.await(answers), args: Deferred.await(args) }
   })
 
-const withSession = <A, E>(layer: Layer.Layer<import("effect-claude-agent").Transport.Transport>, body: Effect.Effect<A, E>) =>
+const withSession = <A, E>(
+  layer: Layer.Layer<import("effect-claude-agent").Transport.Transport>,
+  body: Effect.Effect<A, E>
+) =>
   Effect.gen(function*() {
     yield* ClaudeAgent.session().pipe(Effect.provide(layer))
     return yield* body
@@ -171,10 +175,13 @@ describe("Permissions in a session", () => {
         title: "Run touch?"
       }]])
       const PermissionsLive = Permissions.layer((request) =>
-        Effect.as(Deferred.succeed(seen, request), Permissions.allow({
-          updatedInput: { command: "touch y" },
-          updatedPermissions: request.suggestions
-        }))
+        Effect.as(
+          Deferred.succeed(seen, request),
+          Permissions.allow({
+            updatedInput: { command: "touch y" },
+            updatedPermissions: request.suggestions
+          })
+        )
       )
       const [answer] = yield* withSession(layer, answers).pipe(Effect.provide(PermissionsLive))
       expect(answer).toEqual({
@@ -200,7 +207,9 @@ describe("Permissions in a session", () => {
       let calls = 0
       const called = yield* Deferred.make<void>()
       const PermissionsLive = Permissions.layer(
-        () => (++calls === 1 ? Effect.zipRight(Deferred.succeed(called, undefined), Effect.never) : Effect.succeed(Permissions.allow())),
+        () => (++calls === 1
+          ? Effect.zipRight(Deferred.succeed(called, undefined), Effect.never)
+          : Effect.succeed(Permissions.allow())),
         { timeout: "30 seconds" }
       )
       const { layer, answers } = yield* asking([["Bash", { command: "touch a" }], ["Bash", { command: "touch b" }]])
@@ -209,7 +218,10 @@ describe("Permissions in a session", () => {
       yield* sleeping("30 seconds")
       yield* TestClock.adjust("30 seconds")
       const [first, second] = yield* Fiber.join(fiber)
-      expect(first).toMatchObject({ behavior: "deny", message: "Permission denied (fail closed): no decision within 30s" })
+      expect(first).toMatchObject({
+        behavior: "deny",
+        message: "Permission denied (fail closed): no decision within 30s"
+      })
       expect(second).toMatchObject({ behavior: "allow" })
       expect(calls).toBe(2)
     }))
@@ -445,7 +457,10 @@ describe("Permissions: interruption and cancellation", () => {
       expect(signals[0]?.aborted).toBe(false)
       yield* TestClock.adjust("30 seconds")
       const [first, second] = yield* Fiber.join(fiber)
-      expect(first).toMatchObject({ behavior: "deny", message: "Permission denied (fail closed): no decision within 30s" })
+      expect(first).toMatchObject({
+        behavior: "deny",
+        message: "Permission denied (fail closed): no decision within 30s"
+      })
       expect(second).toMatchObject({ behavior: "allow" })
       expect(signals.map((s) => s.aborted)).toEqual([true, false])
     }))

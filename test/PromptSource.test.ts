@@ -249,8 +249,11 @@ describe("prompt items that are not user messages", () => {
 
 describe("start-up is interruptible during the --version probe", () => {
   const withSlowCli = <A, E, R>(body: (executable: string) => Effect.Effect<A, E, R>) =>
-    Effect.acquireUseRelease(Effect.sync(slowVersionCli), (cli) => body(cli.executable), (cli) =>
-      Effect.sync(cli.remove))
+    Effect.acquireUseRelease(
+      Effect.sync(slowVersionCli),
+      (cli) => body(cli.executable),
+      (cli) => Effect.sync(cli.remove)
+    )
 
   // the start-ups share one Node layer (one CliResolver), as the sessions of a program do
   const started = (executable: string) =>

@@ -76,72 +76,84 @@ describe("Reaping tool processes against the real CLI", () => {
       expect(running("sleep", "301.5")).toEqual([])
     }))
 
-  live("a foreground tool is gone after the CLI was SIGKILLed (by the SDK, at once, after SIGTERM)", () =>
-    Effect.gen(function*() {
-      const { options } = yield* realCli()
-      // a kill grace of 1 ms, and a tool that ignores SIGTERM: the SDK SIGKILLs the CLI before it can end its tool
-      const { scope, turn } = yield* sleepingTool(
-        options({ killGraceMillis: 1 }),
-        "trap '' TERM; sh -c 'sleep 302.5'; echo done",
-        "302.5"
-      )
-      yield* Fiber.interrupt(turn)
-      yield* Scope.close(scope, Exit.void)
-      expect(running("sleep", "302.5")).toEqual([])
-    }).pipe(expectLogs([/^WARN CLI ignored SIGTERM: SIGKILL/])))
+  live(
+    "a foreground tool is gone after the CLI was SIGKILLed (by the SDK, at once, after SIGTERM)",
+    () =>
+      Effect.gen(function*() {
+        const { options } = yield* realCli()
+        // a kill grace of 1 ms, and a tool that ignores SIGTERM: the SDK SIGKILLs the CLI before it can end its tool
+        const { scope, turn } = yield* sleepingTool(
+          options({ killGraceMillis: 1 }),
+          "trap '' TERM; sh -c 'sleep 302.5'; echo done",
+          "302.5"
+        )
+        yield* Fiber.interrupt(turn)
+        yield* Scope.close(scope, Exit.void)
+        expect(running("sleep", "302.5")).toEqual([])
+      }).pipe(expectLogs([/^WARN CLI ignored SIGTERM: SIGKILL/]))
+  )
 
-  live("a foreground tool is gone after the CLI died of SIGKILL mid-tool, once the scope closes", () =>
-    Effect.gen(function*() {
-      const { options } = yield* realCli()
-      const { scope, session, turn } = yield* sleepingTool(options(), "sh -c 'sleep 303.5'; echo done", "303.5")
-      process.kill(Option.getOrThrow(session.pid), "SIGKILL")
-      expect(Exit.isFailure(yield* Fiber.await(turn))).toBe(true)
-      yield* Scope.close(scope, Exit.void)
-      expect(running("sleep", "303.5")).toEqual([])
-    }))
-
-  live("Promise API: aborting during a tool leaves no tool process, also none an earlier tool backgrounded", () =>
-    Effect.gen(function*() {
-      const { options, server } = yield* realCli()
-      const call = (command: string) => reply(toolUse("Bash", { command, description: "scripted" }))
-      yield* server.addReplies(
-        call("sh -c 'sleep 304.5' & echo started"),
-        call("sh -c 'sleep 314.5'; echo done"),
-        reply(text("never reached"))
-      )
-      const base = { cwd: options().cwd, env: options().env }
-      const abortController = new AbortController()
-      const aborted = query({ prompt: "go", options: { ...base, ...allow, abortController } })
-      const drained = yield* Effect.fork(Effect.promise(async () => {
-        try {
-          for await (const _ of aborted) {
-            // the abort ends it
-          }
-          return undefined
-        } catch (error) {
-          return error
-        }
-      }))
-      yield* started("sleep", "314.5")
-      expect(running("sleep", "304.5")).toHaveLength(1)
-      abortController.abort()
-      expect(yield* Fiber.join(drained)).toBeInstanceOf(AbortError)
-      expect(running("sleep", "304.5")).toEqual([])
-      expect(running("sleep", "314.5")).toEqual([])
-    }))
-
-  live("Promise API: breaking out of for await after a backgrounded command leaves no tool process", () =>
-    Effect.gen(function*() {
-      const { options } = yield* realCli()
-      const base = { cwd: options().cwd, env: options().env }
-      const broken = query({ prompt: bash("sh -c 'sleep 305.5' & echo started"), options: { ...base, ...allow } })
-      const seen = yield* Effect.promise(async () => {
-        for await (const message of broken) {
-          if (message.type === "user") return "tool result"
-        }
-        return "the end"
+  live(
+    "a foreground tool is gone after the CLI died of SIGKILL mid-tool, once the scope closes",
+    () =>
+      Effect.gen(function*() {
+        const { options } = yield* realCli()
+        const { scope, session, turn } = yield* sleepingTool(options(), "sh -c 'sleep 303.5'; echo done", "303.5")
+        process.kill(Option.getOrThrow(session.pid), "SIGKILL")
+        expect(Exit.isFailure(yield* Fiber.await(turn))).toBe(true)
+        yield* Scope.close(scope, Exit.void)
+        expect(running("sleep", "303.5")).toEqual([])
       })
-      expect(seen).toBe("tool result")
-      expect(running("sleep", "305.5")).toEqual([])
-    }))
+  )
+
+  live(
+    "Promise API: aborting during a tool leaves no tool process, also none an earlier tool backgrounded",
+    () =>
+      Effect.gen(function*() {
+        const { options, server } = yield* realCli()
+        const call = (command: string) => reply(toolUse("Bash", { command, description: "scripted" }))
+        yield* server.addReplies(
+          call("sh -c 'sleep 304.5' & echo started"),
+          call("sh -c 'sleep 314.5'; echo done"),
+          reply(text("never reached"))
+        )
+        const base = { cwd: options().cwd, env: options().env }
+        const abortController = new AbortController()
+        const aborted = query({ prompt: "go", options: { ...base, ...allow, abortController } })
+        const drained = yield* Effect.fork(Effect.promise(async () => {
+          try {
+            for await (const _ of aborted) {
+              // the abort ends it
+            }
+            return undefined
+          } catch (error) {
+            return error
+          }
+        }))
+        yield* started("sleep", "314.5")
+        expect(running("sleep", "304.5")).toHaveLength(1)
+        abortController.abort()
+        expect(yield* Fiber.join(drained)).toBeInstanceOf(AbortError)
+        expect(running("sleep", "304.5")).toEqual([])
+        expect(running("sleep", "314.5")).toEqual([])
+      })
+  )
+
+  live(
+    "Promise API: breaking out of for await after a backgrounded command leaves no tool process",
+    () =>
+      Effect.gen(function*() {
+        const { options } = yield* realCli()
+        const base = { cwd: options().cwd, env: options().env }
+        const broken = query({ prompt: bash("sh -c 'sleep 305.5' & echo started"), options: { ...base, ...allow } })
+        const seen = yield* Effect.promise(async () => {
+          for await (const message of broken) {
+            if (message.type === "user") return "tool result"
+          }
+          return "the end"
+        })
+        expect(seen).toBe("tool result")
+        expect(running("sleep", "305.5")).toEqual([])
+      })
+  )
 })

@@ -76,21 +76,25 @@ describe("Reaping tool processes (process)", () => {
       expect(took).toBeLessThan(5000)
     }).pipe(Effect.provide(TransportLive)), 30_000)
 
-  it.live("a CLI the SDK has to SIGKILL leaves no tool process, not even one that cleared its environment", () =>
-    Effect.gen(function*() {
-      const { cli, pids } = yield* openAndClose(
-        FakeCli.scenario([
-          FakeCli.ignoreSigterm,
-          FakeCli.spawnToolProcess({ ignoreSigterm: true }),
-          FakeCli.spawnToolProcess({ clearEnv: true }),
-          FakeCli.stall
-        ]),
-        2,
-        { killGraceMillis: 300 }
-      )
-      expect(isAlive(cli)).toBe(false)
-      expect(pids.filter(isAlive)).toEqual([])
-    }).pipe(expectLogs([/^WARN CLI ignored SIGTERM: SIGKILL/]), Effect.provide(TransportLive)), 30_000)
+  it.live(
+    "a CLI the SDK has to SIGKILL leaves no tool process, not even one that cleared its environment",
+    () =>
+      Effect.gen(function*() {
+        const { cli, pids } = yield* openAndClose(
+          FakeCli.scenario([
+            FakeCli.ignoreSigterm,
+            FakeCli.spawnToolProcess({ ignoreSigterm: true }),
+            FakeCli.spawnToolProcess({ clearEnv: true }),
+            FakeCli.stall
+          ]),
+          2,
+          { killGraceMillis: 300 }
+        )
+        expect(isAlive(cli)).toBe(false)
+        expect(pids.filter(isAlive)).toEqual([])
+      }).pipe(expectLogs([/^WARN CLI ignored SIGTERM: SIGKILL/]), Effect.provide(TransportLive)),
+    30_000
+  )
 
   it.live("a CLI that crashed: its tool process is reaped when the scope closes", () =>
     Effect.gen(function*() {
@@ -105,13 +109,17 @@ describe("Reaping tool processes (process)", () => {
       expect(isAlive(pid!)).toBe(false)
     }).pipe(Effect.provide(TransportLive)), 30_000)
 
-  it.live("reapToolProcesses: false leaves the tool process running (and the CLI's environment unmarked)", () =>
-    Effect.gen(function*() {
-      const { pids } = yield* openAndClose(FakeCli.scenario([FakeCli.spawnToolProcess()]), 1, {
-        reapToolProcesses: false
-      })
-      yield* stillRunning(pids)
-    }).pipe(Effect.provide(TransportLive)), 30_000)
+  it.live(
+    "reapToolProcesses: false leaves the tool process running (and the CLI's environment unmarked)",
+    () =>
+      Effect.gen(function*() {
+        const { pids } = yield* openAndClose(FakeCli.scenario([FakeCli.spawnToolProcess()]), 1, {
+          reapToolProcesses: false
+        })
+        yield* stillRunning(pids)
+      }).pipe(Effect.provide(TransportLive)),
+    30_000
+  )
 
   it.live("the option reaches the Transport from the session options", () =>
     Effect.gen(function*() {

@@ -54,17 +54,21 @@ const noProcess = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   })
 
 describe("Recording a real CLI session, replaying it without one", () => {
-  it.scopedLive("records against the real CLI, then replays green with no CLI and no model server", () =>
-    Effect.gen(function*() {
-      const file = path.join(yield* tempDir(), "bash.jsonl")
-      const live = yield* record(file)
-      expect(live.result).toBe("tool said: replayed-ok")
-      expect(Option.isSome(live.pid)).toBe(true)
+  it.scopedLive(
+    "records against the real CLI, then replays green with no CLI and no model server",
+    () =>
+      Effect.gen(function*() {
+        const file = path.join(yield* tempDir(), "bash.jsonl")
+        const live = yield* record(file)
+        expect(live.result).toBe("tool said: replayed-ok")
+        expect(Option.isSome(live.pid)).toBe(true)
 
-      const replayed = yield* workflow().pipe(Effect.provide(Permissions.allowAll), Recording.replay(file), noProcess)
-      expect(replayed.result).toBe("tool said: replayed-ok")
-      expect(replayed.pid).toEqual(Option.none())
-    }), 60_000)
+        const replayed = yield* workflow().pipe(Effect.provide(Permissions.allowAll), Recording.replay(file), noProcess)
+        expect(replayed.result).toBe("tool said: replayed-ok")
+        expect(replayed.pid).toEqual(Option.none())
+      }),
+    60_000
+  )
 
   it.live("the committed recording replays green", () =>
     Effect.gen(function*() {
@@ -77,23 +81,31 @@ describe("Recording a real CLI session, replaying it without one", () => {
       expect(replayed).toEqual({ pid: Option.none(), result: "tool said: replayed-ok", denials: [] })
     }), 60_000)
 
-  it.live("a changed decision (deny instead of allow) fails with a diff that names the frame", () =>
-    Effect.gen(function*() {
-      const error = yield* workflow().pipe(Effect.provide(Permissions.denyAll), Recording.replay(FIXTURE), Effect.flip)
-      expect(error._tag).toBe("ReplayMismatch")
-      if (error._tag !== "ReplayMismatch") return
-      expect(error.reason).toBe("FrameDiffers")
-      expect(error.frame).toMatch(/^stdin control_response \(success\) to can_use_tool /)
-      expect(error.source).toBe(FIXTURE)
-      const lines = fs.readFileSync(FIXTURE, "utf8").split("\n")
-      const recorded = JSON.parse(lines[(error.line ?? 0) - 1] ?? "{}")
-      expect(recorded).toMatchObject({ event: "stdin", frame: { type: "control_response" } })
-      expect(error.differences).toContainEqual({
-        path: "response.response.behavior",
-        recorded: "\"allow\"",
-        sent: "\"deny\""
-      })
-      expect(error.message).toContain("Replay mismatch (FrameDiffers) at frame #")
-      expect(error.message).toContain("to can_use_tool")
-    }), 60_000)
+  it.live(
+    "a changed decision (deny instead of allow) fails with a diff that names the frame",
+    () =>
+      Effect.gen(function*() {
+        const error = yield* workflow().pipe(
+          Effect.provide(Permissions.denyAll),
+          Recording.replay(FIXTURE),
+          Effect.flip
+        )
+        expect(error._tag).toBe("ReplayMismatch")
+        if (error._tag !== "ReplayMismatch") return
+        expect(error.reason).toBe("FrameDiffers")
+        expect(error.frame).toMatch(/^stdin control_response \(success\) to can_use_tool /)
+        expect(error.source).toBe(FIXTURE)
+        const lines = fs.readFileSync(FIXTURE, "utf8").split("\n")
+        const recorded = JSON.parse(lines[(error.line ?? 0) - 1] ?? "{}")
+        expect(recorded).toMatchObject({ event: "stdin", frame: { type: "control_response" } })
+        expect(error.differences).toContainEqual({
+          path: "response.response.behavior",
+          recorded: "\"allow\"",
+          sent: "\"deny\""
+        })
+        expect(error.message).toContain("Replay mismatch (FrameDiffers) at frame #")
+        expect(error.message).toContain("to can_use_tool")
+      }),
+    60_000
+  )
 })

@@ -20,7 +20,9 @@ describe("ScriptedModelServer.start (Promise code)", () => {
     expect(fs.existsSync(env["HOME"]!)).toBe(true)
     try {
       const messages: Array<SDKMessage> = []
-      for await (const m of query({ prompt: "hi", options: { cwd, env: { ...env, [OWNER_ENV]: String(process.pid) } } })) {
+      for await (
+        const m of query({ prompt: "hi", options: { cwd, env: { ...env, [OWNER_ENV]: String(process.pid) } } })
+      ) {
         messages.push(m)
       }
       expect(messages.at(-1)).toMatchObject({ type: "result", subtype: "success", result: "hello offline" })
@@ -54,7 +56,9 @@ describe("ScriptedModelServer.start (Promise code)", () => {
     }
     expect(fs.existsSync(root)).toBe(false)
     for (const options of [{}, { freshHome: true }]) {
-      expect(() => kept.env(options)).toThrow(expect.objectContaining({ _tag: "ScriptedModelServerError", reason: "Closed" }))
+      expect(() => kept.env(options)).toThrow(
+        expect.objectContaining({ _tag: "ScriptedModelServerError", reason: "Closed" })
+      )
     }
     expect(fs.existsSync(root)).toBe(false)
     await expect(fetch(`${kept.url}/v1/messages`, { method: "POST", body: "{}" })).rejects.toThrow()

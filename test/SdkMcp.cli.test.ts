@@ -82,75 +82,88 @@ const calculator = Effect.gen(function*() {
 })
 
 describe("SdkMcp against the real CLI", () => {
-  live("query: the model calls mcp__calc__add, the Effect handler runs, its result is the tool_result", () =>
-    Effect.gen(function*() {
-      const { options, server } = yield* realCli({
-        replies: [reply(toolUse("mcp__calc__add", { a: 1, b: 2 })), reply(text("the sum is 3"))]
+  live(
+    "query: the model calls mcp__calc__add, the Effect handler runs, its result is the tool_result",
+    () =>
+      Effect.gen(function*() {
+        const { options, server } = yield* realCli({
+          replies: [reply(toolUse("mcp__calc__add", { a: 1, b: 2 })), reply(text("the sum is 3"))]
+        })
+        const { calc, calls } = yield* calculator
+        const messages = yield* ClaudeAgent.query(
+          "add 1 and 2",
+          options({ mcpServers: { calc }, allowedTools: ["mcp__calc__add"] })
+        ).pipe(Stream.runCollect)
+        expect(calls).toEqual([{ a: 1, b: 2 }])
+        expect(yield* toolResultsSeen(server)).toEqual([
+          expect.objectContaining({ content: "3", is_error: false })
+        ])
+        const init = all(messages).find(Message.isSystemInit)
+        expect(init?.mcp_servers).toContainEqual({ name: "calc", status: "connected", source: "sdk" })
+        expect(init?.tools).toContain("mcp__calc__add")
+        expect(resultOf(messages)).toMatchObject({ subtype: "success", result: "the sum is 3" })
       })
-      const { calc, calls } = yield* calculator
-      const messages = yield* ClaudeAgent.query(
-        "add 1 and 2",
-        options({ mcpServers: { calc }, allowedTools: ["mcp__calc__add"] })
-      ).pipe(Stream.runCollect)
-      expect(calls).toEqual([{ a: 1, b: 2 }])
-      expect(yield* toolResultsSeen(server)).toEqual([
-        expect.objectContaining({ content: "3", is_error: false })
-      ])
-      const init = all(messages).find(Message.isSystemInit)
-      expect(init?.mcp_servers).toContainEqual({ name: "calc", status: "connected", source: "sdk" })
-      expect(init?.tools).toContain("mcp__calc__add")
-      expect(resultOf(messages)).toMatchObject({ subtype: "success", result: "the sum is 3" })
-    }))
+  )
 
-  live("session: turns share one connection; mcpServerStatus and the initialize response report the server", () =>
-    Effect.gen(function*() {
-      const { options, server } = yield* realCli({
-        replies: [
-          reply(toolUse("mcp__calc__add", { a: 2, b: 3 })),
-          reply(text("five")),
-          reply(toolUse("mcp__calc__add", { a: 10, b: -4 })),
-          reply(text("six"))
-        ]
+  live(
+    "session: turns share one connection; mcpServerStatus and the initialize response report the server",
+    () =>
+      Effect.gen(function*() {
+        const { options, server } = yield* realCli({
+          replies: [
+            reply(toolUse("mcp__calc__add", { a: 2, b: 3 })),
+            reply(text("five")),
+            reply(toolUse("mcp__calc__add", { a: 10, b: -4 })),
+            reply(text("six"))
+          ]
+        })
+        const { calc, calls } = yield* calculator
+        const session = yield* ClaudeAgent.session(options({ mcpServers: { calc }, allowedTools: ["mcp__calc__add"] }))
+        const init = yield* session.initializationResult
+        // the handshake results went with initialize: the CLI parked them instead of asking over mcp_message
+        expect(init.sdk_mcp_manifests_parked).toEqual({ calc: "parked" })
+        const first = yield* Stream.runCollect(session.turn("first"))
+        expect(resultOf(first)).toMatchObject({ subtype: "success", result: "five" })
+        const second = yield* Stream.runCollect(session.turn("second"))
+        expect(resultOf(second)).toMatchObject({ subtype: "success", result: "six" })
+        expect(calls).toEqual([{ a: 2, b: 3 }, { a: 10, b: -4 }])
+        const seen = (yield* server.requests).filter((r) => r.isMessages && r.toolResults.length > 0)
+        expect(seen.map((r) => r.toolResults[0]?.content)).toEqual(["5", "6"])
+        const status = yield* session.mcpServerStatus
+        const entry = status.find((s) => s.name === "calc")
+        expect(entry).toMatchObject({
+          name: "calc",
+          status: "connected",
+          serverInfo: { name: "calc", version: "1.0.0" }
+        })
+        expect(entry?.tools?.map((t) => t.name)).toEqual(["add"])
       })
-      const { calc, calls } = yield* calculator
-      const session = yield* ClaudeAgent.session(options({ mcpServers: { calc }, allowedTools: ["mcp__calc__add"] }))
-      const init = yield* session.initializationResult
-      // the handshake results went with initialize: the CLI parked them instead of asking over mcp_message
-      expect(init.sdk_mcp_manifests_parked).toEqual({ calc: "parked" })
-      const first = yield* Stream.runCollect(session.turn("first"))
-      expect(resultOf(first)).toMatchObject({ subtype: "success", result: "five" })
-      const second = yield* Stream.runCollect(session.turn("second"))
-      expect(resultOf(second)).toMatchObject({ subtype: "success", result: "six" })
-      expect(calls).toEqual([{ a: 2, b: 3 }, { a: 10, b: -4 }])
-      const seen = (yield* server.requests).filter((r) => r.isMessages && r.toolResults.length > 0)
-      expect(seen.map((r) => r.toolResults[0]?.content)).toEqual(["5", "6"])
-      const status = yield* session.mcpServerStatus
-      const entry = status.find((s) => s.name === "calc")
-      expect(entry).toMatchObject({ name: "calc", status: "connected", serverInfo: { name: "calc", version: "1.0.0" } })
-      expect(entry?.tools?.map((t) => t.name)).toEqual(["add"])
-    }))
+  )
 
-  live("two sessions at once share one createSdkMcpServer result, each with its own connection", () =>
-    Effect.gen(function*() {
-      const { options } = yield* realCli({
-        handler: (request) =>
-          request.toolResults.length > 0
-            ? reply(text(`got ${request.toolResults[0]?.content}`))
-            : reply(toolUse("mcp__calc__add", request.lastUserText === "one" ? { a: 1, b: 0 } : { a: 2, b: 0 }))
+  live(
+    "two sessions at once share one createSdkMcpServer result, each with its own connection",
+    () =>
+      Effect.gen(function*() {
+        const { options } = yield* realCli({
+          handler: (request) =>
+            request.toolResults.length > 0
+              ? reply(text(`got ${request.toolResults[0]?.content}`))
+              : reply(toolUse("mcp__calc__add", request.lastUserText === "one" ? { a: 1, b: 0 } : { a: 2, b: 0 }))
+        })
+        const { calc, calls } = yield* calculator
+        const run = (prompt: string) =>
+          Effect.gen(function*() {
+            const session = yield* ClaudeAgent.session(
+              options({ mcpServers: { calc }, allowedTools: ["mcp__calc__add"] })
+            )
+            return resultOf(yield* Stream.runCollect(session.turn(prompt)))
+          }).pipe(Effect.scoped)
+        const [one, two] = yield* Effect.all([run("one"), run("two")], { concurrency: 2 })
+        expect(one).toMatchObject({ subtype: "success", result: "got 1" })
+        expect(two).toMatchObject({ subtype: "success", result: "got 2" })
+        expect([...calls].sort((x, y) => x.a - y.a)).toEqual([{ a: 1, b: 0 }, { a: 2, b: 0 }])
       })
-      const { calc, calls } = yield* calculator
-      const run = (prompt: string) =>
-        Effect.gen(function*() {
-          const session = yield* ClaudeAgent.session(
-            options({ mcpServers: { calc }, allowedTools: ["mcp__calc__add"] })
-          )
-          return resultOf(yield* Stream.runCollect(session.turn(prompt)))
-        }).pipe(Effect.scoped)
-      const [one, two] = yield* Effect.all([run("one"), run("two")], { concurrency: 2 })
-      expect(one).toMatchObject({ subtype: "success", result: "got 1" })
-      expect(two).toMatchObject({ subtype: "success", result: "got 2" })
-      expect([...calls].sort((x, y) => x.a - y.a)).toEqual([{ a: 1, b: 0 }, { a: 2, b: 0 }])
-    }))
+  )
 
   live("handlers use the services captured by createSdkMcpServer", () =>
     Effect.gen(function*() {
@@ -174,53 +187,56 @@ describe("SdkMcp against the real CLI", () => {
       ])
     }))
 
-  live("invalid input, a failure, a defect and a timeout each become an isError tool_result; the turn goes on", () =>
-    Effect.gen(function*() {
-      class Boom extends Schema.TaggedError<Boom>()("Boom", { reason: Schema.String }) {
-        override get message() {
-          return `boom: ${this.reason}`
+  live(
+    "invalid input, a failure, a defect and a timeout each become an isError tool_result; the turn goes on",
+    () =>
+      Effect.gen(function*() {
+        class Boom extends Schema.TaggedError<Boom>()("Boom", { reason: Schema.String }) {
+          override get message() {
+            return `boom: ${this.reason}`
+          }
         }
-      }
-      const tools = [
-        SdkMcp.tool("fails", "Fails", Schema.Struct({}), () => Effect.fail(new Boom({ reason: "no luck" }))),
-        SdkMcp.tool("dies", "Dies", Schema.Struct({}), () => Effect.die(new Error("kaput"))),
-        SdkMcp.tool("sleeps", "Sleeps", Schema.Struct({}), () => Effect.as(Effect.never, "never"), {
-          timeout: "300 millis"
+        const tools = [
+          SdkMcp.tool("fails", "Fails", Schema.Struct({}), () => Effect.fail(new Boom({ reason: "no luck" }))),
+          SdkMcp.tool("dies", "Dies", Schema.Struct({}), () => Effect.die(new Error("kaput"))),
+          SdkMcp.tool("sleeps", "Sleeps", Schema.Struct({}), () => Effect.as(Effect.never, "never"), {
+            timeout: "300 millis"
+          })
+        ] as const
+        const { options, server } = yield* realCli({
+          replies: [
+            reply(
+              toolUse("mcp__calc__add", { a: "one", b: 2 }),
+              toolUse("mcp__misc__fails", {}),
+              toolUse("mcp__misc__dies", {}),
+              toolUse("mcp__misc__sleeps", {})
+            ),
+            reply(text("all answered"))
+          ]
         })
-      ] as const
-      const { options, server } = yield* realCli({
-        replies: [
-          reply(
-            toolUse("mcp__calc__add", { a: "one", b: 2 }),
-            toolUse("mcp__misc__fails", {}),
-            toolUse("mcp__misc__dies", {}),
-            toolUse("mcp__misc__sleeps", {})
-          ),
-          reply(text("all answered"))
-        ]
+        const { calc, calls } = yield* calculator
+        const misc = yield* SdkMcp.createSdkMcpServer({ name: "misc", tools })
+        const messages = yield* ClaudeAgent.query(
+          "try everything",
+          options({
+            mcpServers: { calc, misc },
+            allowedTools: ["mcp__calc__add", "mcp__misc__fails", "mcp__misc__dies", "mcp__misc__sleeps"]
+          })
+        ).pipe(Stream.runCollect)
+        expect(resultOf(messages)).toMatchObject({ subtype: "success", result: "all answered" })
+        expect(calls).toEqual([])
+        const results = yield* toolResultsSeen(server)
+        expect(results.map((r) => r.is_error)).toEqual([true, true, true, true])
+        // the CLI appends a hint about the tool's schema to error results of deferred (ToolSearch) tools
+        const [invalid, failed, died, slept] = results.map((r) => r.content)
+        expect(invalid).toMatch(/^Invalid input for tool add:\n/)
+        expect(invalid).toContain("[\"a\"]")
+        expect(invalid).toContain("Expected number, actual \"one\"")
+        expect(failed).toMatch(/^Boom: boom: no luck/)
+        expect(died).toMatch(/^Tool dies failed unexpectedly: kaput/)
+        expect(slept).toMatch(/^Tool sleeps timed out after 300ms/)
       })
-      const { calc, calls } = yield* calculator
-      const misc = yield* SdkMcp.createSdkMcpServer({ name: "misc", tools })
-      const messages = yield* ClaudeAgent.query(
-        "try everything",
-        options({
-          mcpServers: { calc, misc },
-          allowedTools: ["mcp__calc__add", "mcp__misc__fails", "mcp__misc__dies", "mcp__misc__sleeps"]
-        })
-      ).pipe(Stream.runCollect)
-      expect(resultOf(messages)).toMatchObject({ subtype: "success", result: "all answered" })
-      expect(calls).toEqual([])
-      const results = yield* toolResultsSeen(server)
-      expect(results.map((r) => r.is_error)).toEqual([true, true, true, true])
-      // the CLI appends a hint about the tool's schema to error results of deferred (ToolSearch) tools
-      const [invalid, failed, died, slept] = results.map((r) => r.content)
-      expect(invalid).toMatch(/^Invalid input for tool add:\n/)
-      expect(invalid).toContain("[\"a\"]")
-      expect(invalid).toContain("Expected number, actual \"one\"")
-      expect(failed).toMatch(/^Boom: boom: no luck/)
-      expect(died).toMatch(/^Tool dies failed unexpectedly: kaput/)
-      expect(slept).toMatch(/^Tool sleeps timed out after 300ms/)
-    }))
+  )
 
   /** A tool that never finishes (and has no timeout of its own), run with a deadline on the CLI's side. */
   const cliGivesUp = (deadline: {
@@ -258,11 +274,15 @@ describe("SdkMcp against the real CLI", () => {
       expect(seen?.content).toMatch(/^MCP server "wait" tool "slow" timed out after \d+(\.\d+)?s/)
     })
 
-  live("MCP_TOOL_TIMEOUT: the CLI gives up, cancels the call, and the handler is interrupted", () =>
-    cliGivesUp({ env: { MCP_TOOL_TIMEOUT: "1500" } }))
+  live(
+    "MCP_TOOL_TIMEOUT: the CLI gives up, cancels the call, and the handler is interrupted",
+    () => cliGivesUp({ env: { MCP_TOOL_TIMEOUT: "1500" } })
+  )
 
-  live("the server's timeout (sdkMcpServerConfigs) is the CLI's deadline too", () =>
-    cliGivesUp({ serverTimeout: 1500 }))
+  live(
+    "the server's timeout (sdkMcpServerConfigs) is the CLI's deadline too",
+    () => cliGivesUp({ serverTimeout: 1500 })
+  )
 
   live("manifest: false lets the CLI run the handshake over mcp_message", () =>
     Effect.gen(function*() {
@@ -283,30 +303,35 @@ describe("SdkMcp against the real CLI", () => {
       expect(yield* toolResultsSeen(server)).toEqual([expect.objectContaining({ content: "8", is_error: false })])
     }))
 
-  live("an external stdio MCP server (MCP SDK fixture) is listed and its tool is called end to end", () =>
-    Effect.gen(function*() {
-      const { options, server } = yield* realCli({
-        replies: [reply(toolUse("mcp__loud__shout", { text: "hello" })), reply(text("shouted"))]
+  live(
+    "an external stdio MCP server (MCP SDK fixture) is listed and its tool is called end to end",
+    () =>
+      Effect.gen(function*() {
+        const { options, server } = yield* realCli({
+          replies: [reply(toolUse("mcp__loud__shout", { text: "hello" })), reply(text("shouted"))]
+        })
+        const { calc } = yield* calculator
+        const session = yield* ClaudeAgent.session(options({
+          mcpServers: { loud: { command: process.execPath, args: [STDIO_SERVER] }, calc },
+          strictMcpConfig: true,
+          allowedTools: ["mcp__loud__shout"]
+        }))
+        const messages = yield* Stream.runCollect(session.turn("shout hello"))
+        const init = all(messages).find(Message.isSystemInit)
+        expect(init?.mcp_servers).toContainEqual({ name: "loud", status: "connected", source: "dynamic" })
+        expect(init?.mcp_servers).toContainEqual({ name: "calc", status: "connected", source: "sdk" })
+        expect(init?.tools).toEqual(expect.arrayContaining(["mcp__loud__shout", "mcp__calc__add"]))
+        expect(resultOf(messages)).toMatchObject({ subtype: "success", result: "shouted" })
+        expect(yield* toolResultsSeen(server)).toEqual([
+          expect.objectContaining({ content: "HELLO!", is_error: false })
+        ])
+        const status = yield* session.mcpServerStatus
+        expect(status.find((s) => s.name === "loud")).toMatchObject({
+          status: "connected",
+          serverInfo: { name: "stdio-fixture" }
+        })
       })
-      const { calc } = yield* calculator
-      const session = yield* ClaudeAgent.session(options({
-        mcpServers: { loud: { command: process.execPath, args: [STDIO_SERVER] }, calc },
-        strictMcpConfig: true,
-        allowedTools: ["mcp__loud__shout"]
-      }))
-      const messages = yield* Stream.runCollect(session.turn("shout hello"))
-      const init = all(messages).find(Message.isSystemInit)
-      expect(init?.mcp_servers).toContainEqual({ name: "loud", status: "connected", source: "dynamic" })
-      expect(init?.mcp_servers).toContainEqual({ name: "calc", status: "connected", source: "sdk" })
-      expect(init?.tools).toEqual(expect.arrayContaining(["mcp__loud__shout", "mcp__calc__add"]))
-      expect(resultOf(messages)).toMatchObject({ subtype: "success", result: "shouted" })
-      expect(yield* toolResultsSeen(server)).toEqual([expect.objectContaining({ content: "HELLO!", is_error: false })])
-      const status = yield* session.mcpServerStatus
-      expect(status.find((s) => s.name === "loud")).toMatchObject({
-        status: "connected",
-        serverInfo: { name: "stdio-fixture" }
-      })
-    }))
+  )
 
   live("a raw MCP SDK McpServer works as an instance too", () =>
     Effect.gen(function*() {
@@ -326,27 +351,30 @@ describe("SdkMcp against the real CLI", () => {
       ])
     }))
 
-  live("a server the CLI reports as failed is reported as McpServerFailed (warning for a raw instance)", () =>
-    Effect.gen(function*() {
-      const logged: Array<unknown> = []
-      const logger = Logger.make(({ logLevel, message }) => {
-        if (logLevel._tag === "Warning") logged.push(...(Array.isArray(message) ? message : [message]))
+  live(
+    "a server the CLI reports as failed is reported as McpServerFailed (warning for a raw instance)",
+    () =>
+      Effect.gen(function*() {
+        const logged: Array<unknown> = []
+        const logger = Logger.make(({ logLevel, message }) => {
+          if (logLevel._tag === "Warning") logged.push(...(Array.isArray(message) ? message : [message]))
+        })
+        const broken: AgentOptions.SdkMcpServerInstance = {
+          connect: () => Promise.reject(new Error("cannot connect")),
+          close: () => Promise.resolve()
+        }
+        const { options } = yield* realCli({ replies: [reply(text("fine without it"))] })
+        const messages = yield* ClaudeAgent.query(
+          "hello",
+          options({ mcpServers: { broken: { type: "sdk", name: "broken", instance: broken } } })
+        ).pipe(Stream.runCollect, Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+        expect(all(messages).find(Message.isSystemInit)?.mcp_servers).toContainEqual({
+          name: "broken",
+          status: "failed",
+          source: "sdk"
+        })
+        expect(resultOf(messages)).toMatchObject({ subtype: "success", result: "fine without it" })
+        expect(logged).toContainEqual(new SdkMcp.McpServerFailed({ name: "broken", status: "failed" }))
       })
-      const broken: AgentOptions.SdkMcpServerInstance = {
-        connect: () => Promise.reject(new Error("cannot connect")),
-        close: () => Promise.resolve()
-      }
-      const { options } = yield* realCli({ replies: [reply(text("fine without it"))] })
-      const messages = yield* ClaudeAgent.query(
-        "hello",
-        options({ mcpServers: { broken: { type: "sdk", name: "broken", instance: broken } } })
-      ).pipe(Stream.runCollect, Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
-      expect(all(messages).find(Message.isSystemInit)?.mcp_servers).toContainEqual({
-        name: "broken",
-        status: "failed",
-        source: "sdk"
-      })
-      expect(resultOf(messages)).toMatchObject({ subtype: "success", result: "fine without it" })
-      expect(logged).toContainEqual(new SdkMcp.McpServerFailed({ name: "broken", status: "failed" }))
-    }))
+  )
 })

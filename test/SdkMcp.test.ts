@@ -306,11 +306,14 @@ describe("SdkMcp.tool / callTool", () => {
       const config = yield* SdkMcp.createSdkMcpServer({
         name: "calc",
         version: "2.0.0",
-        tools: [add, SdkMcp.tool("ping", "Pings", Schema.Struct({}), () => Effect.succeed("pong"), {
-          annotations: { readOnlyHint: true },
-          searchHint: "network",
-          alwaysLoad: true
-        })]
+        tools: [
+          add,
+          SdkMcp.tool("ping", "Pings", Schema.Struct({}), () => Effect.succeed("pong"), {
+            annotations: { readOnlyHint: true },
+            searchHint: "network",
+            alwaysLoad: true
+          })
+        ]
       })
       expect(config).toMatchObject({ type: "sdk", name: "calc" })
       const instance = config.instance
@@ -533,9 +536,7 @@ describe("SdkMcp in a session", () => {
     Effect.gen(function*() {
       const { slow, started, interrupted } = yield* slowTool
       const wait = yield* SdkMcp.createSdkMcpServer({ name: "wait", tools: [slow] })
-      const layer = ScriptedCli.layer((cli) =>
-        Effect.asVoid(Effect.fork(mcp(cli, "wait", toolsCall("slow", {}, 2))))
-      )
+      const layer = ScriptedCli.layer((cli) => Effect.asVoid(Effect.fork(mcp(cli, "wait", toolsCall("slow", {}, 2)))))
       yield* Effect.gen(function*() {
         yield* ClaudeAgent.session({ mcpServers: { wait } })
         yield* Deferred.await(started)
@@ -572,13 +573,15 @@ describe("SdkMcp in a session", () => {
     Effect.gen(function*() {
       class Prefix extends Context.Tag("test/Prefix")<Prefix, string>() {}
       const say = SdkMcp.tool("say", "", Schema.Struct({ s: Schema.String }), ({ s }) =>
-        Effect.map(Prefix, (prefix) => `${prefix}${s}`))
+        Effect.map(Prefix, (prefix) =>
+          `${prefix}${s}`))
       const talk = yield* SdkMcp.createSdkMcpServer({ name: "talk", tools: [say] }).pipe(
         Effect.provideService(Prefix, "> ")
       )
       const answer = yield* withSession(
         { mcpServers: { talk } },
-        (cli) => mcp(cli, "talk", toolsCall("say", { s: "hi" }))
+        (cli) =>
+          mcp(cli, "talk", toolsCall("say", { s: "hi" }))
       )
       expect(answer).toMatchObject({ mcp_response: { result: { content: [{ type: "text", text: "> hi" }] } } })
     }))
@@ -729,10 +732,13 @@ const scriptedSession = (options: AgentOptions.Options, cliOptions?: ScriptedCli
 
 /** The `servers` of every `mcp_set_servers` request the CLI received. */
 const setServersSent = (cli: ScriptedCli.ScriptedCli) =>
-  Effect.map(cli.received, (frames) =>
-    frames.flatMap((f) =>
-      f.type === "control_request" && f.request.subtype === "mcp_set_servers" ? [f.request["servers"]] : []
-    ))
+  Effect.map(
+    cli.received,
+    (frames) =>
+      frames.flatMap((f) =>
+        f.type === "control_request" && f.request.subtype === "mcp_set_servers" ? [f.request["servers"]] : []
+      )
+  )
 
 /** A raw instance that answers every request with an error, and counts its connections and closes. */
 const countingInstance = () => {

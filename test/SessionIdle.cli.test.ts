@@ -7,19 +7,23 @@ import * as ScriptedModelServer from "../src/ScriptedModelServer.js"
 import { NodeClaudeAgent, noClaudeLeft, realCli } from "./support/cli.js"
 
 describe("idle watchdog against the real CLI", () => {
-  it.live("G1 a model that stalls mid-turn: IdleTimeout (kind idle) after idleTimeout, and no claude left", () =>
-    noClaudeLeft(Effect.scoped(Effect.gen(function*() {
-      const { options } = yield* realCli({ replies: [ScriptedModelServer.stall(Infinity)] })
-      const started = Date.now()
-      const error = yield* ClaudeAgent.query("SAY hi", options({ idleTimeout: "3 seconds" })).pipe(
-        Stream.runDrain,
-        Effect.flip
-      )
-      expect(error).toBeInstanceOf(AgentError.IdleTimeout)
-      // system/init opened the turn: the silence after it is mid-turn
-      expect(error).toMatchObject({ kind: "idle", timeoutMillis: 3000 })
-      const idle = error as AgentError.IdleTimeout
-      expect(idle.lastEventAt).toBeGreaterThanOrEqual(started)
-      expect(Date.now() - idle.lastEventAt).toBeGreaterThanOrEqual(3000)
-    }))).pipe(Effect.provide(NodeClaudeAgent.layer)), 120_000)
+  it.live(
+    "G1 a model that stalls mid-turn: IdleTimeout (kind idle) after idleTimeout, and no claude left",
+    () =>
+      noClaudeLeft(Effect.scoped(Effect.gen(function*() {
+        const { options } = yield* realCli({ replies: [ScriptedModelServer.stall(Infinity)] })
+        const started = Date.now()
+        const error = yield* ClaudeAgent.query("SAY hi", options({ idleTimeout: "3 seconds" })).pipe(
+          Stream.runDrain,
+          Effect.flip
+        )
+        expect(error).toBeInstanceOf(AgentError.IdleTimeout)
+        // system/init opened the turn: the silence after it is mid-turn
+        expect(error).toMatchObject({ kind: "idle", timeoutMillis: 3000 })
+        const idle = error as AgentError.IdleTimeout
+        expect(idle.lastEventAt).toBeGreaterThanOrEqual(started)
+        expect(Date.now() - idle.lastEventAt).toBeGreaterThanOrEqual(3000)
+      }))).pipe(Effect.provide(NodeClaudeAgent.layer)),
+    120_000
+  )
 })

@@ -19,32 +19,33 @@ const buildPool = (config: SessionPool.Config, cli: Layer.Layer<Transport.Transp
   Effect.map(Layer.build(SessionPool.layer(config).pipe(Layer.provide(cli))), Context.get(SessionPool.SessionPool))
 
 /** A scripted CLI that counts live processes and records the spec of each. */
-const counting = (options: ScriptedCli.Options = {}) => Effect.gen(function*() {
-  let live = 0
-  let peak = 0
-  const specs = yield* Queue.unbounded<ReadonlyArray<string> | Readonly<Record<string, string | undefined>>>()
-  const envs: Array<Readonly<Record<string, string | undefined>>> = []
-  const args: Array<ReadonlyArray<string>> = []
-  const layer = ScriptedCli.layer((cli) =>
-    Effect.acquireUseRelease(
-      Effect.sync(() => {
-        live++
-        peak = Math.max(peak, live)
-        envs.push(cli.spec.env ?? {})
-        args.push(cli.spec.args)
-      }),
-      () =>
-        Effect.gen(function*() {
-          while (true) {
-            const next = yield* cli.nextUser
-            if (next._tag === "None") return
-            yield* cli.turn(`echo: ${ScriptedCli.textOf(next.value)}`)
-          }
+const counting = (options: ScriptedCli.Options = {}) =>
+  Effect.gen(function*() {
+    let live = 0
+    let peak = 0
+    const specs = yield* Queue.unbounded<ReadonlyArray<string> | Readonly<Record<string, string | undefined>>>()
+    const envs: Array<Readonly<Record<string, string | undefined>>> = []
+    const args: Array<ReadonlyArray<string>> = []
+    const layer = ScriptedCli.layer((cli) =>
+      Effect.acquireUseRelease(
+        Effect.sync(() => {
+          live++
+          peak = Math.max(peak, live)
+          envs.push(cli.spec.env ?? {})
+          args.push(cli.spec.args)
         }),
-      () => Effect.sync(() => live--)
-    ), { stepTimeout: "1 day", ...options })
-  return { layer, live: () => live, peak: () => peak, envs, args, specs }
-})
+        () =>
+          Effect.gen(function*() {
+            while (true) {
+              const next = yield* cli.nextUser
+              if (next._tag === "None") return
+              yield* cli.turn(`echo: ${ScriptedCli.textOf(next.value)}`)
+            }
+          }),
+        () => Effect.sync(() => live--)
+      ), { stepTimeout: "1 day", ...options })
+    return { layer, live: () => live, peak: () => peak, envs, args, specs }
+  })
 
 /** Advances the TestClock second by second until `fiber` is done (at most `seconds`); its exit, if it ended. */
 const joinWithin = <A, E>(fiber: Fiber.Fiber<A, E>, seconds: number) =>

@@ -56,7 +56,7 @@ const chain = (c: Ctx, type: string, fields: Record<string, unknown>, extra: Rec
     type,
     ...fields,
     uuid,
-    timestamp: new Date((c.clock += 1000)).toISOString(),
+    timestamp: new Date(c.clock += 1000).toISOString(),
     userType: "external",
     entrypoint: "sdk-ts",
     cwd: c.cwd,
@@ -548,8 +548,10 @@ describe("SessionStore with large transcripts", () => {
       const dir = path.join(root, "projects", SessionStore.encodeCwd("/big"))
       fs.mkdirSync(dir, { recursive: true })
       writeLarge(path.join(dir, `${sid(7)}.jsonl`), 2, { firstPromptBytes: 100 * 1024 })
-      const [exact, fast] = yield* withStore(root, (store) =>
-        Effect.all([store.info(sid(7), "/big"), store.info(sid(7), "/big", { fast: true })]))
+      const [exact, fast] = yield* withStore(
+        root,
+        (store) => Effect.all([store.info(sid(7), "/big"), store.info(sid(7), "/big", { fast: true })])
+      )
       expect(exact.messageCount).toBeGreaterThan(1000)
       expect(exact.firstPrompt).toBe(`first ${"p".repeat(194)}\u2026`)
       expect(exact.title).toBe("Big one")
@@ -581,63 +583,67 @@ describe("SessionStore with large transcripts", () => {
 // ---------------------------------------------------------------------------------------------------------------------
 
 describe("SessionStore against the real CLI", () => {
-  it.live("a 2-turn session in a cwd that needs encoding is listed and read back", () =>
-    noClaudeLeft(Effect.scoped(Effect.gen(function*() {
-      const { cwd: base, options } = yield* realCli()
-      const cwd = path.join(base, "my project_v1.2 (ünï) 😀")
-      const long = path.join(base, "l".repeat(120), "m".repeat(120))
-      fs.mkdirSync(cwd)
-      fs.mkdirSync(long, { recursive: true })
-      const env = options().env ?? {}
-      const configDir = env["CLAUDE_CONFIG_DIR"]
-      if (configDir === undefined) return yield* Effect.die("no CLAUDE_CONFIG_DIR")
+  it.live(
+    "a 2-turn session in a cwd that needs encoding is listed and read back",
+    () =>
+      noClaudeLeft(Effect.scoped(Effect.gen(function*() {
+        const { cwd: base, options } = yield* realCli()
+        const cwd = path.join(base, "my project_v1.2 (ünï) 😀")
+        const long = path.join(base, "l".repeat(120), "m".repeat(120))
+        fs.mkdirSync(cwd)
+        fs.mkdirSync(long, { recursive: true })
+        const env = options().env ?? {}
+        const configDir = env["CLAUDE_CONFIG_DIR"]
+        if (configDir === undefined) return yield* Effect.die("no CLAUDE_CONFIG_DIR")
 
-      const sessionId = yield* Effect.scoped(Effect.gen(function*() {
-        const session = yield* ClaudeAgent.session(options({ cwd }))
-        yield* Stream.runDrain(session.turn("SAY first reply"))
-        yield* Stream.runDrain(session.turn("HISTORY"))
-        return yield* session.sessionId
-      }))
-      yield* ClaudeAgent.query("SAY from a long path", options({ cwd: long })).pipe(Stream.runDrain)
-
-      yield* withStore(configDir, (store) =>
-        Effect.gen(function*() {
-          // the CLI created exactly the directories we compute
-          const projects = fs.readdirSync(path.join(configDir, "projects")).sort()
-          expect(projects).toEqual([SessionStore.encodeCwd(long), SessionStore.encodeCwd(cwd)].sort())
-          expect(SessionStore.encodeCwd(long)).toMatch(/^.{200}-[0-9a-z]+$/)
-          expect(yield* store.projectDir(cwd)).toBe(path.join(configDir, "projects", SessionStore.encodeCwd(cwd)))
-
-          const sessions = yield* store.list(cwd)
-          expect(sessions).toHaveLength(1)
-          expect(sessions[0]).toMatchObject({
-            sessionId,
-            cwd,
-            messageCount: 4,
-            firstPrompt: "SAY first reply",
-            lastPrompt: "HISTORY"
-          })
-          expect(yield* store.info(sessionId, cwd, { fast: true })).toMatchObject({
-            sessionId,
-            firstPrompt: "SAY first reply",
-            lastPrompt: "HISTORY"
-          })
-          const conversation = Chunk.toReadonlyArray(yield* Stream.runCollect(store.messages(sessionId, cwd)))
-          expect(conversation.filter((m) => m.role === "user").map((m) => m.text)).toEqual([
-            "SAY first reply",
-            "HISTORY"
-          ])
-          const replies = conversation.filter((m) => m.role === "assistant").map((m) => m.text)
-          expect(replies).toHaveLength(2)
-          expect(replies[0]).toBe("first reply")
-          expect(replies[1]).toContain("user prompts: SAY first reply | HISTORY")
-
-          const items = Chunk.toReadonlyArray(yield* Stream.runCollect(store.entries(sessionId, cwd)))
-          expect(items.some((i) => i.type === "malformed" || (i.type === "unknown" && i.reason === "invalid")))
-            .toBe(false)
-
-          const [longSession] = yield* store.list(long)
-          expect(longSession).toMatchObject({ cwd: long, firstPrompt: "SAY from a long path", messageCount: 2 })
+        const sessionId = yield* Effect.scoped(Effect.gen(function*() {
+          const session = yield* ClaudeAgent.session(options({ cwd }))
+          yield* Stream.runDrain(session.turn("SAY first reply"))
+          yield* Stream.runDrain(session.turn("HISTORY"))
+          return yield* session.sessionId
         }))
-    }))).pipe(Effect.provide(NodeClaudeAgent.layer)), 90_000)
+        yield* ClaudeAgent.query("SAY from a long path", options({ cwd: long })).pipe(Stream.runDrain)
+
+        yield* withStore(configDir, (store) =>
+          Effect.gen(function*() {
+            // the CLI created exactly the directories we compute
+            const projects = fs.readdirSync(path.join(configDir, "projects")).sort()
+            expect(projects).toEqual([SessionStore.encodeCwd(long), SessionStore.encodeCwd(cwd)].sort())
+            expect(SessionStore.encodeCwd(long)).toMatch(/^.{200}-[0-9a-z]+$/)
+            expect(yield* store.projectDir(cwd)).toBe(path.join(configDir, "projects", SessionStore.encodeCwd(cwd)))
+
+            const sessions = yield* store.list(cwd)
+            expect(sessions).toHaveLength(1)
+            expect(sessions[0]).toMatchObject({
+              sessionId,
+              cwd,
+              messageCount: 4,
+              firstPrompt: "SAY first reply",
+              lastPrompt: "HISTORY"
+            })
+            expect(yield* store.info(sessionId, cwd, { fast: true })).toMatchObject({
+              sessionId,
+              firstPrompt: "SAY first reply",
+              lastPrompt: "HISTORY"
+            })
+            const conversation = Chunk.toReadonlyArray(yield* Stream.runCollect(store.messages(sessionId, cwd)))
+            expect(conversation.filter((m) => m.role === "user").map((m) => m.text)).toEqual([
+              "SAY first reply",
+              "HISTORY"
+            ])
+            const replies = conversation.filter((m) => m.role === "assistant").map((m) => m.text)
+            expect(replies).toHaveLength(2)
+            expect(replies[0]).toBe("first reply")
+            expect(replies[1]).toContain("user prompts: SAY first reply | HISTORY")
+
+            const items = Chunk.toReadonlyArray(yield* Stream.runCollect(store.entries(sessionId, cwd)))
+            expect(items.some((i) => i.type === "malformed" || (i.type === "unknown" && i.reason === "invalid")))
+              .toBe(false)
+
+            const [longSession] = yield* store.list(long)
+            expect(longSession).toMatchObject({ cwd: long, firstPrompt: "SAY from a long path", messageCount: 2 })
+          }))
+      }))).pipe(Effect.provide(NodeClaudeAgent.layer)),
+    90_000
+  )
 })

@@ -60,7 +60,12 @@ describe("timeouts that turn silence into errors", () => {
       yield* advance(2)
       const error = yield* Fiber.join(fiber).pipe(Effect.flip)
       expect(error).toStrictEqual(
-        new AgentError.IdleTimeout({ lastEventAt: 3000, timeoutMillis: 30_000, reason: "Idle", stderrTail: "warming up\n" })
+        new AgentError.IdleTimeout({
+          lastEventAt: 3000,
+          timeoutMillis: 30_000,
+          reason: "Idle",
+          stderrTail: "warming up\n"
+        })
       )
       // the SDK killed the CLI itself (it did not merely stop reading)
       expect(yield* Deferred.isDone(killed)).toBe(true)
@@ -141,7 +146,12 @@ describe("timeouts that turn silence into errors", () => {
         Effect.flip,
         Effect.provide(ScriptedCli.echo)
       )
-      expect(error).toStrictEqual(new AgentError.InvalidOptions({ option: "idleTimeout", description: "not a duration: \"10 sekonds\" (or \"infinity\")" }))
+      expect(error).toStrictEqual(
+        new AgentError.InvalidOptions({
+          option: "idleTimeout",
+          description: "not a duration: \"10 sekonds\" (or \"infinity\")"
+        })
+      )
     }))
 
   it.scoped("no idle clock between turns, and heartbeats keep a long turn alive", () =>
@@ -286,7 +296,11 @@ describe("G7 start-up is bounded and phased", () => {
       expect(fiber.unsafePoll()).toBe(null)
       yield* advance(1)
       const error = yield* Effect.flip(Fiber.join(fiber))
-      expect(error).toMatchObject({ _tag: "StartupFailed", reason: "FirstLine", description: "no answer to initialize within 10000 ms" })
+      expect(error).toMatchObject({
+        _tag: "StartupFailed",
+        reason: "FirstLine",
+        description: "no answer to initialize within 10000 ms"
+      })
       expect(error._tag === "StartupFailed" ? Option.fromNullable(error.cause) : Option.none()).toMatchObject(
         Option.some({ _tag: "ControlTimeout", timeoutMillis: 6000 })
       )

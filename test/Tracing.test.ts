@@ -45,7 +45,9 @@ it.live("spans: a tool's spans sit under its call, the call under the query, and
     yield* Effect.gen(function*() {
       const svc = yield* SdkMcp.createSdkMcpServer({
         name: "svc",
-        tools: [SdkMcp.tool("work", "Works", Schema.Struct({}), () => Effect.succeed("ok").pipe(Effect.withSpan("app.work")))]
+        tools: [
+          SdkMcp.tool("work", "Works", Schema.Struct({}), () => Effect.succeed("ok").pipe(Effect.withSpan("app.work")))
+        ]
       })
       yield* ClaudeAgent.query("go", { mcpServers: { svc } }).pipe(Stream.runDrain)
     }).pipe(Effect.provide(Layer.mergeAll(cli, Layer.setTracer(tracer))))
@@ -77,10 +79,23 @@ it.live("spans: a session's start, initialize, control methods and turns are spa
       yield* session.setPermissionMode("plan")
       yield* session.turn("hello").pipe(Stream.runDrain)
       yield* session.interrupt
-    }).pipe(Effect.scoped, Effect.withSpan("app.workflow"), Effect.provide(Layer.mergeAll(cli, Layer.setTracer(tracer))))
+    }).pipe(
+      Effect.scoped,
+      Effect.withSpan("app.workflow"),
+      Effect.provide(Layer.mergeAll(cli, Layer.setTracer(tracer)))
+    )
 
     const names = spans.map((s) => s.name)
-    for (const name of ["ClaudeAgent.session", "Session.initialize", "Session.set_model", "Session.set_permission_mode", "Session.turn", "Session.interrupt"]) {
+    for (
+      const name of [
+        "ClaudeAgent.session",
+        "Session.initialize",
+        "Session.set_model",
+        "Session.set_permission_mode",
+        "Session.turn",
+        "Session.interrupt"
+      ]
+    ) {
       expect(names).toContain(name)
       const span = spans.find((s) => s.name === name)!
       expect(ancestry(span)).toContain("app.workflow")

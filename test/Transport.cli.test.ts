@@ -32,7 +32,10 @@ describe("Transport (real CLI)", () => {
         Stream.runCollect,
         Effect.fork
       )
-      const frames = (yield* Fiber.join(all)).pipe(Chunk.toReadonlyArray, (a) => a.slice(0, a.findIndex(Message.isResultMessage) + 1))
+      const frames = (yield* Fiber.join(all)).pipe(
+        Chunk.toReadonlyArray,
+        (a) => a.slice(0, a.findIndex(Message.isResultMessage) + 1)
+      )
       const types = [...frames].map((f) => (f.type === "system" ? `system/${f.subtype}` : f.type))
       expect(types).toContain("system/init")
       const init = [...frames].find(Message.isSystemInit)

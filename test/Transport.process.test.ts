@@ -320,7 +320,18 @@ describe("Transport (process)", () => {
       const { env, extend } = commandEnv(c)
       expect(extend ? { ...c.parent, ...env } : env).toEqual(buildEnv(c))
     }
-    expect(cases.map((c) => commandEnv(c).extend)).toEqual([true, true, true, false, false, true, true, true, false, false])
+    expect(cases.map((c) => commandEnv(c).extend)).toEqual([
+      true,
+      true,
+      true,
+      false,
+      false,
+      true,
+      true,
+      true,
+      false,
+      false
+    ])
     expect(buildEnv({ parent, env: { NODE_OPTIONS: "--y" }, keep: ["NODE_OPTIONS"] })["NODE_OPTIONS"]).toBe("--y")
     expect(commandEnv({ parent, env: { CLAUDECODE: "1" } }).env["CLAUDECODE"]).toBe(undefined)
   })

@@ -11,7 +11,11 @@ import { NodeClaudeAgent, noClaudeLeft, tempDir } from "./support/cli.js"
 import { OWNER_ENV } from "./support/process.js"
 
 /** An executable that prints `version` for `--version` (after `delay` seconds) and exits 3 for anything else. */
-const fakeClaude = (name: string, version: string, options: { readonly exitCode?: number; readonly delay?: number } = {}) =>
+const fakeClaude = (
+  name: string,
+  version: string,
+  options: { readonly exitCode?: number; readonly delay?: number } = {}
+) =>
   Effect.map(tempDir("eca-version-"), (dir) => {
     const file = path.join(dir, name)
     fs.writeFileSync(
@@ -53,15 +57,22 @@ describe("G20 the CLI version gate", () => {
     expect(satisfies("dev", "*")).toBe(false)
   })
 
-  live("G20 a CLI below the supported range: VersionIncompatible before anything is spawned for the session", () =>
-    Effect.gen(function*() {
-      const old = yield* fakeClaude("claude-old", "2.0.5 (Claude Code)")
-      expect(yield* queryWith(old)).toStrictEqual(
-        new AgentError.VersionIncompatible({ found: "2.0.5", supported: Transport.SUPPORTED_CLI_VERSIONS, reason: "OutOfRange" })
-      )
-      // the override lets it through (and then the session runs it: this one exits 3 at once)
-      expect(yield* queryWith(old, ">=2.0.0")).toMatchObject({ _tag: "StartupFailed", exitCode: 3 })
-    }))
+  live(
+    "G20 a CLI below the supported range: VersionIncompatible before anything is spawned for the session",
+    () =>
+      Effect.gen(function*() {
+        const old = yield* fakeClaude("claude-old", "2.0.5 (Claude Code)")
+        expect(yield* queryWith(old)).toStrictEqual(
+          new AgentError.VersionIncompatible({
+            found: "2.0.5",
+            supported: Transport.SUPPORTED_CLI_VERSIONS,
+            reason: "OutOfRange"
+          })
+        )
+        // the override lets it through (and then the session runs it: this one exits 3 at once)
+        expect(yield* queryWith(old, ">=2.0.0")).toMatchObject({ _tag: "StartupFailed", exitCode: 3 })
+      })
+  )
 
   live("G20 a version found before is judged again for every range (no second probe)", () =>
     Effect.gen(function*() {
@@ -81,57 +92,71 @@ describe("G20 the CLI version gate", () => {
       expect(yield* queryWith(cli, ">=3.0.0")).toMatchObject({ _tag: "StartupFailed", exitCode: 3 })
     }))
 
-  live("G20 an unparsable --version: VersionIncompatible { found: \"unknown\" } with the output in the reason", () =>
-    Effect.gen(function*() {
-      const garbage = yield* fakeClaude("claude-garbage", "Claude Code (development build)")
-      expect(yield* queryWith(garbage)).toStrictEqual(
-        new AgentError.VersionIncompatible({
-          found: "unknown",
-          supported: Transport.SUPPORTED_CLI_VERSIONS,
-          reason: "Unknown",
-          description: "`--version` printed no version: \"Claude Code (development build)\""
-        })
-      )
-      // "*" skips the check altogether
-      expect(yield* queryWith(garbage, "*")).toMatchObject({ _tag: "StartupFailed", exitCode: 3 })
-    }))
-
-  live("G20 a failing --version: VersionIncompatible { found: \"unknown\" } with its exit code", () =>
-    Effect.gen(function*() {
-      const failing = yield* fakeClaude("claude-failing", "2.1.332", { exitCode: 2 })
-      expect(yield* queryWith(failing)).toStrictEqual(
-        new AgentError.VersionIncompatible({
-          found: "unknown",
-          supported: Transport.SUPPORTED_CLI_VERSIONS,
-          reason: "Unknown",
-          description: "`--version` exited with code 2"
-        })
-      )
-    }))
-
-  live("a binary an npm package installed: the version in its package.json, without a --version run", () =>
-    Effect.gen(function*() {
-      // --version would hang: answering at all shows it was not run
-      const resolver = yield* CliResolver.make({ probeTimeout: "500 millis" })
-      const binary = yield* fakeClaude("claude", "9.9.9", { delay: 60 })
-      const manifest = path.join(path.dirname(binary), "package.json")
-      const cli = { command: binary, prefixArgs: [], path: binary, packageJson: manifest }
-      fs.writeFileSync(manifest, JSON.stringify({ name: "@anthropic-ai/claude-code-linux-x64", version: "2.0.5" }))
-      expect(yield* Effect.flip(resolver.checkVersion(cli, Transport.SUPPORTED_CLI_VERSIONS))).toStrictEqual(
-        new AgentError.VersionIncompatible({ found: "2.0.5", supported: Transport.SUPPORTED_CLI_VERSIONS, reason: "OutOfRange" })
-      )
-      // an upgrade in place (a new binary, a new manifest) is seen: the answer is cached by the binary's mtime
-      fs.writeFileSync(manifest, JSON.stringify({ name: "@anthropic-ai/claude-code-linux-x64", version: "2.1.332" }))
-      fs.utimesSync(binary, new Date(), new Date(Date.now() + 5_000))
-      expect(yield* resolver.version(cli)).toEqual({ version: "2.1.332" })
-      // a manifest without a usable version: --version is run after all
-      const other = yield* fakeClaude("claude", "2.1.200")
-      const unreadable = path.join(path.dirname(other), "package.json")
-      fs.writeFileSync(unreadable, JSON.stringify({ name: "x", version: "next" }))
-      expect(yield* resolver.version({ command: other, prefixArgs: [], path: other, packageJson: unreadable })).toEqual({
-        version: "2.1.200"
+  live(
+    "G20 an unparsable --version: VersionIncompatible { found: \"unknown\" } with the output in the reason",
+    () =>
+      Effect.gen(function*() {
+        const garbage = yield* fakeClaude("claude-garbage", "Claude Code (development build)")
+        expect(yield* queryWith(garbage)).toStrictEqual(
+          new AgentError.VersionIncompatible({
+            found: "unknown",
+            supported: Transport.SUPPORTED_CLI_VERSIONS,
+            reason: "Unknown",
+            description: "`--version` printed no version: \"Claude Code (development build)\""
+          })
+        )
+        // "*" skips the check altogether
+        expect(yield* queryWith(garbage, "*")).toMatchObject({ _tag: "StartupFailed", exitCode: 3 })
       })
-    }))
+  )
+
+  live(
+    "G20 a failing --version: VersionIncompatible { found: \"unknown\" } with its exit code",
+    () =>
+      Effect.gen(function*() {
+        const failing = yield* fakeClaude("claude-failing", "2.1.332", { exitCode: 2 })
+        expect(yield* queryWith(failing)).toStrictEqual(
+          new AgentError.VersionIncompatible({
+            found: "unknown",
+            supported: Transport.SUPPORTED_CLI_VERSIONS,
+            reason: "Unknown",
+            description: "`--version` exited with code 2"
+          })
+        )
+      })
+  )
+
+  live(
+    "a binary an npm package installed: the version in its package.json, without a --version run",
+    () =>
+      Effect.gen(function*() {
+        // --version would hang: answering at all shows it was not run
+        const resolver = yield* CliResolver.make({ probeTimeout: "500 millis" })
+        const binary = yield* fakeClaude("claude", "9.9.9", { delay: 60 })
+        const manifest = path.join(path.dirname(binary), "package.json")
+        const cli = { command: binary, prefixArgs: [], path: binary, packageJson: manifest }
+        fs.writeFileSync(manifest, JSON.stringify({ name: "@anthropic-ai/claude-code-linux-x64", version: "2.0.5" }))
+        expect(yield* Effect.flip(resolver.checkVersion(cli, Transport.SUPPORTED_CLI_VERSIONS))).toStrictEqual(
+          new AgentError.VersionIncompatible({
+            found: "2.0.5",
+            supported: Transport.SUPPORTED_CLI_VERSIONS,
+            reason: "OutOfRange"
+          })
+        )
+        // an upgrade in place (a new binary, a new manifest) is seen: the answer is cached by the binary's mtime
+        fs.writeFileSync(manifest, JSON.stringify({ name: "@anthropic-ai/claude-code-linux-x64", version: "2.1.332" }))
+        fs.utimesSync(binary, new Date(), new Date(Date.now() + 5_000))
+        expect(yield* resolver.version(cli)).toEqual({ version: "2.1.332" })
+        // a manifest without a usable version: --version is run after all
+        const other = yield* fakeClaude("claude", "2.1.200")
+        const unreadable = path.join(path.dirname(other), "package.json")
+        fs.writeFileSync(unreadable, JSON.stringify({ name: "x", version: "next" }))
+        expect(yield* resolver.version({ command: other, prefixArgs: [], path: other, packageJson: unreadable }))
+          .toEqual({
+            version: "2.1.200"
+          })
+      })
+  )
 
   it.scoped("the default lookup knows the bundled binary's package.json", () =>
     Effect.gen(function*() {
@@ -145,23 +170,26 @@ describe("G20 the CLI version gate", () => {
       expect(yield* resolver.version(cli)).toEqual({ version: manifest.version })
     }))
 
-  live("G7 a --version that hangs is bounded: its process group is killed, the version is unknown", () =>
-    Effect.gen(function*() {
-      const hanging = yield* fakeClaude("claude-hanging", "2.1.332", { delay: 60 })
-      const cli = { command: hanging, prefixArgs: [], path: hanging }
-      const resolver = yield* CliResolver.make({ probeTimeout: "500 millis" })
-      const started = Date.now()
-      expect(yield* resolver.version(cli)).toEqual({ reason: "`--version` did not answer within 500 ms" })
-      expect(yield* Effect.flip(resolver.checkVersion(cli, Transport.SUPPORTED_CLI_VERSIONS))).toStrictEqual(
-        new AgentError.VersionIncompatible({
-          found: "unknown",
-          supported: Transport.SUPPORTED_CLI_VERSIONS,
-          reason: "Unknown",
-          description: "`--version` did not answer within 500 ms"
-        })
-      )
-      expect(Date.now() - started).toBeLessThan(3000)
-      // the shell and its `sleep` are gone (noClaudeLeft checks after the scope)
-      yield* Effect.sleep("100 millis")
-    }))
+  live(
+    "G7 a --version that hangs is bounded: its process group is killed, the version is unknown",
+    () =>
+      Effect.gen(function*() {
+        const hanging = yield* fakeClaude("claude-hanging", "2.1.332", { delay: 60 })
+        const cli = { command: hanging, prefixArgs: [], path: hanging }
+        const resolver = yield* CliResolver.make({ probeTimeout: "500 millis" })
+        const started = Date.now()
+        expect(yield* resolver.version(cli)).toEqual({ reason: "`--version` did not answer within 500 ms" })
+        expect(yield* Effect.flip(resolver.checkVersion(cli, Transport.SUPPORTED_CLI_VERSIONS))).toStrictEqual(
+          new AgentError.VersionIncompatible({
+            found: "unknown",
+            supported: Transport.SUPPORTED_CLI_VERSIONS,
+            reason: "Unknown",
+            description: "`--version` did not answer within 500 ms"
+          })
+        )
+        expect(Date.now() - started).toBeLessThan(3000)
+        // the shell and its `sleep` are gone (noClaudeLeft checks after the scope)
+        yield* Effect.sleep("100 millis")
+      })
+  )
 })

@@ -29,12 +29,14 @@ const random = () => {
   return seed / 0x7fffffff
 }
 const pick = <A>(as: ReadonlyArray<A>): A => as[Math.floor(random() * as.length)]!
-const replacements: ReadonlyArray<unknown> = [null, undefined, 0, -1.5, "", "text", true, false, [], {}, [1], { type: "x" }]
+const replacements: ReadonlyArray<unknown> = [null, undefined, 0, -1.5, "", "text", true, false, [], {}, [1], {
+  type: "x"
+}]
 
 const nested = (value: unknown, out: Array<unknown>) => {
   out.push(value)
-  if (Array.isArray(value)) for (const v of value) nested(v, out)
-  else if (typeof value === "object" && value !== null) for (const v of Object.values(value)) nested(v, out)
+  if (Array.isArray(value)) { for (const v of value) nested(v, out) }
+  else if (typeof value === "object" && value !== null) { for (const v of Object.values(value)) nested(v, out) }
 }
 
 /** A copy of `value` with one random change somewhere inside (a key removed, or a value replaced). */

@@ -51,7 +51,9 @@ const resultOf = (messages: ReadonlyArray<SDKMessage>) => {
 describe("promise API against the real CLI", () => {
   it("for await over a one-shot query", async () => {
     const messages: Array<SDKMessage> = []
-    for await (const message of query({ prompt: "SAY Hello from the promise API", options: { ...base(), maxTurns: 1 } })) {
+    for await (
+      const message of query({ prompt: "SAY Hello from the promise API", options: { ...base(), maxTurns: 1 } })
+    ) {
       messages.push(message)
     }
     expect(resultOf(messages)).toBe("Hello from the promise API")
@@ -91,26 +93,30 @@ describe("promise API against the real CLI", () => {
   it("canUseTool: allow with updatedInput changes what runs; deny keeps it from running", async () => {
     const asked: Array<string> = []
     const messages: Array<SDKMessage> = []
-    for await (const m of query({
-      prompt: bash("touch original.txt && echo original"),
-      options: {
-        ...base(),
-        canUseTool: async (toolName, input) => {
-          asked.push(toolName)
-          return { behavior: "allow", updatedInput: { ...input, command: "touch rewritten.txt && echo rewritten" } }
+    for await (
+      const m of query({
+        prompt: bash("touch original.txt && echo original"),
+        options: {
+          ...base(),
+          canUseTool: async (toolName, input) => {
+            asked.push(toolName)
+            return { behavior: "allow", updatedInput: { ...input, command: "touch rewritten.txt && echo rewritten" } }
+          }
         }
-      }
-    })) messages.push(m)
+      })
+    ) messages.push(m)
     expect(asked).toEqual(["Bash"])
     expect(resultOf(messages)).toBe("tool said: rewritten")
     expect(fs.existsSync(path.join(cwd, "rewritten.txt"))).toBe(true)
     expect(fs.existsSync(path.join(cwd, "original.txt"))).toBe(false)
 
     const denied: Array<SDKMessage> = []
-    for await (const m of query({
-      prompt: bash("touch denied.txt && echo x"),
-      options: { ...base(), canUseTool: async () => ({ behavior: "deny", message: "not on my watch" }) }
-    })) denied.push(m)
+    for await (
+      const m of query({
+        prompt: bash("touch denied.txt && echo x"),
+        options: { ...base(), canUseTool: async () => ({ behavior: "deny", message: "not on my watch" }) }
+      })
+    ) denied.push(m)
     expect(resultOf(denied)).toBe("tool said: not on my watch")
     expect(fs.existsSync(path.join(cwd, "denied.txt"))).toBe(false)
   })
@@ -119,23 +125,35 @@ describe("promise API against the real CLI", () => {
     const post: Array<unknown> = []
     const run = async (command: string) => {
       const out: Array<SDKMessage> = []
-      for await (const m of query({
-        prompt: bash(command),
-        options: {
-          ...base(),
-          canUseTool: async () => ({ behavior: "allow" }),
-          hooks: {
-            PreToolUse: [{
-              matcher: "Bash",
-              hooks: [async (input) =>
-                JSON.stringify(input).includes("forbidden")
-                  ? { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "hook says no" } }
-                  : {}]
-            }],
-            PostToolUse: [{ hooks: [async (input) => (post.push(input.hook_event_name === "PostToolUse" ? input.tool_response : null), {})] }]
+      for await (
+        const m of query({
+          prompt: bash(command),
+          options: {
+            ...base(),
+            canUseTool: async () => ({ behavior: "allow" }),
+            hooks: {
+              PreToolUse: [{
+                matcher: "Bash",
+                hooks: [async (input) =>
+                  JSON.stringify(input).includes("forbidden")
+                    ? {
+                      hookSpecificOutput: {
+                        hookEventName: "PreToolUse",
+                        permissionDecision: "deny",
+                        permissionDecisionReason: "hook says no"
+                      }
+                    }
+                    : {}]
+              }],
+              PostToolUse: [{
+                hooks: [
+                  async (input) => (post.push(input.hook_event_name === "PostToolUse" ? input.tool_response : null), {})
+                ]
+              }]
+            }
           }
-        }
-      })) out.push(m)
+        })
+      ) out.push(m)
       return resultOf(out)
     }
     expect(await run("touch fine.txt && echo fine")).toBe("tool said: fine")
@@ -149,7 +167,12 @@ describe("promise API against the real CLI", () => {
     let release: () => void = () => {}
     const gate = new Promise<void>((r) => (release = r))
     async function* prompts(): AsyncGenerator<SDKUserMessage> {
-      yield { type: "user", message: { role: "user", content: "this one hangs" }, parent_tool_use_id: null, session_id: "" }
+      yield {
+        type: "user",
+        message: { role: "user", content: "this one hangs" },
+        parent_tool_use_id: null,
+        session_id: ""
+      }
       await gate
       yield { type: "user", message: { role: "user", content: "SAY after" }, parent_tool_use_id: null, session_id: "" }
     }
@@ -186,10 +209,12 @@ describe("promise API against the real CLI", () => {
       ]
     })
     const messages: Array<SDKMessage> = []
-    for await (const m of query({
-      prompt: `TOOL mcp__calc__add ${JSON.stringify({ a: 2, b: 3 })}`,
-      options: { ...base(), mcpServers: { calc }, allowedTools: ["mcp__calc__add"] }
-    })) messages.push(m)
+    for await (
+      const m of query({
+        prompt: `TOOL mcp__calc__add ${JSON.stringify({ a: 2, b: 3 })}`,
+        options: { ...base(), mcpServers: { calc }, allowedTools: ["mcp__calc__add"] }
+      })
+    ) messages.push(m)
     expect(seen).toEqual([{ a: 2, b: 3 }])
     expect(resultOf(messages)).toBe("tool said: 5")
     const init = messages.find((m) => m.type === "system" && m.subtype === "init")
@@ -198,10 +223,12 @@ describe("promise API against the real CLI", () => {
     )
     // invalid arguments come back to the model as an error naming the problem
     const bad: Array<SDKMessage> = []
-    for await (const m of query({
-      prompt: `TOOL mcp__calc__add ${JSON.stringify({ a: "two", b: 3 })}`,
-      options: { ...base(), mcpServers: { calc }, allowedTools: ["mcp__calc__add"] }
-    })) bad.push(m)
+    for await (
+      const m of query({
+        prompt: `TOOL mcp__calc__add ${JSON.stringify({ a: "two", b: 3 })}`,
+        options: { ...base(), mcpServers: { calc }, allowedTools: ["mcp__calc__add"] }
+      })
+    ) bad.push(m)
     expect(resultOf(bad)).toContain("Invalid input for tool add")
     expect(seen).toHaveLength(1)
   })
@@ -212,18 +239,25 @@ describe("promise API against the real CLI", () => {
       name: "calc",
       version: "1.0.0",
       tools: [
-        tool("add", "Add two numbers", Schema.Struct({ a: Schema.Number, b: Schema.NumberFromString }), async (args) => {
-          seen.push(args)
-          return { content: [{ type: "text", text: String(args.a + args.b) }] }
-        })
+        tool(
+          "add",
+          "Add two numbers",
+          Schema.Struct({ a: Schema.Number, b: Schema.NumberFromString }),
+          async (args) => {
+            seen.push(args)
+            return { content: [{ type: "text", text: String(args.a + args.b) }] }
+          }
+        )
       ]
     })
     const run = async (args: object) => {
       const messages: Array<SDKMessage> = []
-      for await (const m of query({
-        prompt: `TOOL mcp__calc__add ${JSON.stringify(args)}`,
-        options: { ...base(), mcpServers: { calc }, allowedTools: ["mcp__calc__add"] }
-      })) messages.push(m)
+      for await (
+        const m of query({
+          prompt: `TOOL mcp__calc__add ${JSON.stringify(args)}`,
+          options: { ...base(), mcpServers: { calc }, allowedTools: ["mcp__calc__add"] }
+        })
+      ) messages.push(m)
       return messages
     }
     const messages = await run({ a: 2, b: "3" })

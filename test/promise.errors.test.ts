@@ -24,9 +24,14 @@ describe("promise API: error classes", () => {
     for (const member of AgentError.AgentError.members) {
       // an error made by the Effect API's copy of the class (e.g. a transport of the caller's): in the bundle, another
       // copy than the Promise entry's
-      const error = Object.assign(Object.create(member.prototype), { [AgentError.TypeId]: AgentError.TypeId, _tag: member._tag })
+      const error = Object.assign(Object.create(member.prototype), {
+        [AgentError.TypeId]: AgentError.TypeId,
+        _tag: member._tag
+      })
       expect(promise.isAgentError(error, member._tag), member._tag).toBe(true)
-      expect(promise.isAgentError(error, member._tag === "ApiError" ? "CliNotFound" : "ApiError"), member._tag).toBe(false)
+      expect(promise.isAgentError(error, member._tag === "ApiError" ? "CliNotFound" : "ApiError"), member._tag).toBe(
+        false
+      )
     }
   })
 })

@@ -28,7 +28,9 @@ const throwing: Options["canUseTool"] = async () => {
 
 const run = async (options: Options) => {
   const out: Array<SDKMessage> = []
-  for await (const m of query({ prompt: "go", options: { transport: asksForBash(), canUseTool: throwing, ...options } })) {
+  for await (
+    const m of query({ prompt: "go", options: { transport: asksForBash(), canUseTool: throwing, ...options } })
+  ) {
     out.push(m)
   }
   return out
@@ -139,7 +141,11 @@ describe("promise API: stdout of a program (real CLI, child process)", () => {
     const cwd = fs.mkdtempSync(path.join(os.tmpdir(), "eca-stdout-"))
     const before = new Set([...descendants(process.pid), ...ownedProcesses()])
     try {
-      const child = spawn(process.execPath, ["--import", "tsx", path.join(root, "test", "fixtures", "promise-stdout.mjs")], {
+      const child = spawn(process.execPath, [
+        "--import",
+        "tsx",
+        path.join(root, "test", "fixtures", "promise-stdout.mjs")
+      ], {
         cwd: root,
         env: {
           ...process.env,

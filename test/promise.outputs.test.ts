@@ -45,7 +45,11 @@ describe("promise API: hook outputs are validated against their event's schema",
     const outputs = [
       ...malformedPreToolUse,
       // a toJSON that throws: the CLI could not be sent this
-      [{ toJSON: () => { throw new Error("no JSON today") } }, /JSON/] as const
+      [{
+        toJSON: () => {
+          throw new Error("no JSON today")
+        }
+      }, /JSON/] as const
     ]
     const answers = await report(callHooks(outputs.length * 2), {
       hooks: {
@@ -76,7 +80,13 @@ describe("promise API: hook outputs are validated against their event's schema",
         Effect.forEach(["hook_0", "hook_1"], (id) =>
           cli.request("hook_callback", {
             callback_id: id,
-            input: { session_id: "s", transcript_path: "/t", cwd: "/", hook_event_name: "Stop", stop_hook_active: false }
+            input: {
+              session_id: "s",
+              transcript_path: "/t",
+              cwd: "/",
+              hook_event_name: "Stop",
+              stop_hook_active: false
+            }
           })),
       {
         hooks: {
@@ -93,8 +103,16 @@ describe("promise API: hook outputs are validated against their event's schema",
   it("valid outputs, the official SDK's shapes, are forwarded unchanged", async () => {
     const outputs: ReadonlyArray<HookJSONOutput> = [
       {},
-      { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "no" } },
-      { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow", updatedInput: { command: "ls" } } },
+      {
+        hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "no" }
+      },
+      {
+        hookSpecificOutput: {
+          hookEventName: "PreToolUse",
+          permissionDecision: "allow",
+          updatedInput: { command: "ls" }
+        }
+      },
       { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "defer" } },
       { hookSpecificOutput: { hookEventName: "PreToolUse", additionalContext: "ctx" } },
       { decision: "block", reason: "legacy" },

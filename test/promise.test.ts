@@ -120,7 +120,9 @@ const captured = (
 /** The bodies of the control requests the SDK wrote to the CLI, `initialize` left out. */
 const controlRequests = async (cli: Promise<ScriptedCli.ScriptedCli>) => {
   const received = await Effect.runPromise((await cli).received)
-  return received.flatMap((f) => (f.type === "control_request" && f.request.subtype !== "initialize" ? [f.request] : []))
+  return received.flatMap((
+    f
+  ) => (f.type === "control_request" && f.request.subtype !== "initialize" ? [f.request] : []))
 }
 
 describe("promise API (scripted CLI)", () => {
@@ -139,11 +141,25 @@ describe("promise API (scripted CLI)", () => {
 
   it("streaming input with an async generator: one turn per message", async () => {
     async function* prompts() {
-      yield { type: "user" as const, message: { role: "user" as const, content: "first" }, parent_tool_use_id: null, session_id: "" }
-      yield { type: "user" as const, message: { role: "user" as const, content: "second" }, parent_tool_use_id: null, session_id: "" }
+      yield {
+        type: "user" as const,
+        message: { role: "user" as const, content: "first" },
+        parent_tool_use_id: null,
+        session_id: ""
+      }
+      yield {
+        type: "user" as const,
+        message: { role: "user" as const, content: "second" },
+        parent_tool_use_id: null,
+        session_id: ""
+      }
     }
     const messages = await collect(query({ prompt: prompts(), options: echo }))
-    expect(messages.filter((m) => m.type === "result").map((m) => (m.type === "result" && m.subtype === "success" ? m.result : ""))).toEqual([
+    expect(
+      messages.filter((m) => m.type === "result").map((
+        m
+      ) => (m.type === "result" && m.subtype === "success" ? m.result : ""))
+    ).toEqual([
       "echo: first",
       "echo: second"
     ])
@@ -164,7 +180,9 @@ describe("promise API (scripted CLI)", () => {
   })
 
   it("control methods return promises; breaking out of for await closes the query", async () => {
-    const transport = ScriptedCli.layer((cli) => Effect.zipRight(cli.expectUser, Effect.zipRight(cli.init(), cli.stall)))
+    const transport = ScriptedCli.layer((cli) =>
+      Effect.zipRight(cli.expectUser, Effect.zipRight(cli.init(), cli.stall))
+    )
     const q = query({ prompt: "hi", options: { transport } })
     expect((await q.supportedModels()).map((m) => m.value)).toContain("default")
     await q.setModel("haiku")
@@ -201,7 +219,11 @@ describe("promise API (scripted CLI)", () => {
     )
     const q = query({ prompt: "hi", options: { transport } })
     const text = (r: IteratorResult<SDKMessage, void>) =>
-      r.done !== true && r.value.type === "assistant" ? JSON.stringify(r.value.message.content) : r.done === true ? "done" : r.value.type
+      r.done !== true && r.value.type === "assistant"
+        ? JSON.stringify(r.value.message.content)
+        : r.done === true
+        ? "done"
+        : r.value.type
     const first = q.next()
     const third = first.then(() => q.next())
     const second = q.next()
@@ -240,7 +262,15 @@ describe("promise API (scripted CLI)", () => {
         const permission = yield* cli.canUseTool("Bash", { command: "touch x" })
         const hook = yield* cli.request("hook_callback", {
           callback_id: "hook_0",
-          input: { session_id: "s", transcript_path: "/t", cwd: "/", hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: {}, tool_use_id: "t" },
+          input: {
+            session_id: "s",
+            transcript_path: "/t",
+            cwd: "/",
+            hook_event_name: "PreToolUse",
+            tool_name: "Bash",
+            tool_input: {},
+            tool_use_id: "t"
+          },
           tool_use_id: "t"
         })
         yield* cli.turn(JSON.stringify({ permission, hook }))
@@ -255,10 +285,18 @@ describe("promise API (scripted CLI)", () => {
           return { behavior: "allow", updatedInput: { ...input, command: "touch y" } }
         },
         hooks: {
-          PreToolUse: [{ hooks: [async (input, toolUseID) => {
-            seen.push(`hook:${input.hook_event_name}:${toolUseID}`)
-            return { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "nope" } }
-          }] }]
+          PreToolUse: [{
+            hooks: [async (input, toolUseID) => {
+              seen.push(`hook:${input.hook_event_name}:${toolUseID}`)
+              return {
+                hookSpecificOutput: {
+                  hookEventName: "PreToolUse",
+                  permissionDecision: "deny",
+                  permissionDecisionReason: "nope"
+                }
+              }
+            }]
+          }]
         }
       }
     }))
@@ -278,7 +316,12 @@ describe("promise API (scripted CLI)", () => {
     )
     const messages = await collect(query({
       prompt: "go",
-      options: { transport, canUseTool: async () => { throw new Error("db down") } }
+      options: {
+        transport,
+        canUseTool: async () => {
+          throw new Error("db down")
+        }
+      }
     }))
     const last = messages.at(-1)
     expect(JSON.parse(last?.type === "result" && last.subtype === "success" ? last.result : "{}")).toMatchObject({
@@ -500,7 +543,13 @@ describe("promise API: Query methods (scripted CLI)", () => {
         yield* cli.init()
         // only once the test has read the first list (the SDK reads ahead of the consumer)
         yield* cli.expectControl("set_model")
-        yield* cli.emit({ type: "system", subtype: "commands_changed", commands, session_id: cli.sessionId, uuid: "u-1" })
+        yield* cli.emit({
+          type: "system",
+          subtype: "commands_changed",
+          commands,
+          session_id: cli.sessionId,
+          uuid: "u-1"
+        })
         yield* cli.peer.inputEnded
       })
     )
@@ -582,7 +631,12 @@ describe("promise API: Query methods (scripted CLI)", () => {
     expect((await q.rewindFiles("user-msg-2")).insertions).toBe(3)
     expect(await q.reconnectMcpServer("docs")).toBeUndefined()
     expect(await q.toggleMcpServer("docs", false)).toBeUndefined()
-    expect(await q.setMcpServers({ docs: { command: "docs-mcp", args: ["--stdio"] }, web: { type: "http", url: "http://x" } }))
+    expect(
+      await q.setMcpServers({
+        docs: { command: "docs-mcp", args: ["--stdio"] },
+        web: { type: "http", url: "http://x" }
+      })
+    )
       .toEqual({ added: ["docs"], removed: ["old"], errors: { bad: "no such command" } })
     expect(await q.stopTask("task-7")).toBeUndefined()
     expect(await q.interrupt()).toEqual({ still_queued: ["q-1"] })
@@ -602,7 +656,10 @@ describe("promise API: Query methods (scripted CLI)", () => {
       { subtype: "mcp_toggle", serverName: "docs", enabled: false },
       {
         subtype: "mcp_set_servers",
-        servers: { docs: { type: "stdio", command: "docs-mcp", args: ["--stdio"] }, web: { type: "http", url: "http://x" } }
+        servers: {
+          docs: { type: "stdio", command: "docs-mcp", args: ["--stdio"] },
+          web: { type: "http", url: "http://x" }
+        }
       },
       { subtype: "stop_task", task_id: "task-7" },
       { subtype: "interrupt" }
@@ -620,7 +677,11 @@ describe("promise API: Query methods (scripted CLI)", () => {
     const q = query({ prompt: "hi", options: { transport } })
     const error = await q.reconnectMcpServer("nope").catch((e: unknown) => e)
     expect(error).toBeInstanceOf(ControlError)
-    expect(error).toMatchObject({ _tag: "ControlError", subtype: "mcp_reconnect", description: "Server not found: nope" })
+    expect(error).toMatchObject({
+      _tag: "ControlError",
+      subtype: "mcp_reconnect",
+      description: "Server not found: nope"
+    })
     expect(await q.setPermissionMode("default")).toEqual({ mode: undefined })
     await q.close()
   })
@@ -693,7 +754,9 @@ describe("promise API: Query methods (scripted CLI)", () => {
       }
       // also when a query is left early
       for (let i = 0; i < 3; i++) {
-        for await (const _ of query({ prompt: "x", options: { transport: ScriptedCli.echo, abortController: controller } })) break
+        for await (
+          const _ of query({ prompt: "x", options: { transport: ScriptedCli.echo, abortController: controller } })
+        ) break
       }
       expect(getEventListeners(controller.signal, "abort")).toHaveLength(0)
       await new Promise((resolve) => setImmediate(resolve))
@@ -704,7 +767,10 @@ describe("promise API: Query methods (scripted CLI)", () => {
     // and the shared controller still aborts the next query
     const last = query({
       prompt: "hangs",
-      options: { abortController: controller, transport: ScriptedCli.layer((cli) => Effect.zipRight(cli.expectUser, cli.stall)) }
+      options: {
+        abortController: controller,
+        transport: ScriptedCli.layer((cli) => Effect.zipRight(cli.expectUser, cli.stall))
+      }
     })
     const pending = last.next()
     controller.abort()
@@ -726,22 +792,35 @@ describe("promise API: official options this SDK does not implement", () => {
     ["pluginDelivery", "initialize"]
   ]
 
-  it.each(rejected)("%s fails the query with InvalidOptions naming it, before anything is spawned", async (option, value) => {
-    const { transport, state } = captured()
-    // a plain-JavaScript caller: the option is not in the Options type
-    const options: Options = Object.assign({ transport }, { [option]: value })
-    const q = query({ prompt: "hi", options })
-    const error = await q.next().catch((e: unknown) => e)
-    expect(error).toBeInstanceOf(InvalidOptions)
-    expect(error).toMatchObject({ _tag: "InvalidOptions", option, description: expect.stringMatching(/not supported/) })
-    await expect(q.sessionId()).rejects.toBeInstanceOf(InvalidOptions)
-    expect(state.opened).toBe(false)
-  })
+  it.each(rejected)(
+    "%s fails the query with InvalidOptions naming it, before anything is spawned",
+    async (option, value) => {
+      const { transport, state } = captured()
+      // a plain-JavaScript caller: the option is not in the Options type
+      const options: Options = Object.assign({ transport }, { [option]: value })
+      const q = query({ prompt: "hi", options })
+      const error = await q.next().catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(InvalidOptions)
+      expect(error).toMatchObject({
+        _tag: "InvalidOptions",
+        option,
+        description: expect.stringMatching(/not supported/)
+      })
+      await expect(q.sessionId()).rejects.toBeInstanceOf(InvalidOptions)
+      expect(state.opened).toBe(false)
+    }
+  )
 
   it("values that are this SDK's behaviour anyway are accepted; undefined counts as not passed", async () => {
     const options: Options = Object.assign(
       { transport: ScriptedCli.echo },
-      { executable: "node", mcpServersDelivery: "argv", pluginDelivery: "argv", sessionStore: undefined, onUserDialog: undefined }
+      {
+        executable: "node",
+        mcpServersDelivery: "argv",
+        pluginDelivery: "argv",
+        sessionStore: undefined,
+        onUserDialog: undefined
+      }
     )
     const messages = await collect(query({ prompt: "hi", options }))
     expect(messages.at(-1)).toMatchObject({ type: "result", result: "echo: hi" })
@@ -749,14 +828,19 @@ describe("promise API: official options this SDK does not implement", () => {
 })
 
 describe("promise API: permissionTimeoutMs", () => {
-  it.each([[Number.NaN], [-1], ["5000"]])("%s fails the query with InvalidOptions, before anything is spawned", async (value) => {
-    const { transport, state } = captured()
-    const allow: Options["canUseTool"] = async (_tool, input) => ({ behavior: "allow", updatedInput: input })
-    const options: Options = Object.assign({ transport, canUseTool: allow }, { ["permissionTimeoutMs" as string]: value })
-    const error = await query({ prompt: "hi", options }).next().catch((e: unknown) => e)
-    expect(error).toMatchObject({ _tag: "InvalidOptions", option: "permissionTimeoutMs" })
-    expect(state.opened).toBe(false)
-  })
+  it.each([[Number.NaN], [-1], ["5000"]])(
+    "%s fails the query with InvalidOptions, before anything is spawned",
+    async (value) => {
+      const { transport, state } = captured()
+      const allow: Options["canUseTool"] = async (_tool, input) => ({ behavior: "allow", updatedInput: input })
+      const options: Options = Object.assign({ transport, canUseTool: allow }, {
+        ["permissionTimeoutMs" as string]: value
+      })
+      const error = await query({ prompt: "hi", options }).next().catch((e: unknown) => e)
+      expect(error).toMatchObject({ _tag: "InvalidOptions", option: "permissionTimeoutMs" })
+      expect(state.opened).toBe(false)
+    }
+  )
 
   it("Infinity: no timeout (the decision is still asked for and answered)", async () => {
     const seen: Array<string> = []
@@ -793,7 +877,10 @@ describe("promise API: canUseTool is called directly (no fiber per request)", ()
         }
       }
     }))
-    expect(answerOf(messages)).toMatchObject({ behavior: "deny", message: expect.stringContaining("no decision within") })
+    expect(answerOf(messages)).toMatchObject({
+      behavior: "deny",
+      message: expect.stringContaining("no decision within")
+    })
     expect(signal?.aborted).toBe(true)
   })
 
@@ -1049,12 +1136,18 @@ describe("promise API: tool() schemas", () => {
         inputSchema: expect.objectContaining({
           type: "object",
           required: ["n"],
-          properties: { n: expect.objectContaining({ type: "string", description: "a number, as a string" }), factor: { type: "number" } }
+          properties: {
+            n: expect.objectContaining({ type: "string", description: "a number, as a string" }),
+            factor: { type: "number" }
+          }
         })
       })
     ])
     expect(answer.ok.mcp_response.result).toEqual(text("42"))
-    expect(answer.bad.mcp_response.result).toMatchObject({ isError: true, content: [{ type: "text", text: expect.stringContaining("Invalid input for tool scale") }] })
+    expect(answer.bad.mcp_response.result).toMatchObject({
+      isError: true,
+      content: [{ type: "text", text: expect.stringContaining("Invalid input for tool scale") }]
+    })
     expect(seen).toEqual([{ n: 21 }])
   })
 
@@ -1086,7 +1179,11 @@ describe("promise API: tool() schemas", () => {
     const last = messages.at(-1)
     const answer = JSON.parse(last?.type === "result" && last.subtype === "success" ? last.result : "{}")
     expect(answer.listed.mcp_response.result.tools.map((t: { inputSchema: unknown }) => t.inputSchema)).toEqual([
-      expect.objectContaining({ type: "object", required: ["a"], properties: { a: { type: "number" }, b: { type: "number" } } }),
+      expect.objectContaining({
+        type: "object",
+        required: ["a"],
+        properties: { a: { type: "number" }, b: { type: "number" } }
+      }),
       expect.objectContaining({ type: "object", required: ["s"], properties: { s: { type: "string" } } })
     ])
     expect(answer.add.mcp_response.result).toEqual(text("5"))
@@ -1111,7 +1208,7 @@ describe("promise API: tool() schemas", () => {
     expect(error).toMatchObject({
       _tag: "InvalidOptions",
       option: "inputSchema",
-      description: expect.stringContaining('field "a" is a zod 3 schema; only zod 4 schemas are supported')
+      description: expect.stringContaining("field \"a\" is a zod 3 schema; only zod 4 schemas are supported")
     })
   })
 

@@ -95,7 +95,10 @@ export const lookUpBundled = (musl: boolean): Bundled => {
     // not installed
   }
   return out.length === 0
-    ? { candidates: [{ file: `${platformPackages(musl)[0]}/${binaryName} (npm package not installed)` }], installed: false }
+    ? {
+      candidates: [{ file: `${platformPackages(musl)[0]}/${binaryName} (npm package not installed)` }],
+      installed: false
+    }
     : { candidates: out, installed: true }
 }
 

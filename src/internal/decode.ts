@@ -313,7 +313,9 @@ const finish = (g: Generator, body: string): Check | undefined => {
   }
 }
 
-const propertyKey = (name: PropertyKey): string | undefined => (typeof name === "string" ? JSON.stringify(name) : undefined)
+const propertyKey = (
+  name: PropertyKey
+): string | undefined => (typeof name === "string" ? JSON.stringify(name) : undefined)
 
 const generateTypeLiteral = (ast: AST.TypeLiteral, compile: Compile): Check | undefined => {
   if (ast.propertySignatures.length === 0 && ast.indexSignatures.length === 0) return undefined
@@ -328,7 +330,9 @@ const generateTypeLiteral = (ast: AST.TypeLiteral, compile: Compile): Check | un
     if (key === undefined) return undefined
     const condition = g.condition(ps.type, "v")
     if (ps.isOptional) {
-      if (condition !== "true") lines.push(`if (h.call(u, ${key})) { v = u[${key}]; if (!(${condition})) return false }`)
+      if (condition !== "true") {
+        lines.push(`if (h.call(u, ${key})) { v = u[${key}]; if (!(${condition})) return false }`)
+      }
     } else {
       lines.push(`if (!h.call(u, ${key})) return false`)
       if (condition !== "true") lines.push(`v = u[${key}]`, `if (!(${condition})) return false`)
@@ -344,7 +348,10 @@ const generateUnion = (ast: AST.Union, compile: Compile): Check | undefined => {
   if (inline !== undefined) return finish(g, `return ${inline}`)
   const plan = unionPlan(ast)
   if (plan === undefined) {
-    return finish(g, ast.types.map((member) => `if (${g.condition(member, "u")}) return true`).concat("return false").join("\n"))
+    return finish(
+      g,
+      ast.types.map((member) => `if (${g.condition(member, "u")}) return true`).concat("return false").join("\n")
+    )
   }
   const key = propertyKey(plan.key)
   if (key === undefined) return undefined

@@ -69,28 +69,29 @@ const toWire = (result: typeof Result.Type): Record<string, unknown> =>
  */
 export const handler = (onElicitation: OnElicitation): InboundHandler =>
   effectHandler(({ request: body, requestId }) =>
-  Effect.gen(function*() {
-    const server = typeof body["mcp_server_name"] === "string" ? body["mcp_server_name"] : "an MCP server"
-    const wire = yield* Effect.either(decodeRequest(body))
-    if (wire._tag === "Left") {
-      yield* Effect.logWarning(`Elicitation from ${server} cancelled: malformed request: ${wire.left.message}`)
-      return toWire(failedClosed)
-    }
-    return yield* Effect.suspend(() => onElicitation(toRequest(wire.right, requestId))).pipe(
-      Effect.flatMap((result) =>
-        Effect.mapError(decodeResult(result), (error) => new Error(`invalid answer: ${error.message}`))
-      ),
-      Effect.map(toWire),
-      Effect.catchAllCause((cause) =>
-        Cause.isInterruptedOnly(cause)
-          ? Effect.interrupt
-          : Effect.as(
-            Effect.logWarning(`Elicitation from ${server} cancelled: the handler failed: ${describeCause(cause)}`),
-            toWire(failedClosed)
-          )
+    Effect.gen(function*() {
+      const server = typeof body["mcp_server_name"] === "string" ? body["mcp_server_name"] : "an MCP server"
+      const wire = yield* Effect.either(decodeRequest(body))
+      if (wire._tag === "Left") {
+        yield* Effect.logWarning(`Elicitation from ${server} cancelled: malformed request: ${wire.left.message}`)
+        return toWire(failedClosed)
+      }
+      return yield* Effect.suspend(() => onElicitation(toRequest(wire.right, requestId))).pipe(
+        Effect.flatMap((result) =>
+          Effect.mapError(decodeResult(result), (error) => new Error(`invalid answer: ${error.message}`))
+        ),
+        Effect.map(toWire),
+        Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause)
+            ? Effect.interrupt
+            : Effect.as(
+              Effect.logWarning(`Elicitation from ${server} cancelled: the handler failed: ${describeCause(cause)}`),
+              toWire(failedClosed)
+            )
+        )
       )
-    )
-  }))
+    })
+  )
 
 /** What `onElicitation` contributes to a session: the `elicitation` handler. @internal */
 export const contribution = (onElicitation: OnElicitation): Contribution => ({

@@ -66,7 +66,7 @@ export const commandEnv = (options: EnvInput): { readonly env: Record<string, st
     (given !== undefined && Object.entries(given).some(([k, v]) => v === undefined && options.parent[k] !== undefined))
   if (removes) return { env: buildEnv(options), extend: false }
   const env: Record<string, string> = { ...SDK_ENV }
-  if (given !== undefined) for (const [k, v] of Object.entries(given)) if (v !== undefined) env[k] = v
+  if (given !== undefined) { for (const [k, v] of Object.entries(given)) if (v !== undefined) env[k] = v }
   for (const k of strip) delete env[k]
   return { env, extend: true }
 }

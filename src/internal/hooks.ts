@@ -290,11 +290,12 @@ export const contribution = (
     // aborted when the answer is abandoned: timeout, control_cancel_request, session close
     const signal = lazySignal()
     return settleOnce({
-      call: () => promiseHook(typedInput, toolUseId, {
-        get signal(): AbortSignal {
-          return signal.signal()
-        }
-      }),
+      call: () =>
+        promiseHook(typedInput, toolUseId, {
+          get signal(): AbortSignal {
+            return signal.signal()
+          }
+        }),
       deadlines: registered.deadlines,
       abandon: signal.abort,
       onValue: (output) => Either.match(verdict(output), { onLeft: reply.run, onRight: reply.succeed }),

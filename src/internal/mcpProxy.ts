@@ -746,8 +746,14 @@ export const make = (options: Api.Options): Effect.Effect<Api.McpProxy, McpProxy
         }
         const split = splitProgressToken(params)
         const token = split.token
-        const onprogress = token === undefined ? undefined : (progress: JsonObject) =>
-          link.post({ jsonrpc: "2.0", method: "notifications/progress", params: { ...progress, progressToken: token } })
+        const onprogress = token === undefined ?
+          undefined :
+          (progress: JsonObject) =>
+            link.post({
+              jsonrpc: "2.0",
+              method: "notifications/progress",
+              params: { ...progress, progressToken: token }
+            })
         link.active++
         link.lastActive = ++state.activity
         return request(upstream, method, split.params, {

@@ -136,7 +136,11 @@ const Thinking = Schema.Union(
   Schema.Struct({ type: Schema.Literal("adaptive"), display: ThinkingDisplay }).annotations({
     identifier: "{ type: \"adaptive\", display? }"
   }),
-  Schema.Struct({ type: Schema.Literal("enabled"), budgetTokens: Schema.optional(PositiveInt), display: ThinkingDisplay })
+  Schema.Struct({
+    type: Schema.Literal("enabled"),
+    budgetTokens: Schema.optional(PositiveInt),
+    display: ThinkingDisplay
+  })
     .annotations({ identifier: "{ type: \"enabled\", budgetTokens?, display? }" }),
   Schema.Struct({ type: Schema.Literal("disabled") }).annotations({ identifier: "{ type: \"disabled\" }" })
 )
@@ -394,7 +398,8 @@ const missesLiteral = (issue: ParseResult.ParseIssue): boolean => {
       return !Array.isArray(issue.path) && missesLiteral(issue.issue)
     case "Composite":
       return AST.isUnion(issue.ast) && isLiteralish(issue.ast) ||
-        (!Array.isArray(issue.issues) && AST.isTypeLiteral(issue.ast) && missesLiteral(issue.issues as ParseResult.ParseIssue))
+        (!Array.isArray(issue.issues) && AST.isTypeLiteral(issue.ast) &&
+          missesLiteral(issue.issues as ParseResult.ParseIssue))
     default:
       return false
   }
@@ -412,7 +417,6 @@ const expected = (ast: AST.AST): string => {
   return String(ast)
 }
 
-
 /** The first issue, with the path to it, and its message. */
 const firstIssue = (
   issue: ParseResult.ParseIssue,
@@ -424,7 +428,9 @@ const firstIssue = (
     case "Composite": {
       if (AST.isUnion(issue.ast)) {
         const inner = unionIssue(issue)
-        return inner === issue ? { path, message: ParseResult.TreeFormatter.formatIssueSync(inner) } : firstIssue(inner, path)
+        return inner === issue
+          ? { path, message: ParseResult.TreeFormatter.formatIssueSync(inner) }
+          : firstIssue(inner, path)
       }
       const first = Array.isArray(issue.issues) ? issue.issues[0] : issue.issues
       return first === undefined ? { path, message: "is invalid" } : firstIssue(first, path)
@@ -525,7 +531,7 @@ export const launchOf = (options: Options, extensions: Extensions = {}): Effect.
 
     const allowedTools = [...(options.allowedTools ?? []), ...(extensions.allowedTools ?? [])]
     if (options.skills === "all") allowedTools.push("Skill")
-    else if (options.skills !== undefined) for (const s of options.skills) allowedTools.push(`Skill(${s})`)
+    else if (options.skills !== undefined) { for (const s of options.skills) allowedTools.push(`Skill(${s})`) }
     if (allowedTools.length > 0) args.push(flag("allowedTools", allowedTools.join(",")))
     if (options.disallowedTools !== undefined && options.disallowedTools.length > 0) {
       args.push(flag("disallowedTools", options.disallowedTools.join(",")))
@@ -549,8 +555,9 @@ export const launchOf = (options: Options, extensions: Extensions = {}): Effect.
     if (options.thinking !== undefined) {
       const t = options.thinking
       if (t.type === "disabled") args.push(flag("thinking", "disabled"))
-      else if (t.type === "enabled" && t.budgetTokens !== undefined) args.push(flag("max-thinking-tokens", t.budgetTokens))
-      else args.push(flag("thinking", "adaptive"))
+      else if (t.type === "enabled" && t.budgetTokens !== undefined) {
+        args.push(flag("max-thinking-tokens", t.budgetTokens))
+      } else args.push(flag("thinking", "adaptive"))
       if (t.type !== "disabled" && t.display !== undefined) args.push(flag("thinking-display", t.display))
     } else if (options.maxThinkingTokens !== undefined) {
       args.push(
@@ -619,8 +626,11 @@ export const launchOf = (options: Options, extensions: Extensions = {}): Effect.
     if (sp === undefined) initialize["systemPrompt"] = [""]
     else if (typeof sp === "string") initialize["systemPrompt"] = [sp]
     else if (!("type" in sp)) initialize["systemPrompt"] = [...sp]
-    else if (sp.type === "custom") initialize["systemPrompt"] = typeof sp.prompt === "string" ? [sp.prompt] : [...sp.prompt]
-    else {
+    else if (sp.type === "custom") {
+      initialize["systemPrompt"] = typeof sp.prompt === "string"
+        ? [sp.prompt]
+        : [...sp.prompt]
+    } else {
       if (sp.append !== undefined) initialize["appendSystemPrompt"] = sp.append
       if (sp.excludeDynamicSections !== undefined) initialize["excludeDynamicSections"] = sp.excludeDynamicSections
     }

@@ -305,8 +305,9 @@ const firstMatch = (rules: ReadonlyArray<CompiledRule>, request: Request): Effec
   }
   const analysis: Effect.Effect<ShellRules.Analysis> = tool === "PowerShell"
     ? Effect.succeed(ShellRules.powerShell(command))
-    : Effect.map(bashParser, (parser) =>
-      parser === undefined ? ShellRules.unparsed(command) : ShellRules.analyze(parser, command)
+    : Effect.map(
+      bashParser,
+      (parser) => parser === undefined ? ShellRules.unparsed(command) : ShellRules.analyze(parser, command)
     )
   return Effect.map(analysis, (a) => firstShellMatch(rules, request, a))
 }
@@ -619,7 +620,8 @@ export const contribution = (
           )
         })
       )
-    }))
+    })
+  )
 
   /**
    * A Promise policy needs no fiber: the control protocol calls it on its reader, its settlement answers, and its
@@ -627,34 +629,34 @@ export const contribution = (
    */
   const viaCallback = (policy: PromisePolicy): CallbackHandler =>
     callbackHandler(({ request: body, requestId }, reply) => {
-    const prepared = prepare(body, requestId)
-    if ("answer" in prepared) {
-      reply.succeed(prepared.answer)
-      return constVoid
-    }
-    const { abandon, decided, failClosed, request } = prepared
-    const failed = (error: unknown) => reply.run(failClosed(`the permission handler failed: ${describeError(error)}`))
-    return settleOnce({
-      // remembered rules come first; without any, the policy is called at once
-      call: () =>
-        store.rules().length === 0
-          ? policy(request)
-          : Effect.runPromise(rememberedDecision(store, request)).then((hit) => hit ?? policy(request)),
-      deadlines,
-      abandon,
-      onValue: (result) => {
-        let response: Either.Either<Answer, string>
-        try {
-          response = decided(result)
-        } catch (error) {
-          return failed(error)
-        }
-        Either.match(response, { onLeft: (why) => reply.run(failClosed(why)), onRight: reply.succeed })
-      },
-      onFailure: failed,
-      onTimeout: () => reply.run(failClosed(timedOut()))
+      const prepared = prepare(body, requestId)
+      if ("answer" in prepared) {
+        reply.succeed(prepared.answer)
+        return constVoid
+      }
+      const { abandon, decided, failClosed, request } = prepared
+      const failed = (error: unknown) => reply.run(failClosed(`the permission handler failed: ${describeError(error)}`))
+      return settleOnce({
+        // remembered rules come first; without any, the policy is called at once
+        call: () =>
+          store.rules().length === 0
+            ? policy(request)
+            : Effect.runPromise(rememberedDecision(store, request)).then((hit) => hit ?? policy(request)),
+        deadlines,
+        abandon,
+        onValue: (result) => {
+          let response: Either.Either<Answer, string>
+          try {
+            response = decided(result)
+          } catch (error) {
+            return failed(error)
+          }
+          Either.match(response, { onLeft: (why) => reply.run(failClosed(why)), onRight: reply.succeed })
+        },
+        onFailure: failed,
+        onTimeout: () => reply.run(failClosed(timedOut()))
+      })
     })
-  })
 
   const handler = isPromiseService(service) ? viaCallback(service.promisePolicy) : viaEffect
 

@@ -57,7 +57,6 @@ const errorText = (error: unknown): string => {
   return String(error)
 }
 
-
 /**
  * Sends a signal to the process group (the CLI and the processes it started that stayed in its group), falling back
  * to the process while it has not been reaped (once it has, its pid may belong to another process).
@@ -127,7 +126,9 @@ export const make = Effect.gen(function*() {
       if (spec.cwd !== undefined) command = Command.workingDirectory(command, spec.cwd)
 
       const proc = yield* executor.start(command).pipe(
-        Effect.mapError((error) => new SpawnFailed({ command: cli.command, description: errorText(error), cause: error }))
+        Effect.mapError((error) =>
+          new SpawnFailed({ command: cli.command, description: errorText(error), cause: error })
+        )
       )
       const pid = proc.pid
 

@@ -11,7 +11,7 @@ import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
+import type * as Stream from "effect/Stream"
 import { InputClosed, InvalidOptions } from "../AgentError.js"
 import type * as AgentOptions from "../AgentOptions.js"
 import type * as Elicitation from "../Elicitation.js"
@@ -166,14 +166,16 @@ const PromiseOptionsSchema = Schema.Struct({
   permissionTimeoutMs: Schema.optional(Schema.Number.pipe(Schema.filter(notMillis))),
   hooks: Schema.optional(Schema.Record({
     key: Schema.String,
-    value: Schema.Array(Schema.Struct({
-      matcher: Schema.optional(Schema.String),
-      hooks: Schema.Array(fn),
-      timeout: Schema.optional(Schema.Number.pipe(
-        Schema.filter((n) => (Number.isFinite(n) && n > 0) || `must be a positive number of seconds, got ${n}`)
-      )),
-      onFailure: Schema.optional(Schema.Literal("continue", "block"))
-    }).annotations({ identifier: "HookCallbackMatcher" }))
+    value: Schema.Array(
+      Schema.Struct({
+        matcher: Schema.optional(Schema.String),
+        hooks: Schema.Array(fn),
+        timeout: Schema.optional(Schema.Number.pipe(
+          Schema.filter((n) => (Number.isFinite(n) && n > 0) || `must be a positive number of seconds, got ${n}`)
+        )),
+        onFailure: Schema.optional(Schema.Literal("continue", "block"))
+      }).annotations({ identifier: "HookCallbackMatcher" })
+    )
   })),
   transport: Schema.optional(Schema.declare(Layer.isLayer, { identifier: "Layer" })),
   logger: Schema.optional(fn),
@@ -226,7 +228,9 @@ const toEffectOptions = (options: Options): AgentOptions.Options => {
  * session's process and fibers live in that session's scope, not here. `ManagedRuntime.make` builds nothing until the
  * first query; the runtime lives as long as the process, as the module does (nothing in it holds a process).
  */
-const nodeRuntime: ManagedRuntime.ManagedRuntime<Transport.Transport, never> = ManagedRuntime.make(NodeClaudeAgent.layer)
+const nodeRuntime: ManagedRuntime.ManagedRuntime<Transport.Transport, never> = ManagedRuntime.make(
+  NodeClaudeAgent.layer
+)
 
 type PromptInput = string | AsyncIterable<Message.UserMessage>
 
@@ -254,10 +258,12 @@ const promptError = (prompt: unknown) =>
   })
 
 /** @internal */
-export const query = (params: {
-  readonly prompt: PromptInput
-  readonly options?: Options | undefined
-} | undefined): Query => begin(false, params?.prompt, params?.options ?? {}).query
+export const query = (
+  params: {
+    readonly prompt: PromptInput
+    readonly options?: Options | undefined
+  } | undefined
+): Query => begin(false, params?.prompt, params?.options ?? {}).query
 
 /** @internal */
 export const startup = (params: {
@@ -266,7 +272,9 @@ export const startup = (params: {
 } = {}): Promise<WarmQuery> => {
   const ms = params.initializeTimeoutMs
   const invalid = ms === undefined ? undefined : notMillis(ms)
-  if (invalid !== undefined) return Promise.reject(new InvalidOptions({ option: "initializeTimeoutMs", description: invalid }))
+  if (invalid !== undefined) {
+    return Promise.reject(new InvalidOptions({ option: "initializeTimeoutMs", description: invalid }))
+  }
   const given = params.options ?? {}
   const options: Options = ms === undefined
     ? given
@@ -394,34 +402,41 @@ const begin = (
   // start-up stops at once when the query is closed or aborted meanwhile (the `--version` probe included)
   const starting = new AbortController()
   // one scope for the whole query: the session (process) and its message pull live in it
-  const started = runtime.runPromiseExit(logged(withExtensions(
-    Effect.gen(function*() {
-      if (invalid !== undefined) return yield* Effect.fail(invalid)
-      if (!warm && !isPrompt(promptNow)) return yield* Effect.fail(promptError(promptNow))
-      const scope = yield* Scope.make()
-      return yield* Effect.gen(function*() {
-        const internal = yield* session.make(toEffectOptions(options))
-        let prompt = isPrompt(promptNow) ? promptNow : undefined
-        if (promptLater !== undefined) {
-          // closing the query before the prompt came ends the wait, initialize answered or not
-          const given = Effect.promise(() => promptLater)
-          const closedFirst = Effect.flatMap(given, (p) =>
-            p === undefined ? Effect.fail(new InputClosed({ reason: "SessionClosed" })) : Effect.never)
-          yield* Effect.raceFirst(internal.session.initializationResult, closedFirst)
-          markReady()
-          prompt = yield* given
-        }
-        if (prompt === undefined) return yield* Effect.fail(new InputClosed({ reason: "SessionClosed" }))
-        const pull = yield* session.drivePull(internal, asPrompt(prompt))
-        const receivers = yield* Mailbox.make<Receiver>()
-        yield* Effect.forkScoped(pump(receivers, pull))
-        return { scope, internal, receivers }
-      }).pipe(
-        Scope.extend(scope),
-        Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause)))
-      )
-    })
-  )), { signal: starting.signal })
+  const started = runtime.runPromiseExit(
+    logged(withExtensions(
+      Effect.gen(function*() {
+        if (invalid !== undefined) return yield* Effect.fail(invalid)
+        if (!warm && !isPrompt(promptNow)) return yield* Effect.fail(promptError(promptNow))
+        const scope = yield* Scope.make()
+        return yield* Effect.gen(function*() {
+          const internal = yield* session.make(toEffectOptions(options))
+          let prompt = isPrompt(promptNow) ? promptNow : undefined
+          if (promptLater !== undefined) {
+            // closing the query before the prompt came ends the wait, initialize answered or not
+            const given = Effect.promise(() => promptLater)
+            const closedFirst = Effect.flatMap(
+              given,
+              (p) => p === undefined ? Effect.fail(new InputClosed({ reason: "SessionClosed" })) : Effect.never
+            )
+            yield* Effect.raceFirst(internal.session.initializationResult, closedFirst)
+            markReady()
+            prompt = yield* given
+          }
+          if (prompt === undefined) {
+            return yield* Effect.fail(new InputClosed({ reason: "SessionClosed" }))
+          }
+          const pull = yield* session.drivePull(internal, asPrompt(prompt))
+          const receivers = yield* Mailbox.make<Receiver>()
+          yield* Effect.forkScoped(pump(receivers, pull))
+          return { scope, internal, receivers }
+        }).pipe(
+          Scope.extend(scope),
+          Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause)))
+        )
+      })
+    )),
+    { signal: starting.signal }
+  )
   // never an unhandled rejection: failures surface through next() and the methods
   started.catch(() => undefined)
 
@@ -573,7 +588,8 @@ const begin = (
     [Symbol.asyncDispose]: () => close(),
     close,
     interrupt: () => run((s) => s.session.interrupt),
-    setPermissionMode: (mode) => run((s) => Effect.map(s.session.setPermissionMode(mode), (m) => ({ mode: Option.getOrUndefined(m) }))),
+    setPermissionMode: (mode) =>
+      run((s) => Effect.map(s.session.setPermissionMode(mode), (m) => ({ mode: Option.getOrUndefined(m) }))),
     setModel: (model) => run((s) => s.session.setModel(model)),
     setMaxThinkingTokens: (n, display) => run((s) => s.session.setMaxThinkingTokens(n, display)),
     supportedCommands: () => run((s) => Effect.map(s.session.supportedCommands, (c) => [...c])),

@@ -47,7 +47,9 @@ const problem = (item: unknown): string | undefined => {
  */
 export const invalidItem = (item: unknown, index: number): InvalidOptions | undefined => {
   const wrong = problem(item)
-  return wrong === undefined ? undefined : new InvalidOptions({ option: "prompt", description: `item ${index} ${wrong}` })
+  return wrong === undefined
+    ? undefined
+    : new InvalidOptions({ option: "prompt", description: `item ${index} ${wrong}` })
 }
 
 const describeCause = (cause: unknown): string => {

@@ -232,16 +232,18 @@ const redactSecrets = (frame: Json): Json => {
   if (frame["type"] !== "control_request" || !isJson(request) || request["subtype"] !== "mcp_set_servers") return frame
   const servers = request["servers"]
   if (!isJson(servers)) return frame
-  const redacted = Object.fromEntries(Object.entries(servers).map(([name, config]) => [
-    name,
-    isJson(config)
-      ? {
-        ...config,
-        ...("env" in config ? { env: redactValues(config["env"]) } : {}),
-        ...("headers" in config ? { headers: redactValues(config["headers"]) } : {})
-      }
-      : config
-  ]))
+  const redacted = Object.fromEntries(
+    Object.entries(servers).map(([name, config]) => [
+      name,
+      isJson(config)
+        ? {
+          ...config,
+          ...("env" in config ? { env: redactValues(config["env"]) } : {}),
+          ...("headers" in config ? { headers: redactValues(config["headers"]) } : {})
+        }
+        : config
+    ])
+  )
   return { ...frame, request: { ...request, servers: redacted } }
 }
 

@@ -210,7 +210,7 @@ const make = (peer: MemoryPeer, spec: LaunchSpec, options: Options) =>
       session_id: sessionId,
       uuid: randomUUID(),
       timestamp: new Date().toISOString()
-      })
+    })
     const emitAssistant = (block: Message.ContentBlock) => emit(assistantFrame(block))
 
     const cli: ScriptedCli = {
@@ -256,44 +256,52 @@ const make = (peer: MemoryPeer, spec: LaunchSpec, options: Options) =>
       assistant: (...content) =>
         Effect.gen(function*() {
           messageCounter++
-          for (const part of content) yield* emitAssistant(typeof part === "string" ? { type: "text", text: part } : part)
+          for (const part of content) {
+            yield* emitAssistant(typeof part === "string" ? { type: "text", text: part } : part)
+          }
         }),
       toolResult: (toolUseId, content, isError = false) =>
         emit({
           type: "user",
-          message: { role: "user", content: [{ type: "tool_result", tool_use_id: toolUseId, content, is_error: isError }] },
+          message: {
+            role: "user",
+            content: [{ type: "tool_result", tool_use_id: toolUseId, content, is_error: isError }]
+          },
           parent_tool_use_id: null,
           session_id: sessionId,
           uuid: randomUUID(),
           timestamp: new Date().toISOString()
         }),
       result: (text = "done", fields) =>
-        Effect.zipRight(emit({
-          type: "result",
-          subtype: "success",
-          is_error: false,
-          result: text,
-          duration_ms: 12,
-          duration_api_ms: 8,
-          num_turns: 1,
-          session_id: sessionId,
-          uuid: randomUUID(),
-          stop_reason: "end_turn",
-          total_cost_usd: 0.0001,
-          usage,
-          modelUsage: { [MODEL]: { inputTokens: 10, outputTokens: 5, costUSD: 0.0001 } },
-          permission_denials: [],
-          terminal_reason: "completed",
-          ...fields
-        }), emit({
-          // as the real CLI does right after every result (with CLAUDE_CODE_SDK_READS_SESSION_STATE=1)
-          type: "system",
-          subtype: "session_state_changed",
-          state: "idle",
-          sdk_host_only: true,
-          session_id: sessionId,
-          uuid: randomUUID()
-        })),
+        Effect.zipRight(
+          emit({
+            type: "result",
+            subtype: "success",
+            is_error: false,
+            result: text,
+            duration_ms: 12,
+            duration_api_ms: 8,
+            num_turns: 1,
+            session_id: sessionId,
+            uuid: randomUUID(),
+            stop_reason: "end_turn",
+            total_cost_usd: 0.0001,
+            usage,
+            modelUsage: { [MODEL]: { inputTokens: 10, outputTokens: 5, costUSD: 0.0001 } },
+            permission_denials: [],
+            terminal_reason: "completed",
+            ...fields
+          }),
+          emit({
+            // as the real CLI does right after every result (with CLAUDE_CODE_SDK_READS_SESSION_STATE=1)
+            type: "system",
+            subtype: "session_state_changed",
+            state: "idle",
+            sdk_host_only: true,
+            session_id: sessionId,
+            uuid: randomUUID()
+          })
+        ),
       turn: (text) =>
         Effect.gen(function*() {
           yield* cli.init()
@@ -327,7 +335,10 @@ const make = (peer: MemoryPeer, spec: LaunchSpec, options: Options) =>
       cancelled: Effect.sync(() => [...cancelled]),
       received: peer.sent,
       exit: (code, stderr) =>
-        Effect.zipRight(stderr === undefined ? Effect.void : peer.emitStderr(stderr), peer.exit({ code, signal: null })),
+        Effect.zipRight(
+          stderr === undefined ? Effect.void : peer.emitStderr(stderr),
+          peer.exit({ code, signal: null })
+        ),
       kill: (signal = "SIGKILL") => peer.exit({ code: null, signal }),
       stall: Effect.never,
       malformed: (line = "this is not JSON") => peer.emitRaw(`${line}\n`),
@@ -358,7 +369,10 @@ export const layer = (
           yield* script(cli).pipe(
             Effect.matchEffect({
               onFailure: (error) =>
-                Effect.zipRight(peer.emitStderr(`scripted CLI: ${error.message}\n`), peer.exit({ code: 70, signal: null })),
+                Effect.zipRight(
+                  peer.emitStderr(`scripted CLI: ${error.message}\n`),
+                  peer.exit({ code: 70, signal: null })
+                ),
               onSuccess: () => Effect.zipRight(Deferred.await(inputEnded), peer.exit({ code: 0, signal: null }))
             }),
             Effect.forkScoped

@@ -863,26 +863,26 @@ export interface SdkMcpContribution extends Contribution {
 
 const mcpMessageHandler = (connections: ReadonlyMap<string, Connection>): InboundHandler =>
   effectHandler(({ request }) => {
-  const serverName = request["server_name"]
-  const message = request["message"]
-  if (typeof serverName !== "string" || !isObject(message)) {
-    return Effect.fail(handlerFailure("Missing server_name or message for MCP request"))
-  }
-  const connection = connections.get(serverName)
-  if (connection === undefined) return Effect.fail(handlerFailure(`SDK MCP server not found: ${serverName}`))
-  const id = idOf(message)
-  if (typeof message["method"] === "string" && id !== undefined) {
-    return Effect.map(connection.call(message, id), (response) => ({ mcp_response: response }))
-  }
-  return connection.deliver(message).pipe(
-    Effect.zipRight(
-      message["method"] === "notifications/cancelled" && isObject(message["params"])
-        ? cancelPending(connection, message["params"])
-        : Effect.void
-    ),
-    Effect.as({ mcp_response: ACK })
-  )
-})
+    const serverName = request["server_name"]
+    const message = request["message"]
+    if (typeof serverName !== "string" || !isObject(message)) {
+      return Effect.fail(handlerFailure("Missing server_name or message for MCP request"))
+    }
+    const connection = connections.get(serverName)
+    if (connection === undefined) return Effect.fail(handlerFailure(`SDK MCP server not found: ${serverName}`))
+    const id = idOf(message)
+    if (typeof message["method"] === "string" && id !== undefined) {
+      return Effect.map(connection.call(message, id), (response) => ({ mcp_response: response }))
+    }
+    return connection.deliver(message).pipe(
+      Effect.zipRight(
+        message["method"] === "notifications/cancelled" && isObject(message["params"])
+          ? cancelPending(connection, message["params"])
+          : Effect.void
+      ),
+      Effect.as({ mcp_response: ACK })
+    )
+  })
 
 const cancelPending = (connection: Connection, params: JsonObject) => {
   const requestId = params["requestId"]

@@ -756,9 +756,7 @@ export const make = (
       }, { concurrency: 16 })
       const sorted = files
         .filter((f): f is FileFacts => f !== undefined)
-        .sort((a, b) =>
-          b.lastModified.getTime() - a.lastModified.getTime() || (a.sessionId < b.sessionId ? -1 : 1)
-        )
+        .sort((a, b) => b.lastModified.getTime() - a.lastModified.getTime() || (a.sessionId < b.sessionId ? -1 : 1))
       const offset = Math.max(0, options?.offset ?? 0)
       const page = options?.limit === undefined
         ? sorted.slice(offset)

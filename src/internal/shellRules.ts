@@ -176,8 +176,7 @@ const children = (node: Node): ReadonlyArray<Node> => node.children
 const unescapeUnquoted = (text: string): string => text.replace(/\\(\n|.)/gs, (_, c: string) => (c === "\n" ? "" : c))
 
 /** Inside double quotes, `\` escapes only `$`, `` ` ``, `"`, `\` and a newline. */
-const unescapeDouble = (text: string): string =>
-  text.replace(/\\([$`"\\\n])/g, (_, c: string) => (c === "\n" ? "" : c))
+const unescapeDouble = (text: string): string => text.replace(/\\([$`"\\\n])/g, (_, c: string) => (c === "\n" ? "" : c))
 
 /** An unquoted word that bash would expand: globs, braces, a leading tilde, extglob parentheses. */
 const expands = (raw: string): boolean => /(^|[^\\])[*?[\]{}()]/.test(raw) || raw.startsWith("~")

@@ -119,7 +119,9 @@ export const spawnProbe = (cli: ResolvedCli): Effect.Effect<Probe> =>
 /** Whether a probe's answer is in `range`: `VersionIncompatible` when it is not, or when there is no version. @internal */
 export const judge = (probe: Probe, range: string): Effect.Effect<void, VersionIncompatible> => {
   if (!("version" in probe)) {
-    return Effect.fail(new VersionIncompatible({ found: "unknown", supported: range, reason: "Unknown", description: probe.reason }))
+    return Effect.fail(
+      new VersionIncompatible({ found: "unknown", supported: range, reason: "Unknown", description: probe.reason })
+    )
   }
   return satisfies(probe.version, range)
     ? Effect.void

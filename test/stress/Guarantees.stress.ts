@@ -22,7 +22,13 @@ describe("G2 closing a scope reaps everything", () => {
       const scenarios = [
         FakeCli.scenario([FakeCli.stall], { answers: { initialize: FakeCli.noAnswer } }),
         FakeCli.scenario([FakeCli.stall]),
-        FakeCli.scenario([FakeCli.expectUser(), FakeCli.init(), FakeCli.spawnGrandchild, FakeCli.assistant("busy"), FakeCli.stall]),
+        FakeCli.scenario([
+          FakeCli.expectUser(),
+          FakeCli.init(),
+          FakeCli.spawnGrandchild,
+          FakeCli.assistant("busy"),
+          FakeCli.stall
+        ]),
         FakeCli.scenario([FakeCli.spawnGrandchild, FakeCli.echo]),
         FakeCli.scenario([FakeCli.expectUser(), FakeCli.ignoreSigterm, FakeCli.spawnGrandchild, FakeCli.stall])
       ]
@@ -102,7 +108,9 @@ describe("G14 many sessions within a cap", () => {
 describe("G15 warm sessions", () => {
   it.live("G15 taking a warm session from the pool: p99 under 10 ms", () =>
     Effect.gen(function*() {
-      const pool = yield* Layer.build(SessionPool.layer({ maxConcurrent: 4, warm: 2, options: fake(FakeCli.echoScenario) }))
+      const pool = yield* Layer.build(
+        SessionPool.layer({ maxConcurrent: 4, warm: 2, options: fake(FakeCli.echoScenario) })
+      )
         .pipe(Effect.map(Context.get(SessionPool.SessionPool)), Effect.provide(NodeClaudeAgent.layer))
       const waitWarm = Effect.gen(function*() {
         while ((yield* pool.stats).warm < 2) yield* Effect.sleep("10 millis")

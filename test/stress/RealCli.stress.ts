@@ -29,7 +29,11 @@ describe("G2 with the real CLI", () => {
           Effect.provide(Permissions.allowAll),
           Scope.extend(scope)
         )
-        const reader = yield* session.turn(bash(`touch ${marker} && sleep 30`)).pipe(Stream.runDrain, Effect.ignore, Effect.fork)
+        const reader = yield* session.turn(bash(`touch ${marker} && sleep 30`)).pipe(
+          Stream.runDrain,
+          Effect.ignore,
+          Effect.fork
+        )
         while (!fs.existsSync(marker)) yield* Effect.sleep("20 millis")
         const started = Date.now()
         yield* Scope.close(scope, Exit.void)
@@ -38,7 +42,12 @@ describe("G2 with the real CLI", () => {
       }
       yield* Effect.sleep("3 seconds")
       const left = leftovers().filter((p) => !before.has(p))
-      report("G2 real CLI", { sessions: 10, leftover: left.length, closeMedianMs: median(closeTimes), closeMaxMs: Math.max(...closeTimes) })
+      report("G2 real CLI", {
+        sessions: 10,
+        leftover: left.length,
+        closeMedianMs: median(closeTimes),
+        closeMaxMs: Math.max(...closeTimes)
+      })
       expect(left).toEqual([])
       // The CLI exits ~120 ms after stdin closes, except within ~1.5 s of an interrupted tool call, when it holds its
       // exit until that time is up (SIGTERM does not shorten it; docs/PROTOCOL-NOTES.md). Closing stdin mid-turn
@@ -77,13 +86,22 @@ describe("G5 with the real CLI", () => {
             const layer = Layer.mergeAll(
               Permissions.layer((r) =>
                 Effect.sync(() => {
-                  if (r.toolName === "Bash") fired.push("canUseTool")
+                  if (r.toolName === "Bash") {
+                    fired.push("canUseTool")
+                  }
                   return Permissions.allow()
                 })
               ),
               Hooks.layer({
-                PreToolUse: [{ matcher: "Bash", hooks: [() => Effect.sync(() => (fired.push("PreToolUse"), {}))] }],
-                Stop: [{ hooks: [() => Effect.sync(() => (fired.push("Stop"), {}))] }]
+                PreToolUse: [{
+                  matcher: "Bash",
+                  hooks: [() =>
+                    Effect.sync(() => (fired.push("PreToolUse"), {}))]
+                }],
+                Stop: [{
+                  hooks: [() =>
+                    Effect.sync(() => (fired.push("Stop"), {}))]
+                }]
               })
             )
             const p = prompt(text)

@@ -39,4 +39,3 @@ export const noClaudeLeft = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     if (left.length > 0) return yield* Effect.die(new Error(`processes left behind: ${left.join(", ")}`))
     return result
   })
-

@@ -84,4 +84,3 @@ export const assistant: Message.SdkMessage = Schema.decodeUnknownSync(Message.As
   session_id: "cli-id",
   uuid: "u"
 })
-

@@ -25,7 +25,10 @@ export const malformedPreToolUse: ReadonlyArray<readonly [unknown, RegExp]> = [
   // a canUseTool decision returned by a hook
   [{ behavior: "deny", message: "no" }, /behavior/],
   // known fields with the wrong type or value
-  [{ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow", updatedInput: "rm -rf /" } }, /updatedInput/],
+  [
+    { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow", updatedInput: "rm -rf /" } },
+    /updatedInput/
+  ],
   [{ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecisionReason: 7 } }, /permissionDecisionReason/],
   [{ decision: "deny", reason: "no" }, /decision/],
   [{ continue: "no" }, /continue/],
@@ -52,11 +55,15 @@ export const malformedDecisions: ReadonlyArray<readonly [unknown, RegExp]> = [
   }, /updatedPermissions.*rules/],
   [{
     behavior: "allow",
-    updatedPermissions: [{ type: "addRules", rules: [{ toolName: "Bash" }], behavior: "always", destination: "session" }]
+    updatedPermissions: [{
+      type: "addRules",
+      rules: [{ toolName: "Bash" }],
+      behavior: "always",
+      destination: "session"
+    }]
   }, /updatedPermissions.*behavior/],
   [{ behavior: "allow", decisionClassification: "sure" }, /decisionClassification/],
   [{ behavior: "deny" }, /message/],
   [{ behavior: "deny", message: 42 }, /message/],
   [{ behavior: "deny", message: "no", interrupt: "yes" }, /interrupt/]
 ]
-

@@ -21,9 +21,7 @@ export interface Spec {
 export const decide = (spec: Spec, toolName: string, input: Record<string, unknown>, cwd?: string) =>
   Effect.runPromise(
     Permissions.rules(spec, () => Effect.succeed(Permissions.deny(FALLBACK)))(request(toolName, input, cwd)).pipe(
-      Effect.map((result) =>
-        result.behavior === "allow" ? "allow" : result.message === FALLBACK ? "fallback" : "deny"
-      )
+      Effect.map((result) => result.behavior === "allow" ? "allow" : result.message === FALLBACK ? "fallback" : "deny")
     )
   )
 

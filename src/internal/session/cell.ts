@@ -61,7 +61,7 @@ export const makeCell = (origin: SessionOrigin, startedAt: number): Effect.Effec
         if (after.status === "idle") idle.unsafeOpen()
         else idle.unsafeClose()
       }
-      if (before.results !== after.results) for (const f of resultCallbacks) f()
+      if (before.results !== after.results) { for (const f of resultCallbacks) f() }
     }
     return {
       get: () => MutableRef.get(ref),

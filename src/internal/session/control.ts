@@ -111,8 +111,10 @@ export const make = (
       }),
     reconnectMcpServer: (serverName) =>
       unit("mcp_reconnect", { serverName }).pipe(
-        Effect.catchTag("ControlError", (error) =>
-          Effect.fail(extensions.mcpServers.reconnectFailed(serverName, error)))
+        Effect.catchTag(
+          "ControlError",
+          (error) => Effect.fail(extensions.mcpServers.reconnectFailed(serverName, error))
+        )
       ),
     toggleMcpServer: (serverName, enabled) => unit("mcp_toggle", { serverName, enabled }),
     setMcpServers: (servers) =>

@@ -28,8 +28,10 @@ const DRAIN_AFTER_LAST_RESULT = Duration.seconds(2)
  * answered `initialize` — then that failure, which is known at once once the CLI is gone.
  */
 const endedCleanly = (s: SessionInternal): Effect.Effect<void, SessionError> =>
-  Effect.flatMap(s.protocol.connection.exitStatus, (exit) =>
-    Option.isNone(exit) || s.resultCount() > 0 ? Effect.void : Effect.asVoid(s.session.initializationResult))
+  Effect.flatMap(
+    s.protocol.connection.exitStatus,
+    (exit) => Option.isNone(exit) || s.resultCount() > 0 ? Effect.void : Effect.asVoid(s.session.initializationResult)
+  )
 
 /**
  * What the driver of one query knows: how many turns the prompts asked for, whether the prompts are all sent, and
@@ -178,7 +180,9 @@ export const drivePull = <E, R>(
           Effect.zipWith(s.refineExited(error.value), Deferred.isDone(finished), (refined, allAnswered) =>
             afterExit(error.value, refined, allAnswered, s.lastResult())),
           (failure) => {
-            if (failure !== undefined) return Effect.fail(Option.some(failure))
+            if (failure !== undefined) {
+              return Effect.fail(Option.some(failure))
+            }
             phase("end")
             return end
           }

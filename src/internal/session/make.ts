@@ -272,13 +272,17 @@ const assemble = (parts: {
     send: (prompt) => send(prompt).pipe(Effect.withSpan("Session.send")),
     messages,
     turn: (prompt) =>
-      Stream.unwrap(send(prompt).pipe(
-        Effect.as(turnMessages),
-        // the CLI was gone before the prompt could be written (e.g. a resume it could not find): what it wrote
-        // before it exited says why, else the exit does
-        Effect.catchTag("ProcessExited", (error) =>
-          Effect.succeed(Stream.concat(turnMessages, Stream.fromEffect(Effect.flip(refineExited(error))))))
-      )).pipe(Stream.withSpan("Session.turn")),
+      Stream.unwrap(
+        send(prompt).pipe(
+          Effect.as(turnMessages),
+          // the CLI was gone before the prompt could be written (e.g. a resume it could not find): what it wrote
+          // before it exited says why, else the exit does
+          Effect.catchTag(
+            "ProcessExited",
+            (error) => Effect.succeed(Stream.concat(turnMessages, Stream.fromEffect(Effect.flip(refineExited(error)))))
+          )
+        )
+      ).pipe(Stream.withSpan("Session.turn")),
     ...Control.make(protocol, parts.extensions, options, parts.initializationResult, () => cell.get().commands),
     permissions: parts.extensions.permissionStore,
     endInput: Effect.zipRight(parts.settleAfterResult, protocol.endInput)

@@ -320,7 +320,10 @@ export const make = (options: Options): Effect.Effect<Session, SessionError, Tra
           update(ctx, (l) =>
             l.failure !== undefined
               ? l
-              : ledger.failed(l, isAgentError(error, "ProcessExited") ? error : new InputClosed({ reason: "SessionClosed" })))
+              : ledger.failed(
+                l,
+                isAgentError(error, "ProcessExited") ? error : new InputClosed({ reason: "SessionClosed" })
+              ))
           return ctx.out.failCause(cause)
         })
       ),

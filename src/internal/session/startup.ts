@@ -108,7 +108,8 @@ export const spawn = (
       onTimeout: () =>
         new StartupFailed({
           reason: "Spawn",
-          description: `the CLI was not started within ${Duration.toMillis(limit)} ms (finding it, checking its version, ` +
+          description:
+            `the CLI was not started within ${Duration.toMillis(limit)} ms (finding it, checking its version, ` +
             `spawning it)`,
           stderrTail: ""
         })

@@ -108,7 +108,9 @@ export const initial = (origin: {
 const notFoundIn = (state: SessionState, m: Message.ResultMessage): SessionNotFound | undefined => {
   if (m.subtype !== "error_during_execution" || state.results > 0) return undefined
   const reason = m.errors.find((e) => e.startsWith("No conversation found"))
-  return reason === undefined ? undefined : new SessionNotFound({ sessionId: state.requested ?? m.session_id, description: reason })
+  return reason === undefined
+    ? undefined
+    : new SessionNotFound({ sessionId: state.requested ?? m.session_id, description: reason })
 }
 
 const onMessage = (state: SessionState, m: Message.SdkMessage, at: number): SessionState => {
