@@ -228,7 +228,7 @@ describe("managing MCP servers against the real CLI", () => {
         expect(refused.message).toContain("(it answered: SDK servers should be handled in print.ts)")
         expect(yield* Effect.flip(session.reconnectMcpServer("nope"))).toMatchObject({
           _tag: "ControlError",
-          error: "Server not found: nope"
+          description: "Server not found: nope"
         })
 
         // toggled off: `disabled`, the tools are gone; toggled on: the CLI runs the handshake again and they are back

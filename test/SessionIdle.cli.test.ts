@@ -8,7 +8,7 @@ import { NodeClaudeAgent, noClaudeLeft, realCli } from "./support/cli.js"
 
 describe("idle watchdog against the real CLI", () => {
   it.live(
-    "G1 a model that stalls mid-turn: IdleTimeout (kind idle) after idleTimeout, and no claude left",
+    "G1 a model that stalls mid-turn: IdleTimeout (reason Idle) after idleTimeout, and no claude left",
     () =>
       noClaudeLeft(Effect.scoped(Effect.gen(function*() {
         const { options } = yield* realCli({ replies: [ScriptedModelServer.stall(Infinity)] })
@@ -19,7 +19,7 @@ describe("idle watchdog against the real CLI", () => {
         )
         expect(error).toBeInstanceOf(AgentError.IdleTimeout)
         // system/init opened the turn: the silence after it is mid-turn
-        expect(error).toMatchObject({ kind: "idle", timeoutMillis: 3000 })
+        expect(error).toMatchObject({ reason: "Idle", timeoutMillis: 3000 })
         const idle = error as AgentError.IdleTimeout
         expect(idle.lastEventAt).toBeGreaterThanOrEqual(started)
         expect(Date.now() - idle.lastEventAt).toBeGreaterThanOrEqual(3000)

@@ -129,8 +129,8 @@ describe("SessionState.refine: why the CLI exited", () => {
   it("before initialize was answered: StartupFailed, phase by whether the CLI wrote anything", () => {
     const early = State.refine(fresh, exited)
     expect(early).toBeInstanceOf(AgentError.StartupFailed)
-    expect(early).toMatchObject({ phase: "firstLine", exitCode: 1, stderrTail: "boom\n", cause: exited })
-    expect(State.refine(run(fresh, { _tag: "Frames", at: 3 }), exited)).toMatchObject({ phase: "initializeAck" })
+    expect(early).toMatchObject({ reason: "FirstLine", exitCode: 1, stderrTail: "boom\n", cause: exited })
+    expect(State.refine(run(fresh, { _tag: "Frames", at: 3 }), exited)).toMatchObject({ reason: "InitializeAck" })
   })
 
   it("after initialize: the exit itself; errors other than an exit are left alone", () => {

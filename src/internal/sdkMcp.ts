@@ -275,7 +275,7 @@ export class PromiseConnections {
 // JSON Schema
 // -------------------------------------------------------------------------------------------------
 
-const DATA_KEYWORDS = new Set(["enum", "const", "default", "examples"])
+const DATA_KEYWORDS: ReadonlySet<string> = new Set(["enum", "const", "default", "examples"])
 
 const refName = (ref: string): string | undefined =>
   ref.startsWith("#/$defs/") ? ref.slice(8).replace(/~1/g, "/").replace(/~0/g, "~") : undefined

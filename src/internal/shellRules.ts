@@ -104,7 +104,7 @@ export interface Analysis {
 }
 
 /** Node kinds an allowed command may contain; anything else (substitutions, arithmetic, functions, …) stops allow. */
-const ALLOWED_KINDS = new Set([
+const ALLOWED_KINDS: ReadonlySet<string> = new Set([
   "program",
   "list",
   "pipeline",
@@ -136,13 +136,13 @@ const ALLOWED_KINDS = new Set([
 ])
 
 /** Tokens that may join or end the statements of an allowed command. */
-const SEPARATORS = new Set([";", "&&", "||", "|", "|&", "\n"])
+const SEPARATORS: ReadonlySet<string> = new Set([";", "&&", "||", "|", "|&", "\n"])
 
-const WRITE_OPERATORS = new Set([">", ">>", ">|", "&>", "&>>", "<>"])
-const DUPLICATIONS = new Set([">&", "<&", ">&-", "<&-"])
+const WRITE_OPERATORS: ReadonlySet<string> = new Set([">", ">>", ">|", "&>", "&>>", "<>"])
+const DUPLICATIONS: ReadonlySet<string> = new Set([">&", "<&", ">&-", "<&-"])
 
 /** Commands that run the command in their arguments: deny rules also look at every suffix of their words. */
-const WRAPPERS = new Set([
+const WRAPPERS: ReadonlySet<string> = new Set([
   "builtin",
   "chroot",
   "command",
@@ -161,8 +161,8 @@ const WRAPPERS = new Set([
   "watch",
   "xargs"
 ])
-const EXEC_FLAGS = new Set(["-exec", "-execdir", "-ok", "-okdir"])
-const SHELLS = new Set(["bash", "sh", "zsh", "dash", "ksh", "mksh", "busybox"])
+const EXEC_FLAGS: ReadonlySet<string> = new Set(["-exec", "-execdir", "-ok", "-okdir"])
+const SHELLS: ReadonlySet<string> = new Set(["bash", "sh", "zsh", "dash", "ksh", "mksh", "busybox"])
 
 /** How long one parse may run before the command counts as one that does not parse. */
 const PARSE_BUDGET_MS = 200
@@ -299,7 +299,7 @@ const allowableCommands = (source: string, node: Node): number => {
 const separated = (source: string, left: Node, right: Node): boolean =>
   /[ \t]/.test(source.slice(left.endIndex, right.startIndex).replace(/\\\n/g, ""))
 
-const REDIRECTS = new Set(["file_redirect", "heredoc_redirect", "herestring_redirect"])
+const REDIRECTS: ReadonlySet<string> = new Set(["file_redirect", "heredoc_redirect", "herestring_redirect"])
 
 /** The write target of a redirection, if it writes a file other than `/dev/null`. */
 const writeOf = (redirect: Node): Word | undefined | "none" => {
@@ -316,7 +316,7 @@ const writeOf = (redirect: Node): Word | undefined | "none" => {
   return target.literal === "/dev/null" ? "none" : target
 }
 
-const HEREDOC_PARTS = new Set(["heredoc_start", "heredoc_body", "heredoc_end"])
+const HEREDOC_PARTS: ReadonlySet<string> = new Set(["heredoc_start", "heredoc_body", "heredoc_end"])
 
 /**
  * Whether a heredoc's body runs nothing: its delimiter is quoted (no expansion at all), or its text has no command
@@ -553,7 +553,7 @@ const agrees = (source: string): boolean =>
  */
 const ODD_HEREDOC = /(?<!<)<<(?!<)(?!-?[ \t]*(?:[A-Za-z0-9_]+|'[A-Za-z0-9_]+'|"[A-Za-z0-9_]+")(?![^\s;&|<>()]))/
 
-const DIRECTORY_CHANGES = new Set(["cd", "pushd", "popd"])
+const DIRECTORY_CHANGES: ReadonlySet<string> = new Set(["cd", "pushd", "popd"])
 
 /**
  * Whether a command changes the directory and writes with a redirection: the target may then not be where it looks.
