@@ -126,7 +126,7 @@ const categories = [
   ],
   [
     "/proc scans at close (reaper: marker scan, process tree)",
-    (stack) => stack.some((f) => f.module === "src/internal/reaper.ts")
+    (stack) => stack.some((f) => f.module === "src/internal/transport/reaper.ts")
   ],
   ["garbage collector", (stack) => stack[0].module === "(garbage collector)"],
   [

@@ -21,7 +21,7 @@ import type * as Schedule from "effect/Schedule"
 import type * as Schema from "effect/Schema"
 import type { InvalidOptions, ProcessExited } from "./AgentError.js"
 import type * as Elicitation from "./Elicitation.js"
-import * as internal from "./internal/options.js"
+import * as internal from "./internal/session/options.js"
 import type * as Message from "./Message.js"
 
 /**

@@ -37,7 +37,7 @@ import type {
 } from "./AgentError.js"
 import { type ApiFailure, fromResult } from "./AgentError.js"
 import type { McpServerConfig, Options, PermissionMode } from "./AgentOptions.js"
-import * as internal from "./internal/session.js"
+import * as internal from "./internal/session/session.js"
 import type * as Message from "./Message.js"
 import type { PermissionStore } from "./Permissions.js"
 import type { Transport } from "./Transport.js"

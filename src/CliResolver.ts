@@ -30,7 +30,7 @@ import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import type { CliNotFound, VersionIncompatible } from "./AgentError.js"
-import * as internal from "./internal/cliResolver.js"
+import * as internal from "./internal/transport/cliResolver.js"
 
 /**
  * How to run a resolved CLI: the command and the arguments that go before ours.

@@ -19,7 +19,7 @@ import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import type { ControlError, ControlTimeout, InputClosed, ProcessExited } from "./AgentError.js"
-import * as internal from "./internal/controlProtocol.js"
+import * as internal from "./internal/protocol/controlProtocol.js"
 import type * as Message from "./Message.js"
 import type * as Transport from "./Transport.js"
 

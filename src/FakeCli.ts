@@ -36,7 +36,7 @@
  */
 import type * as Effect from "effect/Effect"
 import type { Options as AgentOptions } from "./AgentOptions.js"
-import * as internal from "./internal/fakeCli.js"
+import * as internal from "./internal/testing/fakeCli.js"
 import type { LaunchSpec } from "./Transport.js"
 
 // -------------------------------------------------------------------------------------------------
@@ -179,7 +179,7 @@ export const echoScenario: Scenario = internal.echoScenario
 export const SCENARIO_ENV: string = internal.SCENARIO_ENV
 
 /**
- * How to start the fake: the program (plain JavaScript, `dist/internal/fakeCliMain.js` in the published package, run
+ * How to start the fake: the program (plain JavaScript, `dist/internal/testing/fakeCliMain.js` in the published package, run
  * by Node as it is: no TypeScript loader needed) and the arguments Node needs before it.
  *
  * @since 0.1.0

@@ -30,8 +30,8 @@ import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
-import * as internal from "./internal/hooks.js"
-import { Hooks } from "./internal/hooks.js"
+import * as internal from "./internal/rules/hooks.js"
+import { Hooks } from "./internal/rules/hooks.js"
 
 const opt = <S extends Schema.Schema.Any>(s: S) => Schema.optionalWith(s, { exact: true })
 

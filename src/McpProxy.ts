@@ -64,7 +64,7 @@ import type * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import type { McpSdkServerConfig } from "./AgentOptions.js"
-import * as internal from "./internal/mcpProxy.js"
+import * as internal from "./internal/mcp/mcpProxy.js"
 
 // -------------------------------------------------------------------------------------------------
 // type ids

@@ -51,7 +51,7 @@
  */
 import { dual } from "effect/Function"
 import type * as Stream from "effect/Stream"
-import * as internal from "./internal/partialMessages.js"
+import * as internal from "./internal/session/partialMessages.js"
 import type * as Message from "./Message.js"
 
 // ---------------------------------------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as internal from "./internal/permissions.js"
+import * as internal from "./internal/rules/permissions.js"
 import type * as Message from "./Message.js"
 
 /**

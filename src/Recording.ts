@@ -43,7 +43,7 @@ import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
-import * as internal from "./internal/recording.js"
+import * as internal from "./internal/testing/recording.js"
 import type { Transport } from "./Transport.js"
 
 /**

@@ -34,7 +34,7 @@ import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import type * as Schema from "effect/Schema"
-import * as internal from "./internal/scriptedCli.js"
+import * as internal from "./internal/testing/scriptedCli.js"
 import type * as Message from "./Message.js"
 import type * as Transport from "./Transport.js"
 

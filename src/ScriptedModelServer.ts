@@ -41,7 +41,7 @@ import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
-import * as internal from "./internal/scriptedModelServer.js"
+import * as internal from "./internal/testing/scriptedModelServer.js"
 
 // -------------------------------------------------------------------------------------------------
 // replies

@@ -45,7 +45,7 @@ import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as AgentError from "./AgentError.js"
 import type { McpSdkServerConfig, SdkMcpServerInstance } from "./AgentOptions.js"
-import * as internal from "./internal/sdkMcp.js"
+import * as internal from "./internal/mcp/sdkMcp.js"
 
 // -------------------------------------------------------------------------------------------------
 // type ids

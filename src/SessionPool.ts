@@ -30,7 +30,7 @@ import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import type { Options } from "./AgentOptions.js"
 import type { Prompt, Session, SessionError } from "./ClaudeAgent.js"
-import * as internal from "./internal/sessionPool.js"
+import * as internal from "./internal/session/sessionPool.js"
 import type * as Message from "./Message.js"
 import type { Transport } from "./Transport.js"
 

@@ -50,8 +50,8 @@ import * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
-import * as internal from "./internal/sessionStore.js"
-import { SessionStore, SessionStoreError, SessionStoreErrorTypeId } from "./internal/sessionStore.js"
+import * as internal from "./internal/session/sessionStore.js"
+import { SessionStore, SessionStoreError, SessionStoreErrorTypeId } from "./internal/session/sessionStore.js"
 import * as Message from "./Message.js"
 
 const opt = <S extends Schema.Schema.Any>(s: S) => Schema.optionalWith(s, { exact: true })

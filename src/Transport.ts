@@ -30,10 +30,10 @@ import type {
   VersionIncompatible
 } from "./AgentError.js"
 import type { CliResolver } from "./CliResolver.js"
-import * as connection from "./internal/connection.js"
-import * as memory from "./internal/memoryTransport.js"
-import * as proc from "./internal/processTransport.js"
-import * as version from "./internal/version.js"
+import * as connection from "./internal/transport/connection.js"
+import * as memory from "./internal/transport/memoryTransport.js"
+import * as proc from "./internal/transport/processTransport.js"
+import * as version from "./internal/transport/version.js"
 import type * as Message from "./Message.js"
 
 /**

@@ -7,8 +7,8 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { Transport } from "effect-claude-agent"
 import { FakeCli } from "effect-claude-agent/testing"
-import { removeStaleDirs } from "../src/internal/argv.js"
-import { startTime } from "../src/internal/reaper.js"
+import { removeStaleDirs } from "../src/internal/transport/argv.js"
+import { startTime } from "../src/internal/transport/reaper.js"
 import { isAlive, NodeExecutor } from "./support/process.js"
 
 const HOST = path.join(import.meta.dirname, "fixtures", "argv-host.ts")

@@ -5,7 +5,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { CliResolver } from "effect-claude-agent"
-import { resolveCli } from "../src/internal/cliPath.js"
+import { resolveCli } from "../src/internal/transport/cliPath.js"
 
 const tempDir = Effect.acquireRelease(
   Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "eca-clipath-"))),

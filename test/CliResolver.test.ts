@@ -10,7 +10,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { AgentError, type CliResolver } from "effect-claude-agent"
-import { makeWith } from "../src/internal/cliResolver.js"
+import { makeWith } from "../src/internal/transport/cliResolver.js"
 
 const RANGE = ">=2.1.100 <2.2.0"
 

@@ -1,11 +1,11 @@
-// The shared deadline timer behind the Promise callbacks' timeouts (src/internal/deadlines.ts). Every check that a
+// The shared deadline timer behind the Promise callbacks' timeouts (src/internal/protocol/deadlines.ts). Every check that a
 // deadline did NOT fire is made after a later deadline was seen to fire: the loop has walked past it by then.
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as FiberId from "effect/FiberId"
 import * as TestClock from "effect/TestClock"
-import * as Deadlines from "../src/internal/deadlines.js"
+import * as Deadlines from "../src/internal/protocol/deadlines.js"
 
 /** Lets the forked timer loop run up to its next wait. */
 const settle = Effect.yieldNow()

@@ -1,11 +1,11 @@
-// Wall-clock bounds for the SDK's own clean-up waits (src/internal/liveTimer.ts).
+// Wall-clock bounds for the SDK's own clean-up waits (src/internal/transport/liveTimer.ts).
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
-import { liveAwaitBounded, liveTimeout, makeWakeup } from "../src/internal/liveTimer.js"
+import { liveAwaitBounded, liveTimeout, makeWakeup } from "../src/internal/transport/liveTimer.js"
 
 const elapsed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {

@@ -11,7 +11,7 @@ import { AgentError, ClaudeAgent, Message } from "effect-claude-agent"
 import { ScriptedCli } from "effect-claude-agent/testing"
 import { NodeClaudeAgent } from "./support/cli.js"
 import { isAlive, ownedProcesses } from "./support/process.js"
-import { fromAsyncIterable } from "../src/internal/promptSource.js"
+import { fromAsyncIterable } from "../src/internal/session/promptSource.js"
 import { leftAfterKill, probeRunning, slowVersionCli } from "./support/slowVersion.js"
 
 /** How long the test waits before it calls something a hang (the measured settle is a few milliseconds). */

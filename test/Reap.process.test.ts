@@ -10,7 +10,7 @@ import * as Stream from "effect/Stream"
 import { spawn } from "node:child_process"
 import { ClaudeAgent, Transport } from "effect-claude-agent"
 import { FakeCli } from "effect-claude-agent/testing"
-import * as Reaper from "../src/internal/reaper.js"
+import * as Reaper from "../src/internal/transport/reaper.js"
 import { isAlive, NodeExecutor } from "./support/process.js"
 import { expectLogs } from "./support/logs.js"
 

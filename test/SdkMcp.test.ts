@@ -13,7 +13,7 @@ import * as TestClock from "effect/TestClock"
 import { ClaudeAgent } from "effect-claude-agent"
 import type { AgentOptions } from "effect-claude-agent"
 import { ScriptedCli } from "effect-claude-agent/testing"
-import * as internal from "../src/internal/sdkMcp.js"
+import * as internal from "../src/internal/mcp/sdkMcp.js"
 import * as SdkMcp from "../src/SdkMcp.js"
 import { expectLogs } from "./support/logs.js"
 

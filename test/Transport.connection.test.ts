@@ -5,7 +5,7 @@ import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { ControlProtocol, Message, Transport } from "effect-claude-agent"
-import * as ProtocolInternal from "../src/internal/controlProtocol.js"
+import * as ProtocolInternal from "../src/internal/protocol/controlProtocol.js"
 
 /** A pass-through wrapper, as a recorder or a tracer would write one: it counts what goes by. */
 const wrap = (connection: Transport.Connection) => {

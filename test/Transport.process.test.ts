@@ -12,7 +12,7 @@ import * as path from "node:path"
 import { AgentError, Message, Transport } from "effect-claude-agent"
 import { FakeCli } from "effect-claude-agent/testing"
 import { isAlive, NodeExecutor } from "./support/process.js"
-import { buildEnv, commandEnv } from "../src/internal/env.js"
+import { buildEnv, commandEnv } from "../src/internal/transport/env.js"
 
 const TransportLive = Transport.layerProcess.pipe(Layer.provide(NodeExecutor))
 

@@ -6,7 +6,7 @@ import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { AgentError, ClaudeAgent, CliResolver, Transport } from "effect-claude-agent"
-import { satisfies } from "../src/internal/version.js"
+import { satisfies } from "../src/internal/transport/version.js"
 import { NodeClaudeAgent, noClaudeLeft, tempDir } from "./support/cli.js"
 import { OWNER_ENV } from "./support/process.js"
 

@@ -3,7 +3,7 @@ import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { Message } from "effect-claude-agent"
-import { compiledIs } from "../src/internal/decode.js"
+import { compiledIs } from "../src/internal/protocol/decode.js"
 
 // The compiled validator of the decode hot path must answer exactly what `Schema.is` answers, for every wire schema
 // and any value: recorded frames, every value nested in them, and many deterministic mutations of both.
@@ -88,7 +88,7 @@ describe("compiledIs", () => {
   })
 
   it("agrees with Schema.is on the control responses the session checks with schemas of its own", () => {
-    // as in src/internal/session.ts (set_permission_mode, mcp_status)
+    // as in src/internal/session/session.ts (set_permission_mode, mcp_status)
     const own: ReadonlyArray<Schema.Schema<unknown, unknown>> = [
       Schema.UndefinedOr(Schema.Struct({ mode: Schema.optional(Schema.String) })) as Schema.Schema<unknown, unknown>,
       Schema.Struct({ mcpServers: Schema.Array(Message.McpServerStatus) }) as Schema.Schema<unknown, unknown>

@@ -12,8 +12,8 @@ import type { Options } from "../../AgentOptions.js"
 import type { ControlMethodError, Session, SessionError } from "../../ClaudeAgent.js"
 import type * as ControlProtocol from "../../ControlProtocol.js"
 import * as Message from "../../Message.js"
-import type { SessionExtensions } from "../extensions.js"
-import * as Opts from "../options.js"
+import type { SessionExtensions } from "./extensions.js"
+import * as Opts from "./options.js"
 import { decodeResponse } from "./startup.js"
 
 /**

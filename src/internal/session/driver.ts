@@ -17,7 +17,7 @@ import * as Stream from "effect/Stream"
 import type { ProcessExited } from "../../AgentError.js"
 import type { Prompt, SessionError } from "../../ClaudeAgent.js"
 import type * as Message from "../../Message.js"
-import * as PromptSource from "../promptSource.js"
+import * as PromptSource from "./promptSource.js"
 import type { SessionInternal } from "./make.js"
 
 /** How long the messages may go on after the last result before the stream ends without the CLI's exit. */

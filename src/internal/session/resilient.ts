@@ -20,9 +20,9 @@ import type { Options } from "../../AgentOptions.js"
 import type { Prompt, Session, SessionError, SessionState } from "../../ClaudeAgent.js"
 import * as Message from "../../Message.js"
 import type { Transport } from "../../Transport.js"
-import { oneByOne } from "../handout.js"
-import { liveTimeout } from "../liveTimer.js"
-import * as Opts from "../options.js"
+import { oneByOne } from "./handout.js"
+import { liveTimeout } from "../transport/liveTimer.js"
+import * as Opts from "./options.js"
 import * as session from "./make.js"
 
 /** How long closing the session waits for the supervisor to copy out the last messages of the dying process. */

@@ -12,13 +12,13 @@ import { InvalidOptions, ProtocolViolation, StartupFailed } from "../../AgentErr
 import type { Launch, Options } from "../../AgentOptions.js"
 import type { SessionError } from "../../ClaudeAgent.js"
 import type * as ControlProtocol from "../../ControlProtocol.js"
-import type * as ProtocolInternal from "../controlProtocol.js"
+import type * as ProtocolInternal from "../protocol/controlProtocol.js"
 import * as Message from "../../Message.js"
 import { Transport } from "../../Transport.js"
 import type * as TransportApi from "../../Transport.js"
-import { protectArgs } from "../argv.js"
-import { compiledGuard } from "../decode.js"
-import type { SessionExtensions } from "../extensions.js"
+import { protectArgs } from "../transport/argv.js"
+import { compiledGuard } from "../protocol/decode.js"
+import type { SessionExtensions } from "./extensions.js"
 import type { IdleLimits } from "./state.js"
 
 /**

@@ -1,0 +1,444 @@
+/** @internal */
+import * as Cause from "effect/Cause"
+import * as Chunk from "effect/Chunk"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
+import * as FiberMap from "effect/FiberMap"
+import { constVoid } from "effect/Function"
+import * as Mailbox from "effect/Mailbox"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { ControlError, ControlTimeout, InputClosed, ProcessExited } from "../../AgentError.js"
+import type {
+  CallbackHandler,
+  ControlProtocol,
+  HandlerFailure,
+  InboundHandler,
+  Options,
+  RequestError,
+  RequestOptions
+} from "../../ControlProtocol.js"
+import type * as Message from "../../Message.js"
+import type * as Transport from "../../Transport.js"
+import { makeWakeup } from "../transport/liveTimer.js"
+
+const DEFAULT_TIMEOUT = Duration.seconds(60)
+const DEFAULT_BUFFER = 4096
+/**
+ * Past this many buffered messages the reader waits for the consumer before its next read, at most
+ * `CONSUMER_WAIT` per read: a slow consumer keeps a few hundred parsed messages in memory instead of the whole
+ * buffer, while a consumer that stopped (e.g. it awaits a control response) still sees the reader go on, one read per
+ * wait, up to the buffer size.
+ */
+const SOFT_LIMIT = 256
+const CONSUMER_WAIT = Duration.millis(10)
+
+/**
+ * Options only the session (the protocol's owner) passes.
+ *
+ * @internal
+ */
+export interface OwnerOptions extends Options {
+  /**
+   * Called by the reader for every SDK message before it is buffered, in order, for state that must be current
+   * whether or not anyone consumes the messages (the session id, the CLI's state). Return `false` to keep the message
+   * out of the buffer. It must not throw; it runs on the reader.
+   */
+  readonly onMessage?: ((message: Message.SdkMessage) => boolean) | undefined
+}
+
+/**
+ * The protocol as its owner (the session) sees it: the public interface plus what only the owner of the message
+ * buffer may do.
+ *
+ * @internal
+ */
+export interface Owned extends ControlProtocol {
+  /**
+   * Writes a control request now and returns the effect that waits for its response (with the timeout and
+   * cancellation of `request`): for a request that must be on the wire before anything written after it.
+   */
+  readonly begin: (
+    subtype: string,
+    payload?: Readonly<Record<string, unknown>>,
+    options?: RequestOptions
+  ) => Effect.Effect<Effect.Effect<unknown, RequestError>, RequestError>
+  /**
+   * Takes every SDK message buffered so far (waiting for at least one), and whether the buffer is done: the same
+   * buffer as `messages` and `pullMessages` (use one of the three).
+   */
+  readonly takeMessages: Effect.Effect<readonly [Chunk.Chunk<Message.SdkMessage>, boolean], ProcessExited>
+  /** `messages` as a pull (what `messages` runs): fails with `None` once the buffer is done and empty. */
+  readonly pullMessages: Effect.Effect<Chunk.Chunk<Message.SdkMessage>, Option.Option<ProcessExited>>
+  /**
+   * Ends the buffer once everything in it has been taken, without touching the CLI: for a consumer that has heard
+   * all it waits for, or has to stop. SDK messages the CLI writes later are dropped.
+   */
+  readonly endMessages: Effect.Effect<void>
+  /** How many frames (of any kind) the CLI has written so far: a cheap activity counter. */
+  readonly framesReceived: () => number
+}
+
+/**
+ * A timeout: `"infinity"` (and `Duration.infinity`) waits forever; an input `Duration` cannot read falls back to the
+ * default.
+ */
+const toDuration = (input: Duration.DurationInput | "infinity"): Duration.Duration =>
+  input === "infinity" ? Duration.infinity : Option.getOrElse(Duration.decodeUnknown(input), () => DEFAULT_TIMEOUT)
+
+interface Pending {
+  readonly subtype: string
+  readonly deferred: Deferred.Deferred<unknown, RequestError>
+}
+
+const errorResponse = (requestId: string, error: string): Message.ControlResponse => ({
+  type: "control_response",
+  response: { subtype: "error", request_id: requestId, error }
+})
+
+const successResponse = (requestId: string, response: unknown): Message.ControlResponse => ({
+  type: "control_response",
+  response: { subtype: "success", request_id: requestId, response: response ?? {} }
+})
+
+/** What an error says, for an error response; never throws (a null-prototype object has no `toString`). */
+const describeError = (error: unknown): string => {
+  try {
+    return error instanceof Error ? `${error.name}: ${error.message}` : String(error)
+  } catch {
+    return "an error that cannot be printed"
+  }
+}
+
+const defectMessage = (cause: Cause.Cause<unknown>): string => describeError(Cause.squash(cause))
+
+/** @internal */
+export const make = (
+  connection: Transport.Connection,
+  options: OwnerOptions = {}
+): Effect.Effect<Owned, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const handlers: ReadonlyMap<string, InboundHandler> = options.handlers ?? new Map()
+    const defaultTimeout = options.requestTimeout === undefined
+      ? DEFAULT_TIMEOUT
+      : toDuration(options.requestTimeout)
+    const onMessage = options.onMessage
+    const pending = new Map<string, Pending>()
+    const prefix = Math.random().toString(36).slice(2, 8)
+    let counter = 0
+    let frames = 0
+    // why the protocol ended, made when first needed (on a clean exit no one asks, and a tagged error is not free)
+    let terminated: (() => ProcessExited | InputClosed) | undefined
+    // the caller ended stdin: later requests fail with `InputClosed`, even once the CLI has exited
+    let inputEnded = false
+
+    // the one buffer of SDK messages: `messages`, `takeMessages` and `endMessages` all read it
+    const out = yield* Mailbox.make<Message.SdkMessage, ProcessExited>(options.bufferSize ?? DEFAULT_BUFFER)
+    const inbound = yield* FiberMap.make<string>()
+
+    const terminate = (reason: () => ProcessExited | InputClosed) =>
+      Effect.suspend(() => {
+        let error: ProcessExited | InputClosed | undefined
+        const made = () => (error ??= reason())
+        terminated ??= made
+        if (pending.size === 0) return Effect.void
+        const entries = [...pending.values()]
+        pending.clear()
+        return Effect.forEach(entries, (entry) => Deferred.fail(entry.deferred, made()), { discard: true })
+      })
+
+    yield* Effect.addFinalizer(() =>
+      Effect.zipRight(terminate(() => new InputClosed({ reason: "SessionClosed" })), Effect.asVoid(out.end))
+    )
+
+    // the CLI always gets an answer: a response that cannot be written (a BigInt, a cycle) becomes an error one
+    const answer = (message: Message.ControlResponse): void => {
+      try {
+        connection.unsafeSend(message)
+      } catch (error) {
+        connection.unsafeSend(
+          errorResponse(message.response.request_id, `The response could not be written: ${describeError(error)}`)
+        )
+      }
+    }
+
+    /** Answers with the outcome of a handler's effect. */
+    const replyWith = (requestId: string, handled: Effect.Effect<unknown, HandlerFailure>): Effect.Effect<void> =>
+      Effect.flatMap(Effect.exit(handled), (exit) =>
+        Effect.sync(() => {
+          if (Exit.isSuccess(exit)) return answer(successResponse(requestId, exit.value))
+          const failure = Cause.failureOption(exit.cause)
+          if (failure._tag === "Some") return answer(errorResponse(requestId, failure.value.message))
+          if (Cause.isInterruptedOnly(exit.cause)) {
+            return answer(errorResponse(requestId, "The request handler was interrupted"))
+          }
+          return answer(errorResponse(requestId, defectMessage(exit.cause)))
+        }))
+    const runInbound = yield* FiberMap.runtime(inbound)<never>()
+
+    // Requests a callback handler is answering: an array, not a Map (see docs/PERFORMANCE.md, P2). Usually empty or
+    // nearly so.
+    const callbacks: Array<{ readonly requestId: string; abandon: () => void }> = []
+    const forget = (entry: (typeof callbacks)[number]): boolean => {
+      const index = callbacks.indexOf(entry)
+      if (index === -1) return false
+      callbacks.splice(index, 1)
+      return true
+    }
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        for (const entry of callbacks.splice(0)) entry.abandon()
+      })
+    )
+
+    const dispatchCallback = (handler: CallbackHandler, frame: Message.ControlRequest): void => {
+      const requestId = frame.request_id
+      const entry = { requestId, abandon: constVoid }
+      callbacks.push(entry)
+      try {
+        entry.abandon = handler.handle({ requestId, request: frame.request }, {
+          succeed: (response) => {
+            if (forget(entry)) answer(successResponse(requestId, response))
+          },
+          fail: (message) => {
+            if (forget(entry)) answer(errorResponse(requestId, message))
+          },
+          run: (effect) => {
+            if (forget(entry)) runInbound(requestId, replyWith(requestId, effect))
+          }
+        })
+      } catch (error) {
+        // a handler that throws instead of answering: the same answer as a defect on its fiber
+        if (forget(entry)) answer(errorResponse(requestId, describeError(error)))
+      }
+    }
+
+    const dispatch = (frame: Message.ControlRequest): Effect.Effect<void> | undefined => {
+      const requestId = frame.request_id
+      const handler = handlers.get(frame.request.subtype)
+      if (handler === undefined) {
+        answer(errorResponse(requestId, `Unsupported control request subtype: ${frame.request.subtype}`))
+        return undefined
+      }
+      if (handler._tag === "CallbackHandler") {
+        dispatchCallback(handler, frame)
+        return undefined
+      }
+      const run = replyWith(requestId, Effect.suspend(() => handler.handle({ requestId, request: frame.request })))
+      return Effect.asVoid(FiberMap.run(inbound, requestId, run))
+    }
+
+    const cancelInbound = (requestId: string): Effect.Effect<void> | undefined => {
+      const entry = callbacks.find((c) => c.requestId === requestId)
+      if (entry === undefined) return FiberMap.remove(inbound, requestId)
+      forget(entry)
+      entry.abandon()
+      return undefined
+    }
+
+    /** Settles the pending request a response answers: synchronous, unless the id is unknown (then it logs). */
+    const resolve = (frame: Message.ControlResponse): Effect.Effect<void> | undefined => {
+      const body = frame.response
+      const entry = pending.get(body.request_id)
+      if (entry === undefined) {
+        return Effect.logDebug("control_response for an unknown request id was ignored").pipe(
+          Effect.annotateLogs({ requestId: body.request_id })
+        )
+      }
+      pending.delete(body.request_id)
+      Deferred.unsafeDone(
+        entry.deferred,
+        body.subtype === "success"
+          ? Exit.succeed(body.response)
+          : Exit.fail(
+            new ControlError({
+              subtype: entry.subtype,
+              description: body.error,
+              ...(body.error_code !== undefined ? { errorCode: body.error_code } : {})
+            })
+          )
+      )
+      return undefined
+    }
+
+    /**
+     * Routes frames in order, synchronously as far as possible: SDK messages go straight into the buffer, responses
+     * settle their request; an effect is built only for what needs one (inbound requests, cancels, a full buffer),
+     * and the rest of the frames follow it. Returns `undefined` when everything was handled synchronously.
+     */
+    const handleFrames = (batch: ReadonlyArray<Message.Frame>, from: number): Effect.Effect<void> | undefined => {
+      for (let i = from; i < batch.length; i++) {
+        const frame = batch[i]!
+        frames++
+        let step: Effect.Effect<void> | undefined
+        switch (frame.type) {
+          case "control_response":
+            step = resolve(frame)
+            break
+          case "control_request":
+            step = dispatch(frame)
+            break
+          case "control_cancel_request":
+            step = cancelInbound(frame.request_id)
+            break
+          case "keep_alive":
+            break
+          default:
+            if ((onMessage === undefined || onMessage(frame)) && !out.unsafeOffer(frame)) {
+              // the buffer is full (backpressure: wait for the consumer) or closed (then this returns at once)
+              step = Effect.asVoid(out.offer(frame))
+            }
+        }
+        if (step !== undefined) {
+          if (i + 1 === batch.length) return step
+          const next = i + 1
+          return Effect.flatMap(step, () => handleFrames(batch, next) ?? Effect.void)
+        }
+      }
+      return undefined
+    }
+
+    // the consumer took messages: a reader waiting past the soft limit goes on (see SOFT_LIMIT)
+    const consumed = makeWakeup(CONSUMER_WAIT)
+    const softLimit = Math.min(SOFT_LIMIT, options.bufferSize ?? DEFAULT_BUFFER)
+    const backlog = (): number => {
+      const size = out.unsafeSize()
+      return size._tag === "Some" ? size.value : 0
+    }
+    const awaitConsumer = consumed.wait
+
+    // the one reader of the connection: a batch of frames per stdout read, routed synchronously where it can be
+    const readFrames: Effect.Effect<void, ProcessExited, Scope.Scope> = Effect.flatMap(connection.pull, (pull) => {
+      const onFrames = (chunk: Chunk.Chunk<Message.Frame>): Effect.Effect<void, Option.Option<ProcessExited>> => {
+        const rest = handleFrames(Chunk.toReadonlyArray(chunk), 0)
+        const next = backlog() >= softLimit ? Effect.zipRight(awaitConsumer, loop) : loop
+        return rest === undefined ? next : Effect.zipRight(rest, next)
+      }
+      const loop: Effect.Effect<void, Option.Option<ProcessExited>> = Effect.flatMap(pull, onFrames)
+      return Effect.catchAll(loop, (end) => (end._tag === "None" ? Effect.void : Effect.fail(end.value)))
+    })
+
+    yield* readFrames.pipe(
+      Effect.exit,
+      Effect.flatMap((exit) =>
+        Effect.gen(function*() {
+          if (Exit.isSuccess(exit)) {
+            const stderrTail = yield* connection.stderrTail
+            yield* terminate(() => new ProcessExited({ code: 0, signal: null, stderrTail }))
+          } else {
+            const failure = Cause.failureOption(exit.cause)
+            if (failure._tag === "Some") yield* terminate(() => failure.value)
+          }
+          yield* out.done(Exit.isSuccess(exit) ? Exit.void : Exit.failCause(exit.cause))
+        })
+      ),
+      Effect.scoped,
+      Effect.forkScoped
+    )
+
+    // best effort: a CLI gone already needs no cancel
+    const cancel = (requestId: string) =>
+      Effect.sync(() => {
+        connection.unsafeSend({ type: "control_cancel_request", request_id: requestId })
+      })
+
+    const begin = (
+      subtype: string,
+      payload?: Readonly<Record<string, unknown>>,
+      requestOptions?: RequestOptions
+    ): Effect.Effect<Effect.Effect<unknown, RequestError>, RequestError> =>
+      Effect.suspend(() => {
+        if (terminated !== undefined) {
+          // the caller's own end of input wins over the exit that may have followed it
+          return Effect.fail(inputEnded ? new InputClosed({ reason: "InputEnded" }) : terminated())
+        }
+        const requestId = `req_${++counter}_${prefix}`
+        const timeout = requestOptions?.timeout === undefined
+          ? defaultTimeout
+          : toDuration(requestOptions.timeout)
+        const deferred = Deferred.unsafeMake<unknown, RequestError>(FiberId.none)
+        pending.set(requestId, { subtype, deferred })
+        const awaited = Deferred.await(deferred)
+        const bounded: Effect.Effect<unknown, RequestError> = Duration.isFinite(timeout)
+          ? Effect.timeoutFail(awaited, {
+            duration: timeout,
+            onTimeout: () => new ControlTimeout({ subtype, requestId, timeoutMillis: Duration.toMillis(timeout) })
+          })
+          : awaited
+        const result = bounded.pipe(
+          Effect.onExit((exit) => {
+            pending.delete(requestId)
+            if (Exit.isSuccess(exit)) return Effect.void
+            const failure = Cause.failureOption(exit.cause)
+            const timedOut = failure._tag === "Some" && failure.value._tag === "ControlTimeout"
+            return timedOut || Cause.isInterruptedOnly(exit.cause) ? cancel(requestId) : Effect.void
+          })
+        )
+        let error: ProcessExited | InputClosed | undefined
+        try {
+          error = connection.unsafeSend({
+            type: "control_request",
+            request_id: requestId,
+            request: { ...payload, subtype }
+          })
+        } catch (defect) {
+          // a payload that cannot be written (a BigInt, a cycle): nothing was sent, nothing stays pending
+          pending.delete(requestId)
+          return Effect.die(defect)
+        }
+        if (error === undefined) return Effect.succeed(result)
+        pending.delete(requestId)
+        return Effect.fail(error)
+      })
+
+    const request = (
+      subtype: string,
+      payload?: Readonly<Record<string, unknown>>,
+      requestOptions?: RequestOptions
+    ): Effect.Effect<unknown, RequestError> =>
+      // no interruption between the write and the wait: the wait's finalizer is what cancels and forgets the request
+      Effect.uninterruptibleMask((restore) =>
+        Effect.flatMap(begin(subtype, payload, requestOptions), (awaitResponse) => restore(awaitResponse))
+      )
+
+    const takeMessages = Effect.tap(out.takeAll, () => consumed.wake())
+    let messagesEnded = false
+    const pullMessages: Effect.Effect<Chunk.Chunk<Message.SdkMessage>, Option.Option<ProcessExited>> = Effect
+      .suspend(() => {
+        if (messagesEnded) return Effect.fail(Option.none())
+        return Effect.matchEffect(takeMessages, {
+          onFailure: (error) => Effect.fail(Option.some(error)),
+          onSuccess: ([chunk, done]) => {
+            if (!done) return Effect.succeed(chunk)
+            messagesEnded = true
+            return chunk.length > 0 ? Effect.succeed(chunk) : Effect.fail(Option.none())
+          }
+        })
+      })
+
+    return {
+      request,
+      begin,
+      send: (message) =>
+        Effect.suspend(() => {
+          const error = terminated?.()
+          return error?._tag === "InputClosed" ? Effect.fail(error) : connection.send(message)
+        }),
+      endInput: Effect.suspend(() => {
+        inputEnded = true
+        return connection.endInput
+      }),
+      messages: Stream.repeatEffectChunkOption(pullMessages),
+      takeMessages,
+      pullMessages,
+      endMessages: Effect.asVoid(out.end),
+      pendingCount: Effect.sync(() => pending.size),
+      inFlightCount: Effect.map(FiberMap.size(inbound), (n) => n + callbacks.length),
+      framesReceived: () => frames,
+      connection
+    }
+  })

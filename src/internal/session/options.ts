@@ -1,0 +1,656 @@
+/** @internal */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as JSONSchema from "effect/JSONSchema"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Schedule from "effect/Schedule"
+import * as AST from "effect/SchemaAST"
+import * as Schema from "effect/Schema"
+import { InvalidOptions, type ProcessExited } from "../../AgentError.js"
+import type { Extensions, Launch, McpServerConfig, Options } from "../../AgentOptions.js"
+import * as Message from "../../Message.js"
+import { isInlineJson, isRecord } from "../transport/argv.js"
+import { STRIPPED_ENV } from "../transport/env.js"
+
+const invalid = (option: string, reason: string) => Effect.fail(new InvalidOptions({ option, description: reason }))
+
+const flag = (name: string, value: string | number) => `--${name}=${value}`
+
+const json = (value: unknown) => JSON.stringify(value)
+
+const parseJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text.trim())
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * `extraArgs` names refused because their value would sit on the command line, where every user of the machine can
+ * read it, with the option that carries the same value off it. (`--settings` and `--mcp-config` are accepted: an
+ * inline JSON value of theirs goes into a private file.)
+ */
+const EXTRA_ARGS_WITH_OPTIONS: Readonly<Record<string, string>> = {
+  "managed-settings": "managedSettings",
+  "agents": "agents",
+  "system-prompt": "systemPrompt",
+  "append-system-prompt": "systemPrompt",
+  "append-subagent-system-prompt": "agents"
+}
+
+/**
+ * The servers the CLI runs itself (all but `sdk` ones), as the CLI takes them: a stdio config without `type` gets
+ * `type: "stdio"`. Used for `--mcp-config` and for `mcp_set_servers`.
+ *
+ * @internal
+ */
+export const processMcpServers = (servers: Readonly<Record<string, McpServerConfig>>): Record<string, unknown> => {
+  const out: Record<string, unknown> = {}
+  for (const [name, config] of Object.entries(servers)) {
+    if (config.type === "sdk") continue
+    out[name] = config.type === undefined ? { type: "stdio", ...config } : config
+  }
+  return out
+}
+
+// --- the options schema ------------------------------------------------------------------------------------------
+// One schema checks every option before anything is spawned; both APIs run it (the Promise API extends its fields
+// with its own). It only checks: the options are passed on as given (functions, Effect Schemas and layers keep
+// their identity). Unknown fields are ignored, as the official SDK ignores them.
+
+const show = (u: unknown): string => {
+  if (typeof u === "function") return "a function"
+  try {
+    const text = JSON.stringify(u)
+    return text === undefined ? String(u) : text.length > 200 ? `${text.slice(0, 200)}…` : text
+  } catch {
+    return String(u)
+  }
+}
+
+/** @internal */
+export const isFunction = (u: unknown): u is (...args: ReadonlyArray<never>) => unknown => typeof u === "function"
+
+/** Any function (a callback option). @internal */
+export const fn = Schema.declare(isFunction, { identifier: "function" })
+
+const noNul = (what: string) => (s: string) => !s.includes("\0") || `${what} must not contain a NUL byte`
+
+const Text = Schema.String.pipe(Schema.filter(noNul("a string passed to the CLI")))
+const Path = Schema.String.pipe(
+  Schema.filter((s) => s.length > 0 || "must be a non-empty path"),
+  Schema.filter(noNul("a path"))
+)
+const Strings = Schema.Array(Text)
+
+const PositiveInt = Schema.Number.pipe(
+  Schema.filter((n) => (Number.isInteger(n) && n > 0) || `must be a positive integer, got ${n}`)
+)
+const NonNegativeInt = Schema.Number.pipe(
+  Schema.filter((n) => (Number.isInteger(n) && n >= 0) || `must be a non-negative integer, got ${n}`)
+)
+const PositiveNumber = Schema.Number.pipe(
+  Schema.filter((n) => (Number.isFinite(n) && n > 0) || `must be a positive number, got ${n}`)
+)
+const Millis = Schema.Number.pipe(
+  Schema.filter((n) => (Number.isFinite(n) && n >= 0) || `must be a number of milliseconds ≥ 0, got ${n}`)
+)
+
+const isDuration = (u: unknown) => Option.isSome(Duration.decodeUnknown(u))
+const DurationInput = Schema.Unknown.pipe(Schema.filter((u) => isDuration(u) || `not a duration: ${show(u)}`))
+const Timeout = Schema.Unknown.pipe(
+  Schema.filter((u) => u === "infinity" || isDuration(u) || `not a duration: ${show(u)} (or "infinity")`)
+)
+
+const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+/** A record whose keys must pass `check` (a Record's key schema drops keys that fail it rather than rejecting them). */
+const keysChecked = <V extends Schema.Schema.Any>(value: V, check: (key: string) => string | undefined) =>
+  Schema.Record({ key: Schema.String, value }).pipe(Schema.filter((record) => {
+    for (const key of Object.keys(record)) {
+      const problem = check(key)
+      if (problem !== undefined) return { path: [key], message: problem }
+    }
+    return undefined
+  }))
+
+const envName = (key: string) =>
+  key.length > 0 && !key.includes("=") && !key.includes("\0")
+    ? undefined
+    : `${JSON.stringify(key)} is not an environment variable name (non-empty, without "=" or NUL)`
+
+// `undefined` removes a variable (the official SDK's `Record<string, string | undefined>`)
+const Env = keysChecked(
+  Schema.UndefinedOr(Schema.String.pipe(Schema.filter(noNul("an environment variable's value")))),
+  envName
+)
+
+const PermissionMode = Schema.Literal("default", "acceptEdits", "bypassPermissions", "plan", "dontAsk", "auto")
+const Effort = Schema.Literal("low", "medium", "high", "xhigh", "max")
+const ThinkingDisplay = Schema.optional(Schema.Literal("summarized", "omitted"))
+
+const Thinking = Schema.Union(
+  Schema.Struct({ type: Schema.Literal("adaptive"), display: ThinkingDisplay }).annotations({
+    identifier: "{ type: \"adaptive\", display? }"
+  }),
+  Schema.Struct({
+    type: Schema.Literal("enabled"),
+    budgetTokens: Schema.optional(PositiveInt),
+    display: ThinkingDisplay
+  })
+    .annotations({ identifier: "{ type: \"enabled\", budgetTokens?, display? }" }),
+  Schema.Struct({ type: Schema.Literal("disabled") }).annotations({ identifier: "{ type: \"disabled\" }" })
+)
+
+const OutputFormat = Schema.Struct({
+  type: Schema.Literal("json_schema"),
+  schema: Schema.Union(
+    Schema.declare((u: unknown): u is Schema.Schema.Any => Schema.isSchema(u), { identifier: "Schema" }),
+    JsonObject
+  )
+})
+
+const SystemPrompt = Schema.Union(
+  Schema.String,
+  Schema.Array(Schema.String),
+  Schema.Struct({
+    type: Schema.Literal("preset"),
+    preset: Schema.Literal("claude_code"),
+    append: Schema.optional(Schema.String),
+    excludeDynamicSections: Schema.optional(Schema.Boolean),
+    snapshot: Schema.optional(Schema.Boolean)
+  }),
+  Schema.Struct({
+    type: Schema.Literal("custom"),
+    prompt: Schema.Union(Schema.String, Schema.Array(Schema.String)),
+    snapshot: Schema.optional(Schema.Boolean)
+  })
+)
+
+const AgentDefinition = Schema.Struct({
+  description: Schema.String,
+  prompt: Schema.String,
+  tools: Schema.optional(Strings),
+  disallowedTools: Schema.optional(Strings),
+  model: Schema.optional(Schema.String),
+  skills: Schema.optional(Strings),
+  initialPrompt: Schema.optional(Schema.String),
+  maxTurns: Schema.optional(PositiveInt),
+  background: Schema.optional(Schema.Boolean),
+  memory: Schema.optional(Schema.Literal("user", "project", "local")),
+  effort: Schema.optional(Schema.Union(Effort, Schema.Number)),
+  permissionMode: Schema.optional(PermissionMode),
+  mcpServers: Schema.optional(Schema.Array(Schema.Union(Schema.String, JsonObject)))
+}).annotations({ identifier: "AgentDefinition" })
+
+const McpTimeout = Schema.optional(PositiveNumber)
+const McpStdio = Schema.Struct({
+  type: Schema.optional(Schema.Literal("stdio")),
+  command: Path,
+  args: Schema.optional(Strings),
+  env: Schema.optional(keysChecked(Text, envName)),
+  timeout: McpTimeout,
+  alwaysLoad: Schema.optional(Schema.Boolean)
+}).annotations({ identifier: "McpStdioServerConfig" })
+const McpRemote = Schema.Struct({
+  type: Schema.Literal("http", "sse"),
+  url: Schema.String.pipe(Schema.filter((s) => URL.canParse(s) || `${JSON.stringify(s)} is not a URL`)),
+  headers: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
+  timeout: McpTimeout,
+  alwaysLoad: Schema.optional(Schema.Boolean),
+  tools: Schema.optional(Schema.Array(JsonObject))
+}).annotations({ identifier: "McpRemoteServerConfig" })
+const McpSdk = Schema.Struct({
+  type: Schema.Literal("sdk"),
+  name: Schema.String,
+  instance: Schema.Struct({ connect: fn, close: fn }),
+  timeout: McpTimeout
+}).annotations({ identifier: "McpSdkServerConfig" })
+const McpServers = Schema.Record({ key: Schema.String, value: Schema.Union(McpStdio, McpRemote, McpSdk) })
+
+/** A settings file's path, or settings as a JSON string (one that starts with `{` or `[`), which must parse to an object. */
+const SettingsString = Schema.String.pipe(
+  Schema.filter((s) => {
+    if (!isInlineJson(s)) return s.length > 0 || "must be a settings file's path or a JSON object"
+    try {
+      const parsed: unknown = JSON.parse(s.trim())
+      return (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) || "is not a JSON object"
+    } catch (error) {
+      return `is not valid JSON (${error instanceof Error ? error.message : String(error)})`
+    }
+  })
+)
+
+const flagName = (key: string) => {
+  if (!/^[^\s=\0-][^\s=\0]*$/.test(key)) {
+    return `${JSON.stringify(key)} is not a flag name (without a leading "-", "=", spaces or NUL; "--" is added)`
+  }
+  const option = EXTRA_ARGS_WITH_OPTIONS[key]
+  return option === undefined ? undefined : `--${key} would put its value on the command line; use the ${option} option`
+}
+
+const SkillName = Schema.String.pipe(
+  Schema.filter((s) => /^[\w:.-]+$/.test(s) || `invalid skill name ${JSON.stringify(s)}`)
+)
+
+const AutoResume = Schema.Union(
+  Schema.declare((u: unknown): u is Schedule.Schedule<unknown, ProcessExited> => Schedule.isSchedule(u), {
+    identifier: "Schedule"
+  }),
+  Schema.Struct({
+    maxRestarts: NonNegativeInt,
+    initialDelayMillis: Schema.optional(Millis),
+    maxDelayMillis: Schema.optional(Millis)
+  })
+)
+
+/** The fields of {@link Options}, each as a Schema. @internal */
+export const optionFields = {
+  model: Schema.optional(Text),
+  fallbackModel: Schema.optional(Text),
+  thinking: Schema.optional(Thinking),
+  maxThinkingTokens: Schema.optional(NonNegativeInt),
+  effort: Schema.optional(Effort),
+  betas: Schema.optional(Strings),
+  outputFormat: Schema.optional(OutputFormat),
+  maxTurns: Schema.optional(PositiveInt),
+  maxBudgetUsd: Schema.optional(PositiveNumber),
+  taskBudget: Schema.optional(Schema.Struct({ total: PositiveInt })),
+  cwd: Schema.optional(Path),
+  additionalDirectories: Schema.optional(Schema.Array(Path)),
+  env: Schema.optional(Env),
+  envMode: Schema.optional(Schema.Literal("overlay", "replace")),
+  keepEnv: Schema.optional(Schema.Array(Schema.Literal(...STRIPPED_ENV))),
+  pathToClaudeCodeExecutable: Schema.optional(Path),
+  executableArgs: Schema.optional(Strings),
+  extraArgs: Schema.optional(keysChecked(Schema.NullOr(Text), flagName)),
+  stderr: Schema.optional(fn),
+  debug: Schema.optional(Schema.Boolean),
+  debugFile: Schema.optional(Path),
+  allowedTools: Schema.optional(Strings),
+  disallowedTools: Schema.optional(Strings),
+  tools: Schema.optional(
+    Schema.Union(Strings, Schema.Struct({ type: Schema.Literal("preset"), preset: Schema.Literal("claude_code") }))
+  ),
+  permissionMode: Schema.optional(PermissionMode),
+  allowDangerouslySkipPermissions: Schema.optional(Schema.Boolean),
+  permissionPromptToolName: Schema.optional(Text),
+  permissionPrompts: Schema.optional(Schema.Literal("host", "none")),
+  skills: Schema.optional(Schema.Union(Schema.Literal("all"), Schema.Array(SkillName))),
+  toolAliases: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
+  toolConfig: Schema.optional(Schema.Struct({
+    askUserQuestion: Schema.optional(Schema.Struct({
+      previewFormat: Schema.optional(Schema.Literal("markdown", "html"))
+    }))
+  })),
+  systemPrompt: Schema.optional(SystemPrompt),
+  agents: Schema.optional(Schema.Record({ key: Schema.String, value: AgentDefinition })),
+  agent: Schema.optional(Text),
+  settingSources: Schema.optional(Schema.Array(Schema.Literal("user", "project", "local"))),
+  settings: Schema.optional(Schema.Union(SettingsString, JsonObject)),
+  managedSettings: Schema.optional(JsonObject),
+  sandbox: Schema.optional(JsonObject),
+  plugins: Schema.optional(Schema.Array(Schema.Struct({
+    type: Schema.Literal("local"),
+    path: Path,
+    skipMcpDiscovery: Schema.optional(Schema.Boolean)
+  }))),
+  planModeInstructions: Schema.optional(Schema.String),
+  title: Schema.optional(Schema.String),
+  projectConfigRoot: Schema.optional(Path),
+  mcpServers: Schema.optional(McpServers),
+  strictMcpConfig: Schema.optional(Schema.Boolean),
+  onElicitation: Schema.optional(fn),
+  resume: Schema.optional(Text),
+  continue: Schema.optional(Schema.Boolean),
+  forkSession: Schema.optional(Schema.Boolean),
+  sessionId: Schema.optional(Schema.UUID),
+  resumeSessionAt: Schema.optional(Text),
+  resumeDropsTurn: Schema.optional(Text),
+  persistSession: Schema.optional(Schema.Boolean),
+  enableFileCheckpointing: Schema.optional(Schema.Boolean),
+  includePartialMessages: Schema.optional(Schema.Boolean),
+  includeHookEvents: Schema.optional(Schema.Boolean),
+  forwardSubagentText: Schema.optional(Schema.Boolean),
+  promptSuggestions: Schema.optional(Schema.Boolean),
+  agentProgressSummaries: Schema.optional(Schema.Boolean),
+  verbatimPrompts: Schema.optional(Schema.Boolean),
+  controlRequestTimeout: Schema.optional(Timeout),
+  initializeTimeout: Schema.optional(Timeout),
+  idleTimeout: Schema.optional(Timeout),
+  firstMessageTimeout: Schema.optional(Timeout),
+  interruptTimeout: Schema.optional(DurationInput),
+  closeGraceMillis: Schema.optional(Millis),
+  killGraceMillis: Schema.optional(Millis),
+  reapToolProcesses: Schema.optional(Schema.Boolean),
+  maxLineBytes: Schema.optional(PositiveInt),
+  cliVersions: Schema.optional(Schema.String),
+  autoResume: Schema.optional(AutoResume),
+  messageBufferSize: Schema.optional(PositiveInt)
+}
+
+const fieldsSchema = Schema.Struct(optionFields)
+
+/** Rules between options; each names the option to change. @internal */
+export const combinations = (options: Schema.Schema.Type<typeof fieldsSchema>): Schema.FilterOutput => {
+  const at = (option: string, message: string) => ({ path: [option], message })
+  if (options.fallbackModel !== undefined && options.fallbackModel === options.model) {
+    return at("fallbackModel", "must differ from model")
+  }
+  if (options.resume !== undefined && options.continue === true) {
+    return at("resume", "resume and continue are mutually exclusive")
+  }
+  if (
+    options.sessionId !== undefined && (options.resume !== undefined || options.continue === true) &&
+    options.forkSession !== true
+  ) {
+    return at("sessionId", "with resume or continue, sessionId requires forkSession: true")
+  }
+  if (options.forkSession === true && options.resume === undefined && options.continue !== true) {
+    return at("forkSession", "forkSession requires resume or continue")
+  }
+  if (typeof options.settings === "string" && !isInlineJson(options.settings) && options.sandbox !== undefined) {
+    return at("sandbox", "cannot be merged into settings given as a file path; pass settings as an object")
+  }
+  if (options.permissionMode === "bypassPermissions" && options.allowDangerouslySkipPermissions !== true) {
+    return at("permissionMode", "bypassPermissions requires allowDangerouslySkipPermissions: true")
+  }
+  return undefined
+}
+
+/**
+ * Every option, as a Schema that only checks (its type and encoded side are the options as given).
+ *
+ * @internal
+ */
+export const OptionsSchema = fieldsSchema.pipe(Schema.filter(combinations))
+
+/**
+ * How one value differs from what a union takes: the member it came close to (it failed inside, not on its kind or
+ * on a literal such as `type`), or the union as a whole.
+ */
+const unionIssue = (issue: ParseResult.Composite): ParseResult.ParseIssue => {
+  const members = (Array.isArray(issue.issues) ? issue.issues : [issue.issues]).filter((member) =>
+    !(member._tag === "Type" && AST.isUndefinedKeyword(member.ast))
+  )
+  const close = members.filter((member) => !missesLiteral(member) && !wrongKind(member))
+  if (close.length === 1) return close[0]!
+  if (close.length === 0 && members.length === 1) return members[0]!
+  return new ParseResult.Type(issue.ast, issue.actual, `Expected ${expected(issue.ast)}, actual ${show(issue.actual)}`)
+}
+
+/** The value is not even of the member's kind (a string where an object goes). */
+const wrongKind = (issue: ParseResult.ParseIssue): boolean => issue._tag === "Type" && !AST.isRefinement(issue.ast)
+
+const isLiteralish = (ast: AST.AST): boolean =>
+  AST.isLiteral(ast) || AST.isUndefinedKeyword(ast) || (AST.isUnion(ast) && ast.types.every(isLiteralish))
+
+const missesLiteral = (issue: ParseResult.ParseIssue): boolean => {
+  switch (issue._tag) {
+    case "Type":
+      return isLiteralish(issue.ast)
+    case "Missing":
+      return isLiteralish(issue.ast.type)
+    case "Pointer":
+      return !Array.isArray(issue.path) && missesLiteral(issue.issue)
+    case "Composite":
+      return AST.isUnion(issue.ast) && isLiteralish(issue.ast) ||
+        (!Array.isArray(issue.issues) && AST.isTypeLiteral(issue.ast) &&
+          missesLiteral(issue.issues as ParseResult.ParseIssue))
+    default:
+      return false
+  }
+}
+
+/** A type as a caller reads it: without `undefined` (an option may always be left undefined) or refinements. */
+const expected = (ast: AST.AST): string => {
+  const id = AST.getIdentifierAnnotation(ast)
+  if (Option.isSome(id)) return id.value
+  if (AST.isUnion(ast)) return ast.types.filter((t) => !AST.isUndefinedKeyword(t)).map(expected).join(" | ")
+  if (AST.isRefinement(ast)) return expected(ast.from)
+  if (AST.isTupleType(ast) && ast.elements.length === 0 && ast.rest.length === 1) {
+    return `Array<${expected(ast.rest[0]!.type)}>`
+  }
+  return String(ast)
+}
+
+/** The first issue, with the path to it, and its message. */
+const firstIssue = (
+  issue: ParseResult.ParseIssue,
+  path: ReadonlyArray<PropertyKey>
+): { readonly path: ReadonlyArray<PropertyKey>; readonly message: string } => {
+  switch (issue._tag) {
+    case "Pointer":
+      return firstIssue(issue.issue, [...path, ...(Array.isArray(issue.path) ? issue.path : [issue.path])])
+    case "Composite": {
+      if (AST.isUnion(issue.ast)) {
+        const inner = unionIssue(issue)
+        return inner === issue
+          ? { path, message: ParseResult.TreeFormatter.formatIssueSync(inner) }
+          : firstIssue(inner, path)
+      }
+      const first = Array.isArray(issue.issues) ? issue.issues[0] : issue.issues
+      return first === undefined ? { path, message: "is invalid" } : firstIssue(first, path)
+    }
+    case "Refinement":
+      return firstIssue(issue.issue, path)
+    case "Type":
+      return { path, message: issue.message ?? `Expected ${expected(issue.ast)}, actual ${show(issue.actual)}` }
+    default:
+      return { path, message: ParseResult.TreeFormatter.formatIssueSync(issue) }
+  }
+}
+
+/**
+ * Checks options against a schema (`OptionsSchema`, or the Promise API's extension of it): `undefined` when they
+ * are valid, else an `InvalidOptions` naming the option (the top-level field) and why, with the path inside it.
+ *
+ * @internal
+ */
+export const checker = <A, I>(schema: Schema.Schema<A, I>) => {
+  const validate = ParseResult.validateEither(schema, { errors: "first", onExcessProperty: "ignore" })
+  return (options: unknown): InvalidOptions | undefined => {
+    const result = validate(options)
+    if (Either.isRight(result)) return undefined
+    const { message, path } = firstIssue(result.left, [])
+    const [option, ...inside] = path
+    if (option === undefined) {
+      return new InvalidOptions({ option: "options", description: `must be an object, got ${show(options)}` })
+    }
+    return new InvalidOptions({
+      option: String(option),
+      description: inside.length === 0 ? message : `${inside.map(String).join(".")}: ${message}`
+    })
+  }
+}
+
+const checkOptions = checker(OptionsSchema)
+
+const checkMcpServers = checker(Schema.Struct({ mcpServers: McpServers }))
+
+/**
+ * Checks the servers given to `setMcpServers` as the `mcpServers` option is checked.
+ *
+ * @internal
+ */
+export const validateMcpServers = (servers: unknown): Effect.Effect<void, InvalidOptions> =>
+  Effect.suspend(() => {
+    const invalid = checkMcpServers({ mcpServers: servers })
+    return invalid === undefined ? Effect.void : Effect.fail(invalid)
+  })
+
+/**
+ * Checks every option before anything is spawned (the one entry point of both APIs).
+ *
+ * @internal
+ */
+export const validate = (options: Options): Effect.Effect<void, InvalidOptions> =>
+  Effect.suspend(() => {
+    const invalid = checkOptions(options)
+    return invalid === undefined ? Effect.void : Effect.fail(invalid)
+  })
+
+/** @internal */
+export const toLaunch = (options: Options, extensions: Extensions = {}): Effect.Effect<Launch, InvalidOptions> =>
+  Effect.zipRight(validate(options), launchOf(options, extensions))
+
+/** `toLaunch` for options already validated. @internal */
+export const launchOf = (options: Options, extensions: Extensions = {}): Effect.Effect<Launch, InvalidOptions> =>
+  Effect.suspend(() => {
+    const args: Array<string> = []
+    const env: Record<string, string | undefined> = { ...options.env }
+    const initialize: Record<string, unknown> = {}
+
+    if (options.permissionPromptToolName !== undefined && extensions.permissionPromptStdio === true) {
+      return invalid("permissionPromptToolName", "cannot be combined with a Permissions handler (canUseTool)")
+    }
+    // a settings string the CLI would read as JSON goes into a private file like an object (the schema checked that
+    // it parses to an object)
+    const parsedSettings = typeof options.settings === "string" && isInlineJson(options.settings)
+      ? parseJson(options.settings)
+      : options.settings
+    const settingsObject = isRecord(parsedSettings) ? parsedSettings : undefined
+
+    // --- argv ----------------------------------------------------------------------------------------------------
+    if (options.effort !== undefined) args.push(flag("effort", options.effort))
+    if (options.maxTurns !== undefined) args.push(flag("max-turns", options.maxTurns))
+    if (options.maxBudgetUsd !== undefined) args.push(flag("max-budget-usd", options.maxBudgetUsd))
+    if (options.taskBudget !== undefined) args.push(flag("task-budget", options.taskBudget.total))
+    if (options.model !== undefined) args.push(flag("model", options.model))
+    if (options.fallbackModel !== undefined) args.push(flag("fallback-model", options.fallbackModel))
+    if (options.agent !== undefined) args.push(flag("agent", options.agent))
+
+    if (extensions.permissionPromptStdio === true) args.push(flag("permission-prompt-tool", "stdio"))
+    else if (options.permissionPromptToolName !== undefined) {
+      args.push(flag("permission-prompt-tool", options.permissionPromptToolName))
+    }
+    if (options.permissionPrompts !== undefined) args.push(flag("permission-prompts", options.permissionPrompts))
+
+    const allowedTools = [...(options.allowedTools ?? []), ...(extensions.allowedTools ?? [])]
+    if (options.skills === "all") allowedTools.push("Skill")
+    else if (options.skills !== undefined) { for (const s of options.skills) allowedTools.push(`Skill(${s})`) }
+    if (allowedTools.length > 0) args.push(flag("allowedTools", allowedTools.join(",")))
+    if (options.disallowedTools !== undefined && options.disallowedTools.length > 0) {
+      args.push(flag("disallowedTools", options.disallowedTools.join(",")))
+    }
+    if (options.tools !== undefined) {
+      args.push(flag("tools", Array.isArray(options.tools) ? options.tools.join(",") : "default"))
+    }
+
+    if (options.mcpServers !== undefined) {
+      const external = processMcpServers(options.mcpServers)
+      if (Object.keys(external).length > 0) args.push("--mcp-config", json({ mcpServers: external }))
+    }
+    if (options.strictMcpConfig === true) args.push("--strict-mcp-config")
+    if (options.settingSources !== undefined) args.push(flag("setting-sources", options.settingSources.join(",")))
+    if (options.permissionMode !== undefined) args.push(flag("permission-mode", options.permissionMode))
+    if (options.allowDangerouslySkipPermissions === true) args.push("--allow-dangerously-skip-permissions")
+    if (options.includePartialMessages === true) args.push("--include-partial-messages")
+    if (options.includeHookEvents === true) args.push("--include-hook-events")
+    for (const dir of options.additionalDirectories ?? []) args.push(flag("add-dir", dir))
+
+    if (options.thinking !== undefined) {
+      const t = options.thinking
+      if (t.type === "disabled") args.push(flag("thinking", "disabled"))
+      else if (t.type === "enabled" && t.budgetTokens !== undefined) {
+        args.push(flag("max-thinking-tokens", t.budgetTokens))
+      } else args.push(flag("thinking", "adaptive"))
+      if (t.type !== "disabled" && t.display !== undefined) args.push(flag("thinking-display", t.display))
+    } else if (options.maxThinkingTokens !== undefined) {
+      args.push(
+        options.maxThinkingTokens === 0
+          ? flag("thinking", "disabled")
+          : flag("max-thinking-tokens", options.maxThinkingTokens)
+      )
+    }
+    if (options.betas !== undefined && options.betas.length > 0) args.push(flag("betas", options.betas.join(",")))
+    if (options.outputFormat !== undefined) {
+      const schema = Schema.isSchema(options.outputFormat.schema)
+        ? JSONSchema.make(options.outputFormat.schema)
+        : options.outputFormat.schema
+      args.push(flag("json-schema", json(schema)))
+      initialize["jsonSchema"] = schema
+    }
+
+    if (options.resume !== undefined) args.push(flag("resume", options.resume))
+    if (options.continue === true) args.push("--continue")
+    if (options.forkSession === true) args.push("--fork-session")
+    if (options.sessionId !== undefined) args.push(flag("session-id", options.sessionId))
+    if (options.resumeSessionAt !== undefined) args.push(flag("resume-session-at", options.resumeSessionAt))
+    if (options.resumeDropsTurn !== undefined) args.push(flag("resume-drops-turn", options.resumeDropsTurn))
+    if (options.persistSession === false) args.push("--no-session-persistence")
+
+    if (options.settings !== undefined || options.sandbox !== undefined) {
+      if (settingsObject === undefined && typeof options.settings === "string") {
+        args.push("--settings", options.settings)
+      } else {
+        const settings: Record<string, unknown> = { ...settingsObject }
+        if (options.sandbox !== undefined) {
+          const sandbox = { ...options.sandbox }
+          if (sandbox["enabled"] === true && sandbox["failIfUnavailable"] === undefined) {
+            sandbox["failIfUnavailable"] = true
+          }
+          settings["sandbox"] = sandbox
+        }
+        args.push("--settings", json(settings))
+      }
+    }
+    // the CLI reads `--managed-settings` only as JSON on the command line: they travel in `initialize` instead
+    if (options.managedSettings !== undefined) {
+      args.push("--await-initialize", "--managed-settings-in-initialize")
+      initialize["managedSettings"] = options.managedSettings
+    }
+    for (const plugin of options.plugins ?? []) {
+      args.push(flag(plugin.skipMcpDiscovery === true ? "plugin-dir-no-mcp" : "plugin-dir", plugin.path))
+    }
+    if (options.projectConfigRoot !== undefined) args.push(flag("project-config-root", options.projectConfigRoot))
+    if (options.debug === true) args.push("--debug")
+    if (options.debugFile !== undefined) args.push(flag("debug-file", options.debugFile))
+
+    for (const [name, value] of Object.entries(options.extraArgs ?? {})) {
+      if (value === null) args.push(`--${name}`)
+      else if (value.startsWith("-")) args.push(`--${name}=${value}`)
+      else args.push(`--${name}`, value)
+    }
+
+    // --- environment ---------------------------------------------------------------------------------------------
+    if (options.enableFileCheckpointing === true) env["CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING"] = "true"
+    const previewFormat = options.toolConfig?.askUserQuestion?.previewFormat
+    if (previewFormat !== undefined) env["CLAUDE_CODE_QUESTION_PREVIEW_FORMAT"] = previewFormat
+
+    // --- initialize ----------------------------------------------------------------------------------------------
+    const sp = options.systemPrompt
+    if (sp === undefined) initialize["systemPrompt"] = [""]
+    else if (typeof sp === "string") initialize["systemPrompt"] = [sp]
+    else if (!("type" in sp)) initialize["systemPrompt"] = [...sp]
+    else if (sp.type === "custom") {
+      initialize["systemPrompt"] = typeof sp.prompt === "string"
+        ? [sp.prompt]
+        : [...sp.prompt]
+    } else {
+      if (sp.append !== undefined) initialize["appendSystemPrompt"] = sp.append
+      if (sp.excludeDynamicSections !== undefined) initialize["excludeDynamicSections"] = sp.excludeDynamicSections
+    }
+    if (options.agents !== undefined) initialize["agents"] = options.agents
+    if (options.title !== undefined) initialize["title"] = options.title
+    if (options.skills !== undefined && options.skills !== "all") initialize["skills"] = options.skills
+    if (options.promptSuggestions === true) initialize["promptSuggestions"] = true
+    if (options.agentProgressSummaries === true) initialize["agentProgressSummaries"] = true
+    if (options.forwardSubagentText === true) initialize["forwardSubagentText"] = true
+    if (options.planModeInstructions !== undefined) initialize["planModeInstructions"] = options.planModeInstructions
+    if (options.toolAliases !== undefined) initialize["toolAliases"] = options.toolAliases
+    Object.assign(initialize, extensions.initialize)
+
+    return Effect.succeed({ args, env, initialize })
+  })
+
+/** @internal */
+export const userMessage = (options: Options, prompt: string | Message.UserMessage): Message.UserMessage => {
+  const message = typeof prompt === "string" ? Message.userMessage(prompt) : prompt
+  return options.verbatimPrompts === true && message.client_composed === undefined
+    ? { ...message, client_composed: true }
+    : message
+}

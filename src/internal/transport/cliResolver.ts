@@ -1,0 +1,103 @@
+/** @internal */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Equal from "effect/Equal"
+import * as Hash from "effect/Hash"
+import * as RcMap from "effect/RcMap"
+import type * as Scope from "effect/Scope"
+import type { VersionIncompatible } from "../../AgentError.js"
+import type { LookupRequest, Options, ResolvedCli, Service, VersionProbe } from "../../CliResolver.js"
+import { commonInstallDirs, detectMusl, lookUpBundled, resolveCli } from "./cliPath.js"
+import { judge, packageVersion, PROBE_TIMEOUT_MILLIS, spawnProbe, versionKey } from "./version.js"
+
+/** A probe's key in the map of running probes: the executable's identity (the CLI rides along for the lookup). */
+class ProbeKey implements Equal.Equal {
+  constructor(readonly key: string, readonly cli: ResolvedCli) {}
+  [Equal.symbol](that: Equal.Equal): boolean {
+    return that instanceof ProbeKey && that.key === this.key
+  }
+  [Hash.symbol](): number {
+    return Hash.string(this.key)
+  }
+}
+
+/**
+ * The resolver, with the probe it runs for a version nothing else tells (`spawnProbe` in production; tests pass one
+ * they control).
+ *
+ * @internal
+ */
+export const makeWith = (
+  options: Options | undefined,
+  probe: (cli: ResolvedCli) => Effect.Effect<VersionProbe>
+): Effect.Effect<Service, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const probeTimeout = Duration.decode(options?.probeTimeout ?? PROBE_TIMEOUT_MILLIS)
+
+    // the C library does not change while the process runs; the process report that tells it is not free
+    const musl = yield* Effect.cached(Effect.sync(detectMusl))
+    // where the npm packages put the binary does not move either, once one is installed (it is looked up again while
+    // none is, so installing it later is seen)
+    const [bundledCached, forgetBundled] = yield* Effect.cachedInvalidateWithTTL(
+      Effect.flatMap(musl, (m) => Effect.sync(() => lookUpBundled(m))),
+      Duration.infinity
+    )
+    const bundled = Effect.tap(bundledCached, (found) => found.installed ? Effect.void : forgetBundled)
+
+    const resolve = (request: LookupRequest) =>
+      Effect.flatMap(bundled, (found) =>
+        resolveCli({
+          explicit: request.explicit,
+          env: request.env,
+          executableArgs: request.executableArgs,
+          bundled: found.candidates,
+          commonDirs: commonInstallDirs()
+        }))
+
+    // versions found, by `versionKey`: only answers with a version are kept
+    const versions = new Map<string, string>()
+    // one running probe per executable, shared by everyone waiting for it; released (its fiber interrupted, its
+    // process group killed) when the last waiter leaves
+    const probes = yield* RcMap.make({
+      lookup: ({ cli }: ProbeKey) =>
+        probe(cli).pipe(
+          Effect.timeoutTo({
+            duration: probeTimeout,
+            onTimeout: (): VersionProbe => ({
+              reason: `\`--version\` did not answer within ${Duration.toMillis(probeTimeout)} ms`
+            }),
+            onSuccess: (answer) => answer
+          })
+        )
+    })
+    const probeShared = (key: string | undefined, cli: ResolvedCli): Effect.Effect<VersionProbe> =>
+      Effect.scoped(RcMap.get(probes, new ProbeKey(key ?? [cli.command, ...cli.prefixArgs, cli.path].join("\0"), cli)))
+        .pipe(
+          Effect.tap((answer) => {
+            if (key !== undefined && "version" in answer) versions.set(key, answer.version)
+          })
+        )
+
+    const version = (cli: ResolvedCli): Effect.Effect<VersionProbe> =>
+      Effect.suspend(() => {
+        // a file that cannot be stat'ed (gone since the lookup) is probed, and its answer not kept
+        const key = versionKey(cli)
+        if (key === undefined) return probeShared(key, cli)
+        const known = versions.get(key)
+        if (known !== undefined) return Effect.succeed({ version: known })
+        const installed = packageVersion(cli)
+        if (installed !== undefined) {
+          versions.set(key, installed)
+          return Effect.succeed({ version: installed })
+        }
+        return probeShared(key, cli)
+      })
+
+    const checkVersion = (cli: ResolvedCli, range: string): Effect.Effect<void, VersionIncompatible> =>
+      range.trim() === "*" ? Effect.void : Effect.flatMap(version(cli), (answer) => judge(answer, range))
+
+    return { resolve, version, checkVersion }
+  })
+
+/** @internal */
+export const make = (options?: Options): Effect.Effect<Service, never, Scope.Scope> => makeWith(options, spawnProbe)

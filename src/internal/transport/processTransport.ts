@@ -1,0 +1,298 @@
+/** @internal */
+import * as Command from "@effect/platform/Command"
+import * as CommandExecutor from "@effect/platform/CommandExecutor"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Chunk from "effect/Chunk"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Mailbox from "effect/Mailbox"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import {
+  type CliNotFound,
+  InputClosed,
+  InvalidOptions,
+  ProcessExited,
+  SpawnFailed,
+  type VersionIncompatible
+} from "../../AgentError.js"
+import { CliResolver } from "../../CliResolver.js"
+import type * as Message from "../../Message.js"
+import type { Connection, ExitStatus, FramePull, LaunchSpec } from "../../Transport.js"
+import { removeStaleDirs } from "./argv.js"
+import { commandEnv } from "./env.js"
+import * as Conn from "./connection.js"
+import { DEFAULT_MAX_LINE_BYTES, makeLineFramer } from "./framing.js"
+import { liveAwaitBounded, liveTimeout } from "./liveTimer.js"
+import * as Reaper from "./reaper.js"
+import { makeStderrTail } from "./stderrTail.js"
+import { SUPPORTED_CLI_VERSIONS } from "./version.js"
+
+/** @internal */
+export const BASE_ARGS: ReadonlyArray<string> = [
+  "--output-format",
+  "stream-json",
+  "--verbose",
+  "--input-format",
+  "stream-json"
+]
+
+/** @internal */
+export const DEFAULT_CLOSE_GRACE_MILLIS = 250
+/** @internal */
+export const DEFAULT_KILL_GRACE_MILLIS = 2000
+/** @internal */
+export const DEFAULT_STDERR_TAIL_BYTES = 64 * 1024
+const REAP_TIMEOUT_MILLIS = 5000
+const STDERR_DRAIN_MILLIS = 1000
+
+const errorText = (error: unknown): string => {
+  if (typeof error === "object" && error !== null) {
+    const description = "description" in error ? error.description : undefined
+    if (typeof description === "string" && description.length > 0) return description
+    const message = "message" in error ? error.message : undefined
+    if (typeof message === "string") return message
+  }
+  return String(error)
+}
+
+/**
+ * Sends a signal to the process group (the CLI and the processes it started that stayed in its group), falling back
+ * to the process while it has not been reaped (once it has, its pid may belong to another process).
+ */
+const signal = (pid: number, sig: NodeJS.Signals, reaped = false) =>
+  Effect.sync(() => {
+    try {
+      process.kill(-pid, sig)
+    } catch {
+      if (reaped) return
+      try {
+        process.kill(pid, sig)
+      } catch {
+        // already gone
+      }
+    }
+  })
+
+/** @internal */
+export const make = Effect.gen(function*() {
+  const executor = yield* CommandExecutor.CommandExecutor
+  const resolver = yield* CliResolver
+  // private argument files left by hosts of this user that died without their finalizers: removed at the first open
+  const removeStale = yield* Effect.once(Effect.asVoid(removeStaleDirs()))
+  const scans = Reaper.makeScans()
+  const fs = yield* FileSystem.FileSystem
+
+  /** A working directory that does not exist is the caller's mistake, told before anything is spawned. */
+  const checkCwd = (cwd: string): Effect.Effect<void, InvalidOptions> =>
+    fs.stat(cwd).pipe(
+      Effect.mapError((error) =>
+        new InvalidOptions({
+          option: "cwd",
+          description: error._tag === "SystemError" && error.reason === "NotFound"
+            ? `${cwd} does not exist`
+            : `${cwd} cannot be used: ${error.message}`
+        })
+      ),
+      Effect.flatMap((info) =>
+        info.type === "Directory"
+          ? Effect.void
+          : Effect.fail(new InvalidOptions({ option: "cwd", description: `${cwd} is not a directory` }))
+      )
+    )
+
+  const open = (
+    spec: LaunchSpec
+  ): Effect.Effect<Connection, CliNotFound | SpawnFailed | VersionIncompatible | InvalidOptions, Scope.Scope> =>
+    Effect.gen(function*() {
+      if (spec.cwd !== undefined) yield* checkCwd(spec.cwd)
+      yield* removeStale
+      const base = commandEnv({ parent: process.env, env: spec.env, mode: spec.envMode, keep: spec.keepEnv })
+      // every process the CLI starts inherits the marker, which finds it at close wherever it went
+      const marker = Reaper.supported && spec.reapToolProcesses !== false ? Reaper.makeMarker() : undefined
+      const env = marker === undefined ? base.env : { ...base.env, [marker.name]: marker.value }
+      // the two variables the lookup reads, as the caller's overlay on the parent's environment would give them (no
+      // copy of the whole of `process.env`: docs/PERFORMANCE.md, P3)
+      const lookup = (name: string) => spec.env !== undefined && name in spec.env ? spec.env[name] : process.env[name]
+      const cli = yield* resolver.resolve({
+        explicit: spec.executable,
+        env: { CLAUDE_CLI_PATH: lookup("CLAUDE_CLI_PATH"), PATH: lookup("PATH") },
+        executableArgs: spec.executableArgs
+      })
+      yield* resolver.checkVersion(cli, spec.cliVersions ?? SUPPORTED_CLI_VERSIONS)
+      const args = [...cli.prefixArgs, ...BASE_ARGS, ...spec.args]
+      let command = Command.make(cli.command, ...args).pipe(Command.env(env, { extendEnv: base.extend }))
+      if (spec.cwd !== undefined) command = Command.workingDirectory(command, spec.cwd)
+
+      const proc = yield* executor.start(command).pipe(
+        Effect.mapError((error) =>
+          new SpawnFailed({ command: cli.command, description: errorText(error), cause: error })
+        )
+      )
+      const pid = proc.pid
+
+      const stderr = makeStderrTail(spec.stderrTailBytes ?? DEFAULT_STDERR_TAIL_BYTES, spec.onStderr)
+      const exited = yield* Deferred.make<ExitStatus>()
+      let status: ExitStatus | undefined
+      // which exit of this Transport's CLIs it was (see `Reaper.Scans`)
+      let exitNumber: number | undefined
+      let inputEnded = false
+      const input = yield* Mailbox.make<Uint8Array>()
+
+      const processExited = (s: ExitStatus) =>
+        new ProcessExited({ code: s.code, signal: s.signal, stderrTail: stderr.tail() })
+
+      yield* Mailbox.toStream(input).pipe(
+        Stream.run(proc.stdin),
+        Effect.ignore,
+        Effect.forkScoped
+      )
+      // stderr is pulled chunk by chunk, as stdout is (docs/PERFORMANCE.md, P4); a stderr that fails just ends
+      const stderrFiber = yield* Stream.toPull(proc.stderr).pipe(
+        Effect.flatMap((pull) => {
+          const loop: Effect.Effect<void> = Effect.matchEffect(pull, {
+            onFailure: () => Effect.void,
+            onSuccess: (chunk) => {
+              for (const piece of chunk) stderr.push(piece)
+              return loop
+            }
+          })
+          return loop
+        }),
+        Effect.scoped,
+        Effect.forkScoped
+      )
+      yield* proc.exitCode.pipe(
+        Effect.map((code): ExitStatus => ({ code, signal: null })),
+        Effect.catchAll((error) => {
+          const match = /signal:?\s*(SIG[A-Z0-9]+)/.exec(errorText(error))
+          return Effect.succeed<ExitStatus>({ code: null, signal: match?.[1] ?? "unknown" })
+        }),
+        Effect.tap((s) =>
+          Effect.sync(() => {
+            status = s
+            if (marker !== undefined) exitNumber = scans.exited()
+          })
+        ),
+        Effect.flatMap((s) => Deferred.succeed(exited, s)),
+        Effect.forkScoped
+      )
+
+      const killGraceMillis = spec.killGraceMillis ?? DEFAULT_KILL_GRACE_MILLIS
+      // the CLI's descendants when the SDK had to signal it (those that cleared their environment have no marker);
+      // a CLI that exits by itself had the chance to end its own tools
+      let tools: ReadonlyArray<Reaper.Proc> = []
+      // whether the tool processes were sent SIGTERM a whole kill grace ago already
+      let toolsHadGrace = false
+      const snapshotTools = Effect.sync(() => {
+        if (marker !== undefined && status === undefined) tools = Reaper.union(tools, Reaper.descendants(pid))
+      })
+
+      const terminate = Effect.gen(function*() {
+        yield* snapshotTools
+        yield* signal(pid, "SIGTERM")
+        // tool processes outside the CLI's group get their SIGTERM at the same time
+        if (marker !== undefined) {
+          yield* Effect.sync(() => {
+            tools = Reaper.union(tools, Reaper.marked(marker.name))
+            Reaper.send(tools, "SIGTERM")
+          })
+        }
+        const terminated = yield* liveTimeout(Effect.interruptible(Deferred.await(exited)), killGraceMillis)
+        if (Option.isNone(terminated)) {
+          toolsHadGrace = true
+          yield* Effect.logWarning("CLI ignored SIGTERM: SIGKILL").pipe(Effect.annotateLogs({ pid }))
+          yield* signal(pid, "SIGKILL")
+          yield* liveTimeout(Effect.interruptible(Deferred.await(exited)), REAP_TIMEOUT_MILLIS)
+        }
+      })
+
+      // Registered after everything else in this scope, so it runs first when the scope closes.
+      yield* Effect.addFinalizer(() =>
+        Effect.gen(function*() {
+          inputEnded = true
+          yield* input.end
+          if (status === undefined) {
+            const graceful = yield* liveTimeout(
+              Effect.interruptible(Deferred.await(exited)),
+              spec.closeGraceMillis ?? DEFAULT_CLOSE_GRACE_MILLIS
+            )
+            if (Option.isNone(graceful)) {
+              yield* Effect.logDebug("CLI still running after stdin closed: SIGTERM").pipe(Effect.annotateLogs({ pid }))
+              yield* terminate
+            }
+          }
+          // whatever the CLI left behind in its process group (tool subprocesses)
+          yield* signal(pid, "SIGKILL", status !== undefined)
+          // and outside it (own process groups, re-parented to init)
+          if (marker !== undefined) {
+            yield* Reaper.reap({
+              markerName: marker.name,
+              found: exitNumber === undefined ? Reaper.marked(marker.name) : scans.markedSince(marker.name, exitNumber),
+              known: tools,
+              graceMillis: toolsHadGrace ? 0 : killGraceMillis
+            })
+          }
+        }).pipe(Effect.uninterruptible)
+      )
+
+      const afterStdout = Effect.gen(function*() {
+        const s = yield* Deferred.await(exited)
+        yield* liveAwaitBounded(stderrFiber, STDERR_DRAIN_MILLIS)
+        if (s.code !== 0) return yield* Effect.fail(processExited(s))
+      })
+
+      // Frames are parsed by whoever pulls them, one stdout read at a time: parsed objects never wait inside stream
+      // machinery (see docs/PERFORMANCE.md, P1).
+      const pull: Effect.Effect<FramePull, never, Scope.Scope> = Effect.map(
+        Stream.toPull(proc.stdout.pipe(Stream.catchAll(() => Stream.empty))),
+        (raw): FramePull => {
+          const framer = makeLineFramer(spec.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES)
+          const finish: FramePull = Effect.zipRight(
+            Effect.mapError(afterStdout, Option.some),
+            Effect.fail(Option.none())
+          )
+          let ended = false
+          const onEnd = (): FramePull => {
+            ended = true
+            const out: Array<Message.Frame> = []
+            framer.end(out)
+            return out.length > 0 ? Effect.succeed(Chunk.unsafeFromArray(out)) : finish
+          }
+          const onChunk = (chunk: Chunk.Chunk<Uint8Array>): FramePull => {
+            const out: Array<Message.Frame> = []
+            for (const piece of chunk) framer.push(piece, out)
+            return out.length > 0 ? Effect.succeed(Chunk.unsafeFromArray(out)) : next
+          }
+          const read: FramePull = Effect.matchEffect(raw, { onFailure: onEnd, onSuccess: onChunk })
+          const next: FramePull = Effect.suspend(() => (ended ? finish : read))
+          return next
+        }
+      )
+
+      const connection: Connection = Conn.make({
+        pid: Option.some(pid),
+        command: [cli.command, ...args],
+        pull,
+        unsafeSend: (message) => {
+          // the caller's own end of input wins over an exit that may have followed it
+          if (inputEnded) return new InputClosed({ reason: "InputEnded" })
+          if (status !== undefined) return processExited(status)
+          input.unsafeOffer(Buffer.from(JSON.stringify(message) + "\n", "utf8"))
+          return undefined
+        },
+        endInput: Effect.suspend(() => {
+          inputEnded = true
+          return Effect.asVoid(input.end)
+        }),
+        awaitExit: Deferred.await(exited),
+        exitStatus: Effect.sync(() => Option.fromNullable(status)),
+        stderrTail: Effect.sync(() => stderr.tail()),
+        kill: Effect.suspend(() => (status !== undefined ? Effect.void : terminate)).pipe(Effect.uninterruptible)
+      })
+      return connection
+    })
+
+  return { open }
+})
