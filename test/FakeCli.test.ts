@@ -212,7 +212,7 @@ describe("the fake CLI program", () => {
   it("is plain JavaScript next to the kit, run by Node as it is: no TypeScript loader, no transpiled copy", () => {
     const program = FakeCli.executable()
     expect(program.executableArgs).toEqual([])
-    expect(path.dirname(program.executable)).toBe(path.resolve(import.meta.dirname, "..", "src", "internal"))
+    expect(path.dirname(program.executable)).toBe(path.resolve(import.meta.dirname, "..", "src", "internal", "testing"))
     expect(path.basename(program.executable)).toBe("fakeCliMain.js")
     // only Node built-ins at run time (type imports live in JSDoc comments)
     const imports = [...fs.readFileSync(program.executable, "utf8").matchAll(/^import .* from "([^"]+)"/gm)]

@@ -79,8 +79,6 @@ export interface Owned extends ControlProtocol {
    * all it waits for, or has to stop. SDK messages the CLI writes later are dropped.
    */
   readonly endMessages: Effect.Effect<void>
-  /** How many frames (of any kind) the CLI has written so far: a cheap activity counter. */
-  readonly framesReceived: () => number
 }
 
 /**
@@ -130,7 +128,6 @@ export const make = (
     const pending = new Map<string, Pending>()
     const prefix = Math.random().toString(36).slice(2, 8)
     let counter = 0
-    let frames = 0
     // why the protocol ended, made when first needed (on a clean exit no one asks, and a tagged error is not free)
     let terminated: (() => ProcessExited | InputClosed) | undefined
     // the caller ended stdin: later requests fail with `InputClosed`, even once the CLI has exited
@@ -273,7 +270,6 @@ export const make = (
     const handleFrames = (batch: ReadonlyArray<Message.Frame>, from: number): Effect.Effect<void> | undefined => {
       for (let i = from; i < batch.length; i++) {
         const frame = batch[i]!
-        frames++
         let step: Effect.Effect<void> | undefined
         switch (frame.type) {
           case "control_response":
@@ -438,7 +434,6 @@ export const make = (
       endMessages: Effect.asVoid(out.end),
       pendingCount: Effect.sync(() => pending.size),
       inFlightCount: Effect.map(FiberMap.size(inbound), (n) => n + callbacks.length),
-      framesReceived: () => frames,
       connection
     }
   })
