@@ -114,43 +114,172 @@ const describeError = (error: unknown): string => {
 
 const defectMessage = (cause: Cause.Cause<unknown>): string => describeError(Cause.squash(cause))
 
-/** @internal */
-export const make = (
-  connection: Transport.Connection,
-  options: OwnerOptions = {}
-): Effect.Effect<Owned, never, Scope.Scope> =>
-  Effect.gen(function*() {
-    const handlers: ReadonlyMap<string, InboundHandler> = options.handlers ?? new Map()
-    const defaultTimeout = options.requestTimeout === undefined
-      ? DEFAULT_TIMEOUT
-      : toDuration(options.requestTimeout)
-    const onMessage = options.onMessage
-    const pending = new Map<string, Pending>()
-    const prefix = Math.random().toString(36).slice(2, 8)
-    let counter = 0
-    // why the protocol ended, made when first needed (on a clean exit no one asks, and a tagged error is not free)
-    let terminated: (() => ProcessExited | InputClosed) | undefined
-    // the caller ended stdin: later requests fail with `InputClosed`, even once the CLI has exited
-    let inputEnded = false
+/**
+ * Our requests to the CLI: one `Deferred` per request id in `pending`, settled by the reader through `resolve`,
+ * bounded by `Effect.timeoutFail` and cancelled on the wire on timeout or interruption.
+ */
+interface Outbound extends Pick<ControlProtocol, "request" | "send" | "endInput" | "pendingCount"> {
+  readonly begin: Owned["begin"]
+  /** Settles the pending request a response answers: synchronous, unless the id is unknown (then it logs). */
+  readonly resolve: (frame: Message.ControlResponse) => Effect.Effect<void> | undefined
+  /**
+   * Ends the protocol: every pending request fails with `reason` (made when first needed), and so does every later
+   * one. The first reason stays.
+   */
+  readonly terminate: (reason: () => ProcessExited | InputClosed) => Effect.Effect<void>
+}
 
-    // the one buffer of SDK messages: `messages`, `takeMessages` and `endMessages` all read it
-    const out = yield* Mailbox.make<Message.SdkMessage, ProcessExited>(options.bufferSize ?? DEFAULT_BUFFER)
-    const inbound = yield* FiberMap.make<string>()
+const makeOutbound = (connection: Transport.Connection, options: Options): Outbound => {
+  const defaultTimeout = options.requestTimeout === undefined
+    ? DEFAULT_TIMEOUT
+    : toDuration(options.requestTimeout)
+  const pending = new Map<string, Pending>()
+  const prefix = Math.random().toString(36).slice(2, 8)
+  let counter = 0
+  // why the protocol ended, made when first needed (on a clean exit no one asks, and a tagged error is not free)
+  let terminated: (() => ProcessExited | InputClosed) | undefined
+  // the caller ended stdin: later requests fail with `InputClosed`, even once the CLI has exited
+  let inputEnded = false
 
-    const terminate = (reason: () => ProcessExited | InputClosed) =>
-      Effect.suspend(() => {
-        let error: ProcessExited | InputClosed | undefined
-        const made = () => (error ??= reason())
-        terminated ??= made
-        if (pending.size === 0) return Effect.void
-        const entries = [...pending.values()]
-        pending.clear()
-        return Effect.forEach(entries, (entry) => Deferred.fail(entry.deferred, made()), { discard: true })
-      })
+  const terminate = (reason: () => ProcessExited | InputClosed) =>
+    Effect.suspend(() => {
+      let error: ProcessExited | InputClosed | undefined
+      const made = () => (error ??= reason())
+      terminated ??= made
+      if (pending.size === 0) return Effect.void
+      const entries = [...pending.values()]
+      pending.clear()
+      return Effect.forEach(entries, (entry) => Deferred.fail(entry.deferred, made()), { discard: true })
+    })
 
-    yield* Effect.addFinalizer(() =>
-      Effect.zipRight(terminate(() => new InputClosed({ reason: "SessionClosed" })), Effect.asVoid(out.end))
+  const resolve = (frame: Message.ControlResponse): Effect.Effect<void> | undefined => {
+    const body = frame.response
+    const entry = pending.get(body.request_id)
+    if (entry === undefined) {
+      return Effect.logDebug("control_response for an unknown request id was ignored").pipe(
+        Effect.annotateLogs({ requestId: body.request_id })
+      )
+    }
+    pending.delete(body.request_id)
+    Deferred.unsafeDone(
+      entry.deferred,
+      body.subtype === "success"
+        ? Exit.succeed(body.response)
+        : Exit.fail(
+          new ControlError({
+            subtype: entry.subtype,
+            description: body.error,
+            ...(body.error_code !== undefined ? { errorCode: body.error_code } : {})
+          })
+        )
     )
+    return undefined
+  }
+
+  // best effort: a CLI gone already needs no cancel
+  const cancel = (requestId: string) =>
+    Effect.sync(() => {
+      connection.unsafeSend({ type: "control_cancel_request", request_id: requestId })
+    })
+
+  const begin = (
+    subtype: string,
+    payload?: Readonly<Record<string, unknown>>,
+    requestOptions?: RequestOptions
+  ): Effect.Effect<Effect.Effect<unknown, RequestError>, RequestError> =>
+    Effect.suspend(() => {
+      if (terminated !== undefined) {
+        // the caller's own end of input wins over the exit that may have followed it
+        return Effect.fail(inputEnded ? new InputClosed({ reason: "InputEnded" }) : terminated())
+      }
+      const requestId = `req_${++counter}_${prefix}`
+      const timeout = requestOptions?.timeout === undefined
+        ? defaultTimeout
+        : toDuration(requestOptions.timeout)
+      const deferred = Deferred.unsafeMake<unknown, RequestError>(FiberId.none)
+      pending.set(requestId, { subtype, deferred })
+      const awaited = Deferred.await(deferred)
+      const bounded: Effect.Effect<unknown, RequestError> = Duration.isFinite(timeout)
+        ? Effect.timeoutFail(awaited, {
+          duration: timeout,
+          onTimeout: () => new ControlTimeout({ subtype, requestId, timeoutMillis: Duration.toMillis(timeout) })
+        })
+        : awaited
+      const result = bounded.pipe(
+        Effect.onExit((exit) => {
+          pending.delete(requestId)
+          if (Exit.isSuccess(exit)) return Effect.void
+          const failure = Cause.failureOption(exit.cause)
+          const timedOut = failure._tag === "Some" && failure.value._tag === "ControlTimeout"
+          return timedOut || Cause.isInterruptedOnly(exit.cause) ? cancel(requestId) : Effect.void
+        })
+      )
+      let error: ProcessExited | InputClosed | undefined
+      try {
+        error = connection.unsafeSend({
+          type: "control_request",
+          request_id: requestId,
+          request: { ...payload, subtype }
+        })
+      } catch (defect) {
+        // a payload that cannot be written (a BigInt, a cycle): nothing was sent, nothing stays pending
+        pending.delete(requestId)
+        return Effect.die(defect)
+      }
+      if (error === undefined) return Effect.succeed(result)
+      pending.delete(requestId)
+      return Effect.fail(error)
+    })
+
+  const request = (
+    subtype: string,
+    payload?: Readonly<Record<string, unknown>>,
+    requestOptions?: RequestOptions
+  ): Effect.Effect<unknown, RequestError> =>
+    // no interruption between the write and the wait: the wait's finalizer is what cancels and forgets the request
+    Effect.uninterruptibleMask((restore) =>
+      Effect.flatMap(begin(subtype, payload, requestOptions), (awaitResponse) => restore(awaitResponse))
+    )
+
+  return {
+    begin,
+    request,
+    resolve,
+    terminate,
+    send: (message) =>
+      Effect.suspend(() => {
+        const error = terminated?.()
+        return error?._tag === "InputClosed" ? Effect.fail(error) : connection.send(message)
+      }),
+    endInput: Effect.suspend(() => {
+      inputEnded = true
+      return connection.endInput
+    }),
+    pendingCount: Effect.sync(() => pending.size)
+  }
+}
+
+/**
+ * The CLI's requests to us: each is dispatched to the handler registered for its subtype, and the CLI always gets an
+ * answer. An `effectHandler` runs on a fiber of its own (in `inbound`, keyed by request id); a `callbackHandler` is
+ * called in place and answers through `unsafeSend`, with no fiber unless it hands back an effect.
+ */
+interface Inbound {
+  /** Dispatches a request: synchronous, unless an effect handler takes it (then the effect forks its fiber). */
+  readonly dispatch: (frame: Message.ControlRequest) => Effect.Effect<void> | undefined
+  /** The CLI cancelled a request: its callback is abandoned (synchronously), or its fiber interrupted. */
+  readonly cancel: (requestId: string) => Effect.Effect<void> | undefined
+  /** Abandons every callback still answering, for the scope's close; handler fibers end with their `FiberMap`. */
+  readonly abandonAll: Effect.Effect<void>
+  readonly inFlightCount: Effect.Effect<number>
+}
+
+const makeInbound = (
+  connection: Transport.Connection,
+  handlers: ReadonlyMap<string, InboundHandler>
+): Effect.Effect<Inbound, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const inbound = yield* FiberMap.make<string>()
 
     // the CLI always gets an answer: a response that cannot be written (a BigInt, a cycle) becomes an error one
     const answer = (message: Message.ControlResponse): void => {
@@ -186,11 +315,6 @@ export const make = (
       callbacks.splice(index, 1)
       return true
     }
-    yield* Effect.addFinalizer(() =>
-      Effect.sync(() => {
-        for (const entry of callbacks.splice(0)) entry.abandon()
-      })
-    )
 
     const dispatchCallback = (handler: CallbackHandler, frame: Message.ControlRequest): void => {
       const requestId = frame.request_id
@@ -229,7 +353,7 @@ export const make = (
       return Effect.asVoid(FiberMap.run(inbound, requestId, run))
     }
 
-    const cancelInbound = (requestId: string): Effect.Effect<void> | undefined => {
+    const cancel = (requestId: string): Effect.Effect<void> | undefined => {
       const entry = callbacks.find((c) => c.requestId === requestId)
       if (entry === undefined) return FiberMap.remove(inbound, requestId)
       forget(entry)
@@ -237,169 +361,37 @@ export const make = (
       return undefined
     }
 
-    /** Settles the pending request a response answers: synchronous, unless the id is unknown (then it logs). */
-    const resolve = (frame: Message.ControlResponse): Effect.Effect<void> | undefined => {
-      const body = frame.response
-      const entry = pending.get(body.request_id)
-      if (entry === undefined) {
-        return Effect.logDebug("control_response for an unknown request id was ignored").pipe(
-          Effect.annotateLogs({ requestId: body.request_id })
-        )
-      }
-      pending.delete(body.request_id)
-      Deferred.unsafeDone(
-        entry.deferred,
-        body.subtype === "success"
-          ? Exit.succeed(body.response)
-          : Exit.fail(
-            new ControlError({
-              subtype: entry.subtype,
-              description: body.error,
-              ...(body.error_code !== undefined ? { errorCode: body.error_code } : {})
-            })
-          )
-      )
-      return undefined
+    return {
+      dispatch,
+      cancel,
+      abandonAll: Effect.sync(() => {
+        for (const entry of callbacks.splice(0)) entry.abandon()
+      }),
+      inFlightCount: Effect.map(FiberMap.size(inbound), (n) => n + callbacks.length)
     }
+  })
 
-    /**
-     * Routes frames in order, synchronously as far as possible: SDK messages go straight into the buffer, responses
-     * settle their request; an effect is built only for what needs one (inbound requests, cancels, a full buffer),
-     * and the rest of the frames follow it. Returns `undefined` when everything was handled synchronously.
-     */
-    const handleFrames = (batch: ReadonlyArray<Message.Frame>, from: number): Effect.Effect<void> | undefined => {
-      for (let i = from; i < batch.length; i++) {
-        const frame = batch[i]!
-        let step: Effect.Effect<void> | undefined
-        switch (frame.type) {
-          case "control_response":
-            step = resolve(frame)
-            break
-          case "control_request":
-            step = dispatch(frame)
-            break
-          case "control_cancel_request":
-            step = cancelInbound(frame.request_id)
-            break
-          case "keep_alive":
-            break
-          default:
-            if ((onMessage === undefined || onMessage(frame)) && !out.unsafeOffer(frame)) {
-              // the buffer is full (backpressure: wait for the consumer) or closed (then this returns at once)
-              step = Effect.asVoid(out.offer(frame))
-            }
-        }
-        if (step !== undefined) {
-          if (i + 1 === batch.length) return step
-          const next = i + 1
-          return Effect.flatMap(step, () => handleFrames(batch, next) ?? Effect.void)
-        }
-      }
-      return undefined
-    }
+/**
+ * The one buffer of SDK messages (a `Mailbox`) and its consumer's side: `messages`, `takeMessages`, `pullMessages`
+ * and `endMessages` all read it; the reader offers into `mailbox`.
+ */
+interface MessageBuffer extends Pick<Owned, "takeMessages" | "pullMessages" | "endMessages"> {
+  readonly mailbox: Mailbox.Mailbox<Message.SdkMessage, ProcessExited>
+  /** Whether the buffer holds `SOFT_LIMIT` messages or more: then the reader waits with `awaitConsumer`. */
+  readonly backlogged: () => boolean
+  /** Resumes when the consumer next takes messages, or after `CONSUMER_WAIT`. */
+  readonly awaitConsumer: Effect.Effect<void>
+}
 
+const makeMessageBuffer = (bufferSize: number): Effect.Effect<MessageBuffer> =>
+  Effect.map(Mailbox.make<Message.SdkMessage, ProcessExited>(bufferSize), (out) => {
     // the consumer took messages: a reader waiting past the soft limit goes on (see SOFT_LIMIT)
     const consumed = makeWakeup(CONSUMER_WAIT)
-    const softLimit = Math.min(SOFT_LIMIT, options.bufferSize ?? DEFAULT_BUFFER)
-    const backlog = (): number => {
+    const softLimit = Math.min(SOFT_LIMIT, bufferSize)
+    const backlogged = (): boolean => {
       const size = out.unsafeSize()
-      return size._tag === "Some" ? size.value : 0
+      return (size._tag === "Some" ? size.value : 0) >= softLimit
     }
-    const awaitConsumer = consumed.wait
-
-    // the one reader of the connection: a batch of frames per stdout read, routed synchronously where it can be
-    const readFrames: Effect.Effect<void, ProcessExited, Scope.Scope> = Effect.flatMap(connection.pull, (pull) => {
-      const onFrames = (chunk: Chunk.Chunk<Message.Frame>): Effect.Effect<void, Option.Option<ProcessExited>> => {
-        const rest = handleFrames(Chunk.toReadonlyArray(chunk), 0)
-        const next = backlog() >= softLimit ? Effect.zipRight(awaitConsumer, loop) : loop
-        return rest === undefined ? next : Effect.zipRight(rest, next)
-      }
-      const loop: Effect.Effect<void, Option.Option<ProcessExited>> = Effect.flatMap(pull, onFrames)
-      return Effect.catchAll(loop, (end) => (end._tag === "None" ? Effect.void : Effect.fail(end.value)))
-    })
-
-    yield* readFrames.pipe(
-      Effect.exit,
-      Effect.flatMap((exit) =>
-        Effect.gen(function*() {
-          if (Exit.isSuccess(exit)) {
-            const stderrTail = yield* connection.stderrTail
-            yield* terminate(() => new ProcessExited({ code: 0, signal: null, stderrTail }))
-          } else {
-            const failure = Cause.failureOption(exit.cause)
-            if (failure._tag === "Some") yield* terminate(() => failure.value)
-          }
-          yield* out.done(Exit.isSuccess(exit) ? Exit.void : Exit.failCause(exit.cause))
-        })
-      ),
-      Effect.scoped,
-      Effect.forkScoped
-    )
-
-    // best effort: a CLI gone already needs no cancel
-    const cancel = (requestId: string) =>
-      Effect.sync(() => {
-        connection.unsafeSend({ type: "control_cancel_request", request_id: requestId })
-      })
-
-    const begin = (
-      subtype: string,
-      payload?: Readonly<Record<string, unknown>>,
-      requestOptions?: RequestOptions
-    ): Effect.Effect<Effect.Effect<unknown, RequestError>, RequestError> =>
-      Effect.suspend(() => {
-        if (terminated !== undefined) {
-          // the caller's own end of input wins over the exit that may have followed it
-          return Effect.fail(inputEnded ? new InputClosed({ reason: "InputEnded" }) : terminated())
-        }
-        const requestId = `req_${++counter}_${prefix}`
-        const timeout = requestOptions?.timeout === undefined
-          ? defaultTimeout
-          : toDuration(requestOptions.timeout)
-        const deferred = Deferred.unsafeMake<unknown, RequestError>(FiberId.none)
-        pending.set(requestId, { subtype, deferred })
-        const awaited = Deferred.await(deferred)
-        const bounded: Effect.Effect<unknown, RequestError> = Duration.isFinite(timeout)
-          ? Effect.timeoutFail(awaited, {
-            duration: timeout,
-            onTimeout: () => new ControlTimeout({ subtype, requestId, timeoutMillis: Duration.toMillis(timeout) })
-          })
-          : awaited
-        const result = bounded.pipe(
-          Effect.onExit((exit) => {
-            pending.delete(requestId)
-            if (Exit.isSuccess(exit)) return Effect.void
-            const failure = Cause.failureOption(exit.cause)
-            const timedOut = failure._tag === "Some" && failure.value._tag === "ControlTimeout"
-            return timedOut || Cause.isInterruptedOnly(exit.cause) ? cancel(requestId) : Effect.void
-          })
-        )
-        let error: ProcessExited | InputClosed | undefined
-        try {
-          error = connection.unsafeSend({
-            type: "control_request",
-            request_id: requestId,
-            request: { ...payload, subtype }
-          })
-        } catch (defect) {
-          // a payload that cannot be written (a BigInt, a cycle): nothing was sent, nothing stays pending
-          pending.delete(requestId)
-          return Effect.die(defect)
-        }
-        if (error === undefined) return Effect.succeed(result)
-        pending.delete(requestId)
-        return Effect.fail(error)
-      })
-
-    const request = (
-      subtype: string,
-      payload?: Readonly<Record<string, unknown>>,
-      requestOptions?: RequestOptions
-    ): Effect.Effect<unknown, RequestError> =>
-      // no interruption between the write and the wait: the wait's finalizer is what cancels and forgets the request
-      Effect.uninterruptibleMask((restore) =>
-        Effect.flatMap(begin(subtype, payload, requestOptions), (awaitResponse) => restore(awaitResponse))
-      )
 
     const takeMessages = Effect.tap(out.takeAll, () => consumed.wake())
     let messagesEnded = false
@@ -417,23 +409,124 @@ export const make = (
       })
 
     return {
-      request,
-      begin,
-      send: (message) =>
-        Effect.suspend(() => {
-          const error = terminated?.()
-          return error?._tag === "InputClosed" ? Effect.fail(error) : connection.send(message)
-        }),
-      endInput: Effect.suspend(() => {
-        inputEnded = true
-        return connection.endInput
-      }),
-      messages: Stream.repeatEffectChunkOption(pullMessages),
+      mailbox: out,
+      backlogged,
+      awaitConsumer: consumed.wait,
       takeMessages,
       pullMessages,
-      endMessages: Effect.asVoid(out.end),
-      pendingCount: Effect.sync(() => pending.size),
-      inFlightCount: Effect.map(FiberMap.size(inbound), (n) => n + callbacks.length),
+      endMessages: Effect.asVoid(out.end)
+    }
+  })
+
+/**
+ * The one reader of the connection: a batch of frames per stdout read, routed in order and synchronously where it
+ * can be (SDK messages into the buffer, responses to `outbound`, the CLI's requests and cancels to `inbound`). When
+ * the connection ends, the protocol is terminated with why and the buffer is done with the same exit.
+ */
+const readConnection = (
+  connection: Transport.Connection,
+  onMessage: OwnerOptions["onMessage"],
+  outbound: Outbound,
+  inbound: Inbound,
+  buffer: MessageBuffer
+): Effect.Effect<void> => {
+  const { resolve, terminate } = outbound
+  const { cancel, dispatch } = inbound
+  const { awaitConsumer, backlogged } = buffer
+  const out = buffer.mailbox
+
+  /**
+   * Routes frames in order, synchronously as far as possible: SDK messages go straight into the buffer, responses
+   * settle their request; an effect is built only for what needs one (inbound requests, cancels, a full buffer),
+   * and the rest of the frames follow it. Returns `undefined` when everything was handled synchronously.
+   */
+  const handleFrames = (batch: ReadonlyArray<Message.Frame>, from: number): Effect.Effect<void> | undefined => {
+    for (let i = from; i < batch.length; i++) {
+      const frame = batch[i]!
+      let step: Effect.Effect<void> | undefined
+      switch (frame.type) {
+        case "control_response":
+          step = resolve(frame)
+          break
+        case "control_request":
+          step = dispatch(frame)
+          break
+        case "control_cancel_request":
+          step = cancel(frame.request_id)
+          break
+        case "keep_alive":
+          break
+        default:
+          if ((onMessage === undefined || onMessage(frame)) && !out.unsafeOffer(frame)) {
+            // the buffer is full (backpressure: wait for the consumer) or closed (then this returns at once)
+            step = Effect.asVoid(out.offer(frame))
+          }
+      }
+      if (step !== undefined) {
+        if (i + 1 === batch.length) return step
+        const next = i + 1
+        return Effect.flatMap(step, () => handleFrames(batch, next) ?? Effect.void)
+      }
+    }
+    return undefined
+  }
+
+  const readFrames: Effect.Effect<void, ProcessExited, Scope.Scope> = Effect.flatMap(connection.pull, (pull) => {
+    const onFrames = (chunk: Chunk.Chunk<Message.Frame>): Effect.Effect<void, Option.Option<ProcessExited>> => {
+      const rest = handleFrames(Chunk.toReadonlyArray(chunk), 0)
+      const next = backlogged() ? Effect.zipRight(awaitConsumer, loop) : loop
+      return rest === undefined ? next : Effect.zipRight(rest, next)
+    }
+    const loop: Effect.Effect<void, Option.Option<ProcessExited>> = Effect.flatMap(pull, onFrames)
+    return Effect.catchAll(loop, (end) => (end._tag === "None" ? Effect.void : Effect.fail(end.value)))
+  })
+
+  return readFrames.pipe(
+    Effect.exit,
+    Effect.flatMap((exit) =>
+      Effect.gen(function*() {
+        if (Exit.isSuccess(exit)) {
+          const stderrTail = yield* connection.stderrTail
+          yield* terminate(() => new ProcessExited({ code: 0, signal: null, stderrTail }))
+        } else {
+          const failure = Cause.failureOption(exit.cause)
+          if (failure._tag === "Some") yield* terminate(() => failure.value)
+        }
+        yield* out.done(Exit.isSuccess(exit) ? Exit.void : Exit.failCause(exit.cause))
+      })
+    ),
+    Effect.scoped
+  )
+}
+
+/** @internal */
+export const make = (
+  connection: Transport.Connection,
+  options: OwnerOptions = {}
+): Effect.Effect<Owned, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const outbound = makeOutbound(connection, options)
+    const buffer = yield* makeMessageBuffer(options.bufferSize ?? DEFAULT_BUFFER)
+    const inbound = yield* makeInbound(connection, options.handlers ?? new Map())
+    // Finalizers run in reverse: on close the reader stops, the callbacks still answering are abandoned, pending
+    // requests fail and the buffer ends, and last the handler fibers are interrupted (the `FiberMap` in `inbound`).
+    yield* Effect.addFinalizer(() =>
+      Effect.zipRight(outbound.terminate(() => new InputClosed({ reason: "SessionClosed" })), buffer.endMessages)
+    )
+    yield* Effect.addFinalizer(() => inbound.abandonAll)
+    yield* Effect.forkScoped(readConnection(connection, options.onMessage, outbound, inbound, buffer))
+
+    return {
+      request: outbound.request,
+      begin: outbound.begin,
+      send: outbound.send,
+      endInput: outbound.endInput,
+      messages: Stream.repeatEffectChunkOption(buffer.pullMessages),
+      takeMessages: buffer.takeMessages,
+      pullMessages: buffer.pullMessages,
+      endMessages: buffer.endMessages,
+      pendingCount: outbound.pendingCount,
+      inFlightCount: inbound.inFlightCount,
       connection
     }
   })

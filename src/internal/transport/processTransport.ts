@@ -5,6 +5,7 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
 import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
@@ -17,7 +18,7 @@ import {
   SpawnFailed,
   type VersionIncompatible
 } from "../../AgentError.js"
-import { CliResolver } from "../../CliResolver.js"
+import { CliResolver, type Service as CliResolverService } from "../../CliResolver.js"
 import type * as Message from "../../Message.js"
 import type { Connection, ExitStatus, FramePull, LaunchSpec } from "../../Transport.js"
 import { removeStaleDirs } from "./argv.js"
@@ -26,7 +27,7 @@ import * as Conn from "./connection.js"
 import { DEFAULT_MAX_LINE_BYTES, makeLineFramer } from "./framing.js"
 import { liveAwaitBounded, liveTimeout } from "./liveTimer.js"
 import * as Reaper from "./reaper.js"
-import { makeStderrTail } from "./stderrTail.js"
+import { makeStderrTail, type StderrTail } from "./stderrTail.js"
 import { SUPPORTED_CLI_VERSIONS } from "./version.js"
 
 /** @internal */
@@ -75,6 +76,215 @@ const signal = (pid: number, sig: NodeJS.Signals, reaped = false) =>
     }
   })
 
+/** A working directory that does not exist is the caller's mistake, told before anything is spawned. */
+const checkCwd = (fs: FileSystem.FileSystem, cwd: string): Effect.Effect<void, InvalidOptions> =>
+  fs.stat(cwd).pipe(
+    Effect.mapError((error) =>
+      new InvalidOptions({
+        option: "cwd",
+        description: error._tag === "SystemError" && error.reason === "NotFound"
+          ? `${cwd} does not exist`
+          : `${cwd} cannot be used: ${error.message}`
+      })
+    ),
+    Effect.flatMap((info) =>
+      info.type === "Directory"
+        ? Effect.void
+        : Effect.fail(new InvalidOptions({ option: "cwd", description: `${cwd} is not a directory` }))
+    )
+  )
+
+type Marker = ReturnType<typeof Reaper.makeMarker>
+
+/** A started CLI: its process, its command line, and the marker its descendants inherit (when they are reaped). */
+interface Launched {
+  readonly proc: CommandExecutor.Process
+  readonly command: ReadonlyArray<string>
+  readonly marker: Marker | undefined
+}
+
+/**
+ * Starts the CLI `spec` describes, in the scope: its environment (with the reaper's marker), the executable the
+ * resolver finds and accepts, its arguments and working directory.
+ */
+const launch = (
+  executor: CommandExecutor.CommandExecutor,
+  resolver: CliResolverService,
+  spec: LaunchSpec
+): Effect.Effect<Launched, CliNotFound | SpawnFailed | VersionIncompatible, Scope.Scope> =>
+  Effect.gen(function*() {
+    const base = commandEnv({ parent: process.env, env: spec.env, mode: spec.envMode, keep: spec.keepEnv })
+    // every process the CLI starts inherits the marker, which finds it at close wherever it went
+    const marker = Reaper.supported && spec.reapToolProcesses !== false ? Reaper.makeMarker() : undefined
+    const env = marker === undefined ? base.env : { ...base.env, [marker.name]: marker.value }
+    // the two variables the lookup reads, as the caller's overlay on the parent's environment would give them (no
+    // copy of the whole of `process.env`: docs/PERFORMANCE.md, P3)
+    const lookup = (name: string) => spec.env !== undefined && name in spec.env ? spec.env[name] : process.env[name]
+    const cli = yield* resolver.resolve({
+      explicit: spec.executable,
+      env: { CLAUDE_CLI_PATH: lookup("CLAUDE_CLI_PATH"), PATH: lookup("PATH") },
+      executableArgs: spec.executableArgs
+    })
+    yield* resolver.checkVersion(cli, spec.cliVersions ?? SUPPORTED_CLI_VERSIONS)
+    const args = [...cli.prefixArgs, ...BASE_ARGS, ...spec.args]
+    let command = Command.make(cli.command, ...args).pipe(Command.env(env, { extendEnv: base.extend }))
+    if (spec.cwd !== undefined) command = Command.workingDirectory(command, spec.cwd)
+
+    const proc = yield* executor.start(command).pipe(
+      Effect.mapError((error) => new SpawnFailed({ command: cli.command, description: errorText(error), cause: error }))
+    )
+    return { proc, command: [cli.command, ...args], marker }
+  })
+
+/** How the CLI exited: its exit code, or the signal that ended it (as the executor's error names it). */
+const exitStatusOf = (proc: CommandExecutor.Process): Effect.Effect<ExitStatus> =>
+  proc.exitCode.pipe(
+    Effect.map((code): ExitStatus => ({ code, signal: null })),
+    Effect.catchAll((error) => {
+      const match = /signal:?\s*(SIG[A-Z0-9]+)/.exec(errorText(error))
+      return Effect.succeed<ExitStatus>({ code: null, signal: match?.[1] ?? "unknown" })
+    })
+  )
+
+/**
+ * Forks the reader of stderr into `stderr`: pulled chunk by chunk, as stdout is (docs/PERFORMANCE.md, P4); a stderr
+ * that fails just ends.
+ */
+const drainStderr = (
+  source: CommandExecutor.Process["stderr"],
+  stderr: StderrTail
+): Effect.Effect<Fiber.RuntimeFiber<void>, never, Scope.Scope> =>
+  Stream.toPull(source).pipe(
+    Effect.flatMap((pull) => {
+      const loop: Effect.Effect<void> = Effect.matchEffect(pull, {
+        onFailure: () => Effect.void,
+        onSuccess: (chunk) => {
+          for (const piece of chunk) stderr.push(piece)
+          return loop
+        }
+      })
+      return loop
+    }),
+    Effect.scoped,
+    Effect.forkScoped
+  )
+
+/**
+ * The connection's `pull`: frames are parsed by whoever pulls them, one stdout read at a time, so parsed objects never
+ * wait inside stream machinery (see docs/PERFORMANCE.md, P1). Once stdout has ended and its last line is out, the
+ * pull ends as `afterStdout` says (a failure for a CLI that exited with an error).
+ */
+const makeFramePull = (
+  stdout: CommandExecutor.Process["stdout"],
+  maxLineBytes: number,
+  afterStdout: Effect.Effect<void, ProcessExited>
+): Effect.Effect<FramePull, never, Scope.Scope> =>
+  Effect.map(
+    Stream.toPull(stdout.pipe(Stream.catchAll(() => Stream.empty))),
+    (raw): FramePull => {
+      const framer = makeLineFramer(maxLineBytes)
+      const finish: FramePull = Effect.zipRight(
+        Effect.mapError(afterStdout, Option.some),
+        Effect.fail(Option.none())
+      )
+      let ended = false
+      const onEnd = (): FramePull => {
+        ended = true
+        const out: Array<Message.Frame> = []
+        framer.end(out)
+        return out.length > 0 ? Effect.succeed(Chunk.unsafeFromArray(out)) : finish
+      }
+      const onChunk = (chunk: Chunk.Chunk<Uint8Array>): FramePull => {
+        const out: Array<Message.Frame> = []
+        for (const piece of chunk) framer.push(piece, out)
+        return out.length > 0 ? Effect.succeed(Chunk.unsafeFromArray(out)) : next
+      }
+      const read: FramePull = Effect.matchEffect(raw, { onFailure: onEnd, onSuccess: onChunk })
+      const next: FramePull = Effect.suspend(() => (ended ? finish : read))
+      return next
+    }
+  )
+
+/** A started CLI as `makeShutdown` sees it; `status` and `exitNumber` stay `undefined` until it has exited. */
+interface Child {
+  readonly pid: number
+  readonly marker: Marker | undefined
+  readonly exited: Deferred.Deferred<ExitStatus>
+  readonly status: () => ExitStatus | undefined
+  /** Which exit of this Transport's CLIs it was (see `Reaper.Scans`). */
+  readonly exitNumber: () => number | undefined
+  readonly endInput: Effect.Effect<void>
+}
+
+/**
+ * Ending the CLI. `terminate` sends SIGTERM to it and its tool processes, then SIGKILL once the kill grace has passed.
+ * `close` is the scope's finalizer: it ends stdin, gives the CLI the close grace to exit by itself, terminates it if
+ * it did not, then kills what it left behind, in its process group and (by marker) outside it.
+ */
+const makeShutdown = (
+  child: Child,
+  scans: Reaper.Scans,
+  spec: LaunchSpec
+): { readonly terminate: Effect.Effect<void>; readonly close: Effect.Effect<void> } => {
+  const { exited, marker, pid } = child
+  const killGraceMillis = spec.killGraceMillis ?? DEFAULT_KILL_GRACE_MILLIS
+  // the CLI's descendants when the SDK had to signal it (those that cleared their environment have no marker);
+  // a CLI that exits by itself had the chance to end its own tools
+  let tools: ReadonlyArray<Reaper.Proc> = []
+  // whether the tool processes were sent SIGTERM a whole kill grace ago already
+  let toolsHadGrace = false
+  const snapshotTools = Effect.sync(() => {
+    if (marker !== undefined && child.status() === undefined) tools = Reaper.union(tools, Reaper.descendants(pid))
+  })
+
+  const terminate = Effect.gen(function*() {
+    yield* snapshotTools
+    yield* signal(pid, "SIGTERM")
+    // tool processes outside the CLI's group get their SIGTERM at the same time
+    if (marker !== undefined) {
+      yield* Effect.sync(() => {
+        tools = Reaper.union(tools, Reaper.marked(marker.name))
+        Reaper.send(tools, "SIGTERM")
+      })
+    }
+    const terminated = yield* liveTimeout(Effect.interruptible(Deferred.await(exited)), killGraceMillis)
+    if (Option.isNone(terminated)) {
+      toolsHadGrace = true
+      yield* Effect.logWarning("CLI ignored SIGTERM: SIGKILL").pipe(Effect.annotateLogs({ pid }))
+      yield* signal(pid, "SIGKILL")
+      yield* liveTimeout(Effect.interruptible(Deferred.await(exited)), REAP_TIMEOUT_MILLIS)
+    }
+  })
+
+  const close = Effect.gen(function*() {
+    yield* child.endInput
+    if (child.status() === undefined) {
+      const graceful = yield* liveTimeout(
+        Effect.interruptible(Deferred.await(exited)),
+        spec.closeGraceMillis ?? DEFAULT_CLOSE_GRACE_MILLIS
+      )
+      if (Option.isNone(graceful)) {
+        yield* Effect.logDebug("CLI still running after stdin closed: SIGTERM").pipe(Effect.annotateLogs({ pid }))
+        yield* terminate
+      }
+    }
+    // whatever the CLI left behind in its process group (tool subprocesses)
+    yield* signal(pid, "SIGKILL", child.status() !== undefined)
+    // and outside it (own process groups, re-parented to init)
+    if (marker !== undefined) {
+      const exitNumber = child.exitNumber()
+      yield* Reaper.reap({
+        markerName: marker.name,
+        found: exitNumber === undefined ? Reaper.marked(marker.name) : scans.markedSince(marker.name, exitNumber),
+        known: tools,
+        graceMillis: toolsHadGrace ? 0 : killGraceMillis
+      })
+    }
+  }).pipe(Effect.uninterruptible)
+
+  return { terminate, close }
+}
+
 /** @internal */
 export const make = Effect.gen(function*() {
   const executor = yield* CommandExecutor.CommandExecutor
@@ -84,52 +294,13 @@ export const make = Effect.gen(function*() {
   const scans = Reaper.makeScans()
   const fs = yield* FileSystem.FileSystem
 
-  /** A working directory that does not exist is the caller's mistake, told before anything is spawned. */
-  const checkCwd = (cwd: string): Effect.Effect<void, InvalidOptions> =>
-    fs.stat(cwd).pipe(
-      Effect.mapError((error) =>
-        new InvalidOptions({
-          option: "cwd",
-          description: error._tag === "SystemError" && error.reason === "NotFound"
-            ? `${cwd} does not exist`
-            : `${cwd} cannot be used: ${error.message}`
-        })
-      ),
-      Effect.flatMap((info) =>
-        info.type === "Directory"
-          ? Effect.void
-          : Effect.fail(new InvalidOptions({ option: "cwd", description: `${cwd} is not a directory` }))
-      )
-    )
-
   const open = (
     spec: LaunchSpec
   ): Effect.Effect<Connection, CliNotFound | SpawnFailed | VersionIncompatible | InvalidOptions, Scope.Scope> =>
     Effect.gen(function*() {
-      if (spec.cwd !== undefined) yield* checkCwd(spec.cwd)
+      if (spec.cwd !== undefined) yield* checkCwd(fs, spec.cwd)
       yield* removeStale
-      const base = commandEnv({ parent: process.env, env: spec.env, mode: spec.envMode, keep: spec.keepEnv })
-      // every process the CLI starts inherits the marker, which finds it at close wherever it went
-      const marker = Reaper.supported && spec.reapToolProcesses !== false ? Reaper.makeMarker() : undefined
-      const env = marker === undefined ? base.env : { ...base.env, [marker.name]: marker.value }
-      // the two variables the lookup reads, as the caller's overlay on the parent's environment would give them (no
-      // copy of the whole of `process.env`: docs/PERFORMANCE.md, P3)
-      const lookup = (name: string) => spec.env !== undefined && name in spec.env ? spec.env[name] : process.env[name]
-      const cli = yield* resolver.resolve({
-        explicit: spec.executable,
-        env: { CLAUDE_CLI_PATH: lookup("CLAUDE_CLI_PATH"), PATH: lookup("PATH") },
-        executableArgs: spec.executableArgs
-      })
-      yield* resolver.checkVersion(cli, spec.cliVersions ?? SUPPORTED_CLI_VERSIONS)
-      const args = [...cli.prefixArgs, ...BASE_ARGS, ...spec.args]
-      let command = Command.make(cli.command, ...args).pipe(Command.env(env, { extendEnv: base.extend }))
-      if (spec.cwd !== undefined) command = Command.workingDirectory(command, spec.cwd)
-
-      const proc = yield* executor.start(command).pipe(
-        Effect.mapError((error) =>
-          new SpawnFailed({ command: cli.command, description: errorText(error), cause: error })
-        )
-      )
+      const { command, marker, proc } = yield* launch(executor, resolver, spec)
       const pid = proc.pid
 
       const stderr = makeStderrTail(spec.stderrTailBytes ?? DEFAULT_STDERR_TAIL_BYTES, spec.onStderr)
@@ -139,36 +310,22 @@ export const make = Effect.gen(function*() {
       let exitNumber: number | undefined
       let inputEnded = false
       const input = yield* Mailbox.make<Uint8Array>()
+      const endInput = Effect.suspend(() => {
+        inputEnded = true
+        return Effect.asVoid(input.end)
+      })
 
       const processExited = (s: ExitStatus) =>
         new ProcessExited({ code: s.code, signal: s.signal, stderrTail: stderr.tail() })
 
+      // the one writer of stdin
       yield* Mailbox.toStream(input).pipe(
         Stream.run(proc.stdin),
         Effect.ignore,
         Effect.forkScoped
       )
-      // stderr is pulled chunk by chunk, as stdout is (docs/PERFORMANCE.md, P4); a stderr that fails just ends
-      const stderrFiber = yield* Stream.toPull(proc.stderr).pipe(
-        Effect.flatMap((pull) => {
-          const loop: Effect.Effect<void> = Effect.matchEffect(pull, {
-            onFailure: () => Effect.void,
-            onSuccess: (chunk) => {
-              for (const piece of chunk) stderr.push(piece)
-              return loop
-            }
-          })
-          return loop
-        }),
-        Effect.scoped,
-        Effect.forkScoped
-      )
-      yield* proc.exitCode.pipe(
-        Effect.map((code): ExitStatus => ({ code, signal: null })),
-        Effect.catchAll((error) => {
-          const match = /signal:?\s*(SIG[A-Z0-9]+)/.exec(errorText(error))
-          return Effect.succeed<ExitStatus>({ code: null, signal: match?.[1] ?? "unknown" })
-        }),
+      const stderrFiber = yield* drainStderr(proc.stderr, stderr)
+      yield* exitStatusOf(proc).pipe(
         Effect.tap((s) =>
           Effect.sync(() => {
             status = s
@@ -179,63 +336,20 @@ export const make = Effect.gen(function*() {
         Effect.forkScoped
       )
 
-      const killGraceMillis = spec.killGraceMillis ?? DEFAULT_KILL_GRACE_MILLIS
-      // the CLI's descendants when the SDK had to signal it (those that cleared their environment have no marker);
-      // a CLI that exits by itself had the chance to end its own tools
-      let tools: ReadonlyArray<Reaper.Proc> = []
-      // whether the tool processes were sent SIGTERM a whole kill grace ago already
-      let toolsHadGrace = false
-      const snapshotTools = Effect.sync(() => {
-        if (marker !== undefined && status === undefined) tools = Reaper.union(tools, Reaper.descendants(pid))
-      })
-
-      const terminate = Effect.gen(function*() {
-        yield* snapshotTools
-        yield* signal(pid, "SIGTERM")
-        // tool processes outside the CLI's group get their SIGTERM at the same time
-        if (marker !== undefined) {
-          yield* Effect.sync(() => {
-            tools = Reaper.union(tools, Reaper.marked(marker.name))
-            Reaper.send(tools, "SIGTERM")
-          })
-        }
-        const terminated = yield* liveTimeout(Effect.interruptible(Deferred.await(exited)), killGraceMillis)
-        if (Option.isNone(terminated)) {
-          toolsHadGrace = true
-          yield* Effect.logWarning("CLI ignored SIGTERM: SIGKILL").pipe(Effect.annotateLogs({ pid }))
-          yield* signal(pid, "SIGKILL")
-          yield* liveTimeout(Effect.interruptible(Deferred.await(exited)), REAP_TIMEOUT_MILLIS)
-        }
-      })
-
-      // Registered after everything else in this scope, so it runs first when the scope closes.
-      yield* Effect.addFinalizer(() =>
-        Effect.gen(function*() {
-          inputEnded = true
-          yield* input.end
-          if (status === undefined) {
-            const graceful = yield* liveTimeout(
-              Effect.interruptible(Deferred.await(exited)),
-              spec.closeGraceMillis ?? DEFAULT_CLOSE_GRACE_MILLIS
-            )
-            if (Option.isNone(graceful)) {
-              yield* Effect.logDebug("CLI still running after stdin closed: SIGTERM").pipe(Effect.annotateLogs({ pid }))
-              yield* terminate
-            }
-          }
-          // whatever the CLI left behind in its process group (tool subprocesses)
-          yield* signal(pid, "SIGKILL", status !== undefined)
-          // and outside it (own process groups, re-parented to init)
-          if (marker !== undefined) {
-            yield* Reaper.reap({
-              markerName: marker.name,
-              found: exitNumber === undefined ? Reaper.marked(marker.name) : scans.markedSince(marker.name, exitNumber),
-              known: tools,
-              graceMillis: toolsHadGrace ? 0 : killGraceMillis
-            })
-          }
-        }).pipe(Effect.uninterruptible)
+      const { close, terminate } = makeShutdown(
+        {
+          pid,
+          marker,
+          exited,
+          status: () => status,
+          exitNumber: () => exitNumber,
+          endInput
+        },
+        scans,
+        spec
       )
+      // Registered after everything else in this scope, so it runs first when the scope closes.
+      yield* Effect.addFinalizer(() => close)
 
       const afterStdout = Effect.gen(function*() {
         const s = yield* Deferred.await(exited)
@@ -243,38 +357,10 @@ export const make = Effect.gen(function*() {
         if (s.code !== 0) return yield* Effect.fail(processExited(s))
       })
 
-      // Frames are parsed by whoever pulls them, one stdout read at a time: parsed objects never wait inside stream
-      // machinery (see docs/PERFORMANCE.md, P1).
-      const pull: Effect.Effect<FramePull, never, Scope.Scope> = Effect.map(
-        Stream.toPull(proc.stdout.pipe(Stream.catchAll(() => Stream.empty))),
-        (raw): FramePull => {
-          const framer = makeLineFramer(spec.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES)
-          const finish: FramePull = Effect.zipRight(
-            Effect.mapError(afterStdout, Option.some),
-            Effect.fail(Option.none())
-          )
-          let ended = false
-          const onEnd = (): FramePull => {
-            ended = true
-            const out: Array<Message.Frame> = []
-            framer.end(out)
-            return out.length > 0 ? Effect.succeed(Chunk.unsafeFromArray(out)) : finish
-          }
-          const onChunk = (chunk: Chunk.Chunk<Uint8Array>): FramePull => {
-            const out: Array<Message.Frame> = []
-            for (const piece of chunk) framer.push(piece, out)
-            return out.length > 0 ? Effect.succeed(Chunk.unsafeFromArray(out)) : next
-          }
-          const read: FramePull = Effect.matchEffect(raw, { onFailure: onEnd, onSuccess: onChunk })
-          const next: FramePull = Effect.suspend(() => (ended ? finish : read))
-          return next
-        }
-      )
-
       const connection: Connection = Conn.make({
         pid: Option.some(pid),
-        command: [cli.command, ...args],
-        pull,
+        command,
+        pull: makeFramePull(proc.stdout, spec.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, afterStdout),
         unsafeSend: (message) => {
           // the caller's own end of input wins over an exit that may have followed it
           if (inputEnded) return new InputClosed({ reason: "InputEnded" })
@@ -282,10 +368,7 @@ export const make = Effect.gen(function*() {
           input.unsafeOffer(Buffer.from(JSON.stringify(message) + "\n", "utf8"))
           return undefined
         },
-        endInput: Effect.suspend(() => {
-          inputEnded = true
-          return Effect.asVoid(input.end)
-        }),
+        endInput,
         awaitExit: Deferred.await(exited),
         exitStatus: Effect.sync(() => Option.fromNullable(status)),
         stderrTail: Effect.sync(() => stderr.tail()),
