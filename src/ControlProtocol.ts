@@ -65,6 +65,7 @@ export interface InboundRequest {
  */
 export interface EffectHandler {
   readonly _tag: "EffectHandler"
+  /** Handles the request: its success is the response, its failure the error response. */
   readonly handle: (request: InboundRequest) => Effect.Effect<unknown, HandlerFailure>
 }
 
@@ -76,8 +77,11 @@ export interface EffectHandler {
  * @category models
  */
 export interface Reply {
+  /** Answers with a success response. */
   readonly succeed: (response: unknown) => void
+  /** Answers with an error response carrying `message`. */
   readonly fail: (message: string) => void
+  /** Answers with the outcome of an effect (run on a fiber of its own). */
   readonly run: (effect: Effect.Effect<unknown, HandlerFailure>) => void
 }
 
@@ -92,6 +96,7 @@ export interface Reply {
  */
 export interface CallbackHandler {
   readonly _tag: "CallbackHandler"
+  /** Starts handling `request`, answers through `reply` (now or later), and returns what to do if the request is abandoned. */
   readonly handle: (request: InboundRequest, reply: Reply) => () => void
 }
 
