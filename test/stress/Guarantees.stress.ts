@@ -65,10 +65,11 @@ describe("G2 closing a scope reaps everything", () => {
 describe("G14 many sessions within a cap", () => {
   it.live("G14 200 concurrent sessions with max 8: never more than 8 live CLIs, every prompt answered", () =>
     Effect.gen(function*() {
-      const pool = yield* Layer.build(SessionPool.layer({ maxConcurrent: 8 })).pipe(
-        Effect.map(Context.get(SessionPool.SessionPool)),
-        Effect.provide(NodeClaudeAgent.layer)
+      // the Node layer (its CliResolver is scoped) lives as long as the pool: provided to the layer, not to the build
+      const pool = yield* Layer.build(
+        SessionPool.layer({ maxConcurrent: 8 }).pipe(Layer.provide(NodeClaudeAgent.layer))
       )
+        .pipe(Effect.map(Context.get(SessionPool.SessionPool)))
       let peak = 0
       // process-wide listeners, sampled while the sessions run (a per-session listener shows up only then)
       const events = ["exit", "beforeExit", "SIGINT", "SIGTERM", "SIGHUP", "uncaughtException", "unhandledRejection"]
@@ -108,10 +109,12 @@ describe("G14 many sessions within a cap", () => {
 describe("G15 warm sessions", () => {
   it.live("G15 taking a warm session from the pool: p99 under 10 ms", () =>
     Effect.gen(function*() {
+      // the Node layer (its CliResolver is scoped) lives as long as the pool: provided to the layer, not to the build
       const pool = yield* Layer.build(
-        SessionPool.layer({ maxConcurrent: 4, warm: 2, options: fake(FakeCli.echoScenario) })
-      )
-        .pipe(Effect.map(Context.get(SessionPool.SessionPool)), Effect.provide(NodeClaudeAgent.layer))
+        SessionPool.layer({ maxConcurrent: 4, warm: 2, options: fake(FakeCli.echoScenario) }).pipe(
+          Layer.provide(NodeClaudeAgent.layer)
+        )
+      ).pipe(Effect.map(Context.get(SessionPool.SessionPool)))
       const waitWarm = Effect.gen(function*() {
         while ((yield* pool.stats).warm < 2) yield* Effect.sleep("10 millis")
       })
