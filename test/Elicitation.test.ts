@@ -6,6 +6,7 @@ import * as Logger from "effect/Logger"
 import { type AgentOptions, ClaudeAgent, Elicitation } from "effect-claude-agent"
 import { type ElicitationResult, type OnElicitation, query } from "effect-claude-agent/promise"
 import { ScriptedCli } from "effect-claude-agent/testing"
+import { capturePromiseLogs } from "./support/logs.js"
 
 /** The CLI's `elicitation` request for a form, as the real CLI 2.1.332 sends it (plus a field from the future). */
 const formRequest = {
@@ -175,8 +176,16 @@ describe("Elicitation: onElicitation", () => {
 })
 
 describe("Elicitation: promise API onElicitation", () => {
-  /** A query whose scripted CLI sends `requests` as elicitations and ends the turn with their answers as the result. */
-  const run = async (onElicitation: OnElicitation | undefined, requests: ReadonlyArray<Record<string, unknown>>) => {
+  /**
+   * A query whose scripted CLI sends `requests` as elicitations and ends the turn with their answers as the result;
+   * its warnings must be the `warnings` (see `capturePromiseLogs`).
+   */
+  const run = async (
+    onElicitation: OnElicitation | undefined,
+    requests: ReadonlyArray<Record<string, unknown>>,
+    warnings: ReadonlyArray<RegExp> = []
+  ) => {
+    const logs = capturePromiseLogs(warnings)
     const transport = ScriptedCli.layer((cli) =>
       Effect.gen(function*() {
         yield* cli.expectUser
@@ -187,9 +196,10 @@ describe("Elicitation: promise API onElicitation", () => {
       })
     )
     let result: unknown
-    for await (const message of query({ prompt: "go", options: { transport, onElicitation } })) {
+    for await (const message of query({ prompt: "go", options: { transport, onElicitation, logger: logs.logger } })) {
       if (message.type === "result" && message.subtype === "success") result = JSON.parse(message.result)
     }
+    logs.check()
     return result
   }
 
@@ -224,7 +234,15 @@ describe("Elicitation: promise API onElicitation", () => {
       () => Promise.reject(new Error("rejected")),
       () => Promise.resolve(null)
     ]
-    expect(await run(() => outcomes[calls++]!(), [urlRequest, urlRequest, urlRequest])).toMatchObject(
+    const cancelled = (why: string) =>
+      new RegExp(`^warning Elicitation from auth cancelled: the handler failed: ${why}$`)
+    expect(
+      await run(() => outcomes[calls++]!(), [urlRequest, urlRequest, urlRequest], [
+        cancelled("sync throw"),
+        cancelled("rejected"),
+        cancelled("onElicitation returned no answer")
+      ])
+    ).toMatchObject(
       Array.from({ length: 3 }, () => success({ action: "cancel" }))
     )
     expect(calls).toBe(3)

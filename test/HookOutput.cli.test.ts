@@ -10,7 +10,7 @@ import * as path from "node:path"
 import { type AgentOptions, ClaudeAgent, Hooks, Message, Permissions, type Transport } from "effect-claude-agent"
 import { type PermissionResult, query, type SDKMessage } from "effect-claude-agent/promise"
 import { NodeClaudeAgent, noClaudeLeft, realCli } from "./support/cli.js"
-import { expectLogs } from "./support/logs.js"
+import { capturePromiseLogs, expectLogs } from "./support/logs.js"
 
 const bash = (command: string) => `TOOL Bash ${JSON.stringify({ command, description: "scripted" })}`
 
@@ -74,6 +74,10 @@ describe("malformed hook outputs and permission decisions against the real CLI",
         const { options, cwd } = yield* realCli()
         const answers: ReadonlyArray<unknown> = ["deny", { permissionDecision: "deny", permissionDecisionReason: "no" }]
         const texts: Array<string> = []
+        const logs = capturePromiseLogs([
+          /^warning Hook PreToolUse \(hook_0\) failed: its output is invalid: it is not an object \(got string\)/,
+          /^warning Hook PreToolUse \(hook_0\) failed: its output is invalid: permissionDecision: belongs in hookSpecificOutput/
+        ])
         for (const [i, answer] of answers.entries()) {
           const messages = yield* Effect.promise(async () => {
             const out: Array<SDKMessage> = []
@@ -82,6 +86,7 @@ describe("malformed hook outputs and permission decisions against the real CLI",
                 prompt: bash(`touch garbage-${i}.txt && echo ran`),
                 options: {
                   ...promiseBase(options()),
+                  logger: logs.logger,
                   canUseTool: async (_tool, input) => ({ behavior: "allow", updatedInput: input }),
                   hooks: { PreToolUse: [{ hooks: [(async () => answer) as () => Promise<never>] }] }
                 }
@@ -91,6 +96,7 @@ describe("malformed hook outputs and permission decisions against the real CLI",
           })
           texts.push(outcome(messages))
         }
+        logs.check()
         expect(fs.readdirSync(cwd).filter((f) => f.startsWith("garbage-"))).toEqual([])
         expect(texts[0]).toMatch(/fail closed.*not an object/)
         expect(texts[1]).toMatch(/fail closed.*permissionDecision: belongs in hookSpecificOutput/)
@@ -102,6 +108,9 @@ describe("malformed hook outputs and permission decisions against the real CLI",
     () =>
       Effect.gen(function*() {
         const { options, cwd } = yield* realCli()
+        const logs = capturePromiseLogs([
+          /^warning Permission for Bash denied: the permission handler returned an invalid decision: behavior: Expected "allow" \| "deny", actual "maybe"$/
+        ])
         const messages = yield* Effect.promise(async () => {
           const out: Array<SDKMessage> = []
           for await (
@@ -109,12 +118,14 @@ describe("malformed hook outputs and permission decisions against the real CLI",
               prompt: bash("touch maybe.txt && echo ran"),
               options: {
                 ...promiseBase(options()),
+                logger: logs.logger,
                 canUseTool: async () => ({ behavior: "maybe" }) as unknown as PermissionResult
               }
             })
           ) out.push(m)
           return out
         })
+        logs.check()
         expect(fs.existsSync(path.join(cwd, "maybe.txt"))).toBe(false)
         expect(outcome(messages)).toMatch(
           /fail closed.*invalid decision.*behavior: Expected "allow" \| "deny", actual "maybe"/

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest"
 import * as Effect from "effect/Effect"
 import { type HookJSONOutput, type PermissionResult, query, type SDKMessage } from "effect-claude-agent/promise"
 import { ScriptedCli } from "effect-claude-agent/testing"
+import { capturePromiseLogs } from "./support/logs.js"
 import { malformedDecisions, malformedPreToolUse } from "./support/outputs.js"
 
 const preToolUse = {
@@ -16,11 +17,16 @@ const preToolUse = {
   tool_use_id: "t"
 }
 
-/** Runs a query whose scripted CLI runs `script`; returns the JSON the script's result carried. */
+/**
+ * Runs a query whose scripted CLI runs `script`; returns the JSON the script's result carried. The query's warnings
+ * must be the `warnings` (see `capturePromiseLogs`).
+ */
 const report = async (
   script: (cli: ScriptedCli.ScriptedCli) => Effect.Effect<unknown, ScriptedCli.ScriptError>,
-  options: Parameters<typeof query>[0]["options"]
+  options: Parameters<typeof query>[0]["options"],
+  warnings: ReadonlyArray<RegExp> = []
 ): Promise<unknown> => {
+  const logs = capturePromiseLogs(warnings)
   const transport = ScriptedCli.layer((cli) =>
     Effect.gen(function*() {
       yield* cli.expectUser
@@ -28,7 +34,10 @@ const report = async (
     })
   )
   const messages: Array<SDKMessage> = []
-  for await (const m of query({ prompt: "go", options: { ...options, transport } })) messages.push(m)
+  for await (const m of query({ prompt: "go", options: { ...options, transport, logger: logs.logger } })) {
+    messages.push(m)
+  }
+  logs.check()
   const last = messages.at(-1)
   return JSON.parse(last?.type === "result" && last.subtype === "success" ? last.result : "null")
 }
@@ -51,17 +60,27 @@ describe("promise API: hook outputs are validated against their event's schema",
         }
       }, /JSON/] as const
     ]
-    const answers = await report(callHooks(outputs.length * 2), {
-      hooks: {
-        PreToolUse: [{
-          hooks: outputs.flatMap(([output]) => [
-            async () => output as HookJSONOutput,
-            // plain JavaScript may return the value itself, as `await` allows
-            (() => output) as unknown as () => Promise<HookJSONOutput>
-          ])
-        }]
-      }
-    })
+    const answers = await report(
+      callHooks(outputs.length * 2),
+      {
+        hooks: {
+          PreToolUse: [{
+            hooks: outputs.flatMap(([output]) => [
+              async () => output as HookJSONOutput,
+              // plain JavaScript may return the value itself, as `await` allows
+              (() => output) as unknown as () => Promise<HookJSONOutput>
+            ])
+          }]
+        }
+      },
+      outputs.flatMap(([, why], i) =>
+        [2 * i, 2 * i + 1].map((id) =>
+          new RegExp(
+            `^warning Hook PreToolUse \\(hook_${id}\\) failed: its output is invalid: .*${why.source}.*; answering block$`
+          )
+        )
+      )
+    )
     expect(answers).toEqual(outputs.flatMap(([, why]) => {
       const blocked = {
         hookSpecificOutput: {
@@ -95,7 +114,11 @@ describe("promise API: hook outputs are validated against their event's schema",
             { hooks: [async () => ({ stopReason: 1 }) as unknown as HookJSONOutput], onFailure: "block" }
           ]
         }
-      }
+      },
+      [
+        /^warning Hook Stop \(hook_0\) failed: its output is invalid: continue: .*; answering continue$/,
+        /^warning Hook Stop \(hook_1\) failed: its output is invalid: stopReason: .*; answering block$/
+      ]
     )
     expect(answers).toEqual([{}, { decision: "block", reason: expect.stringMatching(/fail closed.*stopReason/) }])
   })
@@ -139,7 +162,13 @@ describe("promise API: canUseTool decisions are validated", () => {
     let i = 0
     const answers = await report(
       (cli) => Effect.forEach(malformedDecisions, () => cli.canUseTool("Bash", { command: "touch x" })),
-      { canUseTool: async () => malformedDecisions[i++]![0] as PermissionResult }
+      { canUseTool: async () => malformedDecisions[i++]![0] as PermissionResult },
+      // the warning names what is wrong, as the deny does
+      malformedDecisions.map(([, why]) =>
+        new RegExp(
+          `^warning Permission for Bash denied: the permission handler returned an invalid decision: .*${why.source}`
+        )
+      )
     )
     expect(answers).toEqual(malformedDecisions.map(([, why]) => ({
       behavior: "deny",

@@ -24,6 +24,7 @@ import {
   tool
 } from "effect-claude-agent/promise"
 import { FakeCli, ScriptedCli } from "effect-claude-agent/testing"
+import { capturePromiseLogs } from "./support/logs.js"
 import { descendants, isAlive } from "./support/process.js"
 
 const echo: Options = { transport: ScriptedCli.echo }
@@ -314,15 +315,18 @@ describe("promise API (scripted CLI)", () => {
         yield* cli.turn(JSON.stringify(yield* cli.canUseTool("Bash", { command: "x" })))
       })
     )
+    const logs = capturePromiseLogs([/^warning Permission for Bash denied: the permission handler failed: db down$/])
     const messages = await collect(query({
       prompt: "go",
       options: {
         transport,
+        logger: logs.logger,
         canUseTool: async () => {
           throw new Error("db down")
         }
       }
     }))
+    logs.check()
     const last = messages.at(-1)
     expect(JSON.parse(last?.type === "result" && last.subtype === "success" ? last.result : "{}")).toMatchObject({
       behavior: "deny",
@@ -866,10 +870,12 @@ describe("promise API: canUseTool is called directly (no fiber per request)", ()
 
   it("a decision not made within permissionTimeoutMs is a deny, and the callback's signal is aborted", async () => {
     let signal: AbortSignal | undefined
+    const logs = capturePromiseLogs([/^warning Permission for Bash denied: no decision within 50ms$/])
     const messages = await collect(query({
       prompt: "go",
       options: {
         transport: reporting((cli) => ask(cli)),
+        logger: logs.logger,
         permissionTimeoutMs: 50,
         canUseTool: (_tool, _input, options) => {
           signal = options.signal
@@ -877,6 +883,7 @@ describe("promise API: canUseTool is called directly (no fiber per request)", ()
         }
       }
     }))
+    logs.check()
     expect(answerOf(messages)).toMatchObject({
       behavior: "deny",
       message: expect.stringContaining("no decision within")
@@ -930,8 +937,14 @@ describe("promise API: canUseTool is called directly (no fiber per request)", ()
       if (decision instanceof Error) throw decision
       return decision
     }
-    const options: Options = Object.assign({ transport }, { ["canUseTool" as string]: canUseTool })
+    const logs = capturePromiseLogs([
+      /^warning Permission for Bash denied: the permission handler failed: thrown synchronously$/
+    ])
+    const options: Options = Object.assign({ transport, logger: logs.logger }, {
+      ["canUseTool" as string]: canUseTool
+    })
     const messages = await collect(query({ prompt: "go", options }))
+    logs.check()
     expect(answerOf(messages)).toMatchObject([
       { behavior: "deny", message: expect.stringContaining("canUseTool returned no decision") },
       { behavior: "allow", updatedInput: { command: "sync" } },
@@ -941,9 +954,13 @@ describe("promise API: canUseTool is called directly (no fiber per request)", ()
 
   it("an answer that cannot be written or an unprintable rejection still answers the CLI, with no unhandled rejection", async () => {
     let calls = 0
+    const logs = capturePromiseLogs([
+      /^warning Permission for Bash denied: the permission handler failed: an error that cannot be printed$/
+    ])
     const messages = await collect(query({
       prompt: "go",
       options: {
+        logger: logs.logger,
         transport: reporting((cli) =>
           Effect.gen(function*() {
             const body = { tool_name: "Bash", input: { command: "ls" }, tool_use_id: "t", permission_suggestions: [] }
@@ -961,6 +978,7 @@ describe("promise API: canUseTool is called directly (no fiber per request)", ()
         }
       }
     }))
+    logs.check()
     expect(answerOf(messages)).toMatchObject({
       unwritable: { subtype: "error", error: expect.stringContaining("could not be written") },
       unprintable: {
@@ -1014,9 +1032,14 @@ describe("promise API: hooks are called directly (no fiber per request)", () => 
   it("a hook past its matcher timeout, one that rejects unprintably, and one returning a plain value", async () => {
     const signals: Array<AbortSignal> = []
     let call = 0
+    const logs = capturePromiseLogs([
+      /^warning Hook PreToolUse \(hook_0\) failed: no answer within 0\.05 s; answering block$/,
+      /^warning Hook PreToolUse \(hook_0\) failed: an error that cannot be printed; answering block$/
+    ])
     const messages = await collect(query({
       prompt: "go",
       options: {
+        logger: logs.logger,
         transport: reporting((cli) =>
           Effect.gen(function*() {
             const ask = cli.request("hook_callback", { callback_id: "hook_0", input: preToolUse, tool_use_id: "t" })
@@ -1040,6 +1063,7 @@ describe("promise API: hooks are called directly (no fiber per request)", () => 
         }
       }
     }))
+    logs.check()
     const [late, unprintable, plain] = answerOf(messages)
     expect(late).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } })
     expect(late.hookSpecificOutput.permissionDecisionReason).toContain("no answer within 0.05 s")

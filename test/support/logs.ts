@@ -31,3 +31,30 @@ export const expectLogs =
         )
       )
     })
+
+/** One line the Promise API logged through `options.logger`. */
+export interface PromiseLogLine {
+  readonly level: "trace" | "debug" | "info" | "warning" | "error" | "fatal"
+  readonly message: string
+}
+
+/**
+ * The Promise API's counterpart of `expectLogs`: `logger` (pass it as `options.logger`) captures the lines instead of
+ * writing them to stderr; `check()` then checks the warnings and errors as `expectLogs` does, a line reading
+ * `<level> <message>`, e.g. `warning Permission for Bash denied: …`.
+ */
+export const capturePromiseLogs = (expected: ReadonlyArray<RegExp>) => {
+  const lines: Array<PromiseLogLine> = []
+  const logger = (level: PromiseLogLine["level"], message: string): void => {
+    lines.push({ level, message })
+  }
+  const check = (): void => {
+    const warnings = lines.filter((l) => l.level === "warning" || l.level === "error" || l.level === "fatal")
+      .map((l) => `${l.level} ${l.message}`)
+    for (const line of warnings) {
+      expect(expected.some((p) => p.test(line)), `unexpected log line: ${line}`).toBe(true)
+    }
+    for (const p of expected) expect(warnings.some((line) => p.test(line)), `no log line matches ${p}`).toBe(true)
+  }
+  return { lines, logger, check }
+}
