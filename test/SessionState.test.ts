@@ -159,7 +159,7 @@ describe("SessionState.deadline: when silence becomes a hang", () => {
 
   it("after a prompt and before any message: firstMessage, from the prompt", () => {
     expect(State.deadline(run(fresh, sent(100)), 0, limits)).toEqual({
-      kind: "firstMessage",
+      reason: "FirstMessage",
       limit: limits.firstMessage,
       lastEventAt: 100,
       at: 10_100
@@ -168,14 +168,14 @@ describe("SessionState.deadline: when silence becomes a hang", () => {
 
   it("mid-turn: idle, from the last thing the CLI wrote (any frame) or the SDK sent or answered", () => {
     const midTurn = run(fresh, sent(100), message(assistant, 3000))
-    expect(State.deadline(midTurn, 0, limits)).toMatchObject({ kind: "idle", lastEventAt: 3000, at: 33_000 })
+    expect(State.deadline(midTurn, 0, limits)).toMatchObject({ reason: "Idle", lastEventAt: 3000, at: 33_000 })
     const keptAlive = run(midTurn, { _tag: "Frames", at: 4000 })
-    expect(State.deadline(keptAlive, 0, limits)).toMatchObject({ kind: "idle", lastEventAt: 4000, at: 34_000 })
+    expect(State.deadline(keptAlive, 0, limits)).toMatchObject({ reason: "Idle", lastEventAt: 4000, at: 34_000 })
     const answered = run(midTurn, { _tag: "Answered", at: 5000 })
-    expect(State.deadline(answered, 0, limits)).toMatchObject({ kind: "idle", lastEventAt: 5000, at: 35_000 })
+    expect(State.deadline(answered, 0, limits)).toMatchObject({ reason: "Idle", lastEventAt: 5000, at: 35_000 })
     // control frames and answers do not end first-message detection: only an SDK message does
     expect(State.deadline(run(fresh, sent(100), { _tag: "Frames", at: 200 }), 0, limits)).toMatchObject({
-      kind: "firstMessage",
+      reason: "FirstMessage",
       at: 10_200
     })
   })
@@ -183,7 +183,7 @@ describe("SessionState.deadline: when silence becomes a hang", () => {
   it("an infinite limit runs no clock of its kind", () => {
     const noIdle = { ...limits, idle: Duration.infinity }
     expect(State.deadline(run(fresh, sent(), message(assistant)), 0, noIdle)).toBeUndefined()
-    expect(State.deadline(run(fresh, sent()), 0, noIdle)).toMatchObject({ kind: "firstMessage" })
+    expect(State.deadline(run(fresh, sent()), 0, noIdle)).toMatchObject({ reason: "FirstMessage" })
   })
 
   it("the watchdog sleeps to the deadline, never past the shortest limit, and not at all without a finite one", () => {

@@ -57,7 +57,7 @@ describe("idle watchdog", () => {
       expect(yield* Deferred.isDone(w.fired)).toBe(false)
       yield* TestClock.adjust(Duration.millis(1))
       expect(yield* Deferred.await(w.fired)).toEqual({
-        kind: "idle",
+        reason: "Idle",
         limit: Duration.seconds(30),
         lastEventAt: 3000,
         at: 33_000
@@ -83,7 +83,7 @@ describe("idle watchdog", () => {
       yield* w.message
       yield* TestClock.adjust("10 seconds")
       expect(yield* Deferred.isDone(w.fired)).toBe(true)
-      expect(yield* Deferred.await(w.fired)).toMatchObject({ kind: "idle", at: 22_000 })
+      expect(yield* Deferred.await(w.fired)).toMatchObject({ reason: "Idle", at: 22_000 })
     }))
 
   it.scoped("no clock while the SDK owes the CLI an answer; it restarts from the answer", () =>
@@ -99,7 +99,7 @@ describe("idle watchdog", () => {
       yield* TestClock.adjust(Duration.millis(29_999))
       expect(yield* Deferred.isDone(w.fired)).toBe(false)
       yield* TestClock.adjust(Duration.millis(1))
-      expect(yield* Deferred.await(w.fired)).toMatchObject({ kind: "idle", lastEventAt: 300_000 })
+      expect(yield* Deferred.await(w.fired)).toMatchObject({ reason: "Idle", lastEventAt: 300_000 })
     }))
 
   it.scoped("no finite limit: no watchdog at all", () =>

@@ -149,7 +149,7 @@ export const make = (
             const error = new IdleTimeout({
               lastEventAt: deadline.lastEventAt,
               timeoutMillis: Duration.toMillis(deadline.limit),
-              reason: deadline.kind === "firstMessage" ? "FirstMessage" : "Idle",
+              reason: deadline.reason,
               stderrTail: yield* connection.stderrTail
             })
             cell.advance({ _tag: "EndedBySdk", reason: error })

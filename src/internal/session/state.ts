@@ -266,7 +266,8 @@ export interface IdleLimits {
  * @internal
  */
 export interface Deadline {
-  readonly kind: "firstMessage" | "idle"
+  /** The `IdleTimeout` it ends with: no message since the prompt, or silence mid-turn. */
+  readonly reason: IdleTimeout["reason"]
   readonly limit: Duration.Duration
   /** When the CLI last wrote anything or the SDK last sent or answered (see {@link SessionState.lastEventAt}). */
   readonly lastEventAt: number
@@ -281,10 +282,10 @@ export interface Deadline {
  */
 export const deadline = (state: SessionState, inFlight: number, limits: IdleLimits): Deadline | undefined => {
   if (!turnOwed(state) || inFlight > 0) return undefined
-  const kind = state.sdkMessages === state.messagesAtSend ? "firstMessage" : "idle"
-  const limit = kind === "firstMessage" ? limits.firstMessage : limits.idle
+  const reason = state.sdkMessages === state.messagesAtSend ? "FirstMessage" : "Idle"
+  const limit = reason === "FirstMessage" ? limits.firstMessage : limits.idle
   if (!Duration.isFinite(limit)) return undefined
-  return { kind, limit, lastEventAt: state.lastEventAt, at: state.lastEventAt + Duration.toMillis(limit) }
+  return { reason, limit, lastEventAt: state.lastEventAt, at: state.lastEventAt + Duration.toMillis(limit) }
 }
 
 /**
