@@ -22,8 +22,8 @@ import type { SessionExtensions } from "./extensions.js"
 import type { IdleLimits } from "./state.js"
 
 /**
- * Checks a control response against its schema, with the guard compiled once per schema (docs/PERFORMANCE.md,
- * "Session state and the idle watchdog").
+ * Checks a control response against its schema. The guard is compiled when this is called (docs/PERFORMANCE.md,
+ * "Session state and the idle watchdog"): keep the result where a response is checked on every session.
  *
  * @internal
  */
@@ -34,6 +34,9 @@ export const decodeResponse = <A, I>(schema: Schema.Schema<A, I>, subtype: strin
       new ProtocolViolation({ description: `unexpected response to ${subtype}: ${JSON.stringify(u)?.slice(0, 500)}` })
     )
 }
+
+/** Every session checks its `initialize` answer: one compiled guard for all of them. */
+const decodeInitializeResponse = decodeResponse(Message.InitializeResponse, "initialize")
 
 /** A timeout option: a `Duration` input, or `"infinity"` (no timeout). Anything else is `InvalidOptions`. */
 const decodeTimeout = (
@@ -179,7 +182,7 @@ export const initialize = (
       })
     return answer.pipe(
       Effect.tap(() => hooks.answered),
-      Effect.flatMap(decodeResponse(Message.InitializeResponse, "initialize")),
+      Effect.flatMap(decodeInitializeResponse),
       Effect.catchAll(failed),
       Effect.tap((response) => extensions.onInitialized(response)),
       Effect.mapError(hooks.refine),
