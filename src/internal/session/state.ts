@@ -114,38 +114,40 @@ const notFoundIn = (state: SessionState, m: Message.ResultMessage): SessionNotFo
 }
 
 const onMessage = (state: SessionState, m: Message.SdkMessage, at: number): SessionState => {
-  const named = state.sessionId === undefined && "session_id" in m && typeof m.session_id === "string" &&
-    m.session_id !== ""
-  const counted: SessionState = {
+  const sessionId =
+    state.sessionId === undefined && "session_id" in m && typeof m.session_id === "string" && m.session_id !== ""
+      ? m.session_id
+      : state.sessionId
+  // every message counts and stamps the clock; one copy of the state per message (this runs for each one)
+  const counted = (changes: Partial<SessionState>): SessionState => ({
     ...state,
     sdkMessages: state.sdkMessages + 1,
     lastEventAt: at,
-    sessionId: named ? m.session_id : state.sessionId
-  }
+    sessionId,
+    ...changes
+  })
   switch (m.type) {
     case "system":
       if (m.subtype === "session_state_changed") {
-        return {
-          ...counted,
+        return counted({
           status: m.state,
           reportsState: true,
-          lastWasResult: m.state === "idle" ? false : counted.lastWasResult
-        }
+          lastWasResult: m.state === "idle" ? false : state.lastWasResult
+        })
       }
       // the CLI has the last word on the id (e.g. a resume it chose to fork)
-      if (m.subtype === "init") return { ...counted, lastWasResult: false, sessionId: m.session_id }
-      if (m.subtype === "commands_changed") return { ...counted, lastWasResult: false, commands: m.commands }
-      return { ...counted, lastWasResult: false }
+      if (m.subtype === "init") return counted({ lastWasResult: false, sessionId: m.session_id })
+      if (m.subtype === "commands_changed") return counted({ lastWasResult: false, commands: m.commands })
+      return counted({ lastWasResult: false })
     case "result":
-      return {
-        ...counted,
+      return counted({
         notFound: state.notFound ?? notFoundIn(state, m),
         results: state.results + 1,
         lastResult: m,
         lastWasResult: true
-      }
+      })
     default:
-      return { ...counted, lastWasResult: false }
+      return counted({ lastWasResult: false })
   }
 }
 
