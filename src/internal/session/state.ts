@@ -113,41 +113,61 @@ const notFoundIn = (state: SessionState, m: Message.ResultMessage): SessionNotFo
     : new SessionNotFound({ sessionId: state.requested ?? m.session_id, description: reason })
 }
 
+/** A state being built by one step: a fresh copy, changed before the step returns it. */
+type Draft = { -readonly [K in keyof SessionState]: SessionState[K] }
+
+/** A fresh copy of `state`, every field written out, for a step to change (docs/PERFORMANCE.md, "Session state"). */
+const copy = (state: SessionState): Draft => ({
+  requested: state.requested,
+  status: state.status,
+  reportsState: state.reportsState,
+  sessionId: state.sessionId,
+  commands: state.commands,
+  results: state.results,
+  lastResult: state.lastResult,
+  lastWasResult: state.lastWasResult,
+  notFound: state.notFound,
+  endedBySdk: state.endedBySdk,
+  initializeAnswered: state.initializeAnswered,
+  stoppedBy: state.stoppedBy,
+  promptsSent: state.promptsSent,
+  turnsRequested: state.turnsRequested,
+  sdkMessages: state.sdkMessages,
+  messagesAtSend: state.messagesAtSend,
+  lastEventAt: state.lastEventAt,
+  wroteAnything: state.wroteAnything
+})
+
 const onMessage = (state: SessionState, m: Message.SdkMessage, at: number): SessionState => {
-  const sessionId =
-    state.sessionId === undefined && "session_id" in m && typeof m.session_id === "string" && m.session_id !== ""
-      ? m.session_id
-      : state.sessionId
-  // every message counts and stamps the clock; one copy of the state per message (this runs for each one)
-  const counted = (changes: Partial<SessionState>): SessionState => ({
-    ...state,
-    sdkMessages: state.sdkMessages + 1,
-    lastEventAt: at,
-    sessionId,
-    ...changes
-  })
+  // every message counts and stamps the clock, and ends "the last message was a result" unless it says otherwise
+  const next = copy(state)
+  next.sdkMessages = state.sdkMessages + 1
+  next.lastEventAt = at
+  next.lastWasResult = false
+  if (state.sessionId === undefined && "session_id" in m && typeof m.session_id === "string" && m.session_id !== "") {
+    next.sessionId = m.session_id
+  }
   switch (m.type) {
     case "system":
       if (m.subtype === "session_state_changed") {
-        return counted({
-          status: m.state,
-          reportsState: true,
-          lastWasResult: m.state === "idle" ? false : state.lastWasResult
-        })
+        next.status = m.state
+        next.reportsState = true
+        next.lastWasResult = m.state === "idle" ? false : state.lastWasResult
+      } else if (m.subtype === "init") {
+        // the CLI has the last word on the id (e.g. a resume it chose to fork)
+        next.sessionId = m.session_id
+      } else if (m.subtype === "commands_changed") {
+        next.commands = m.commands
       }
-      // the CLI has the last word on the id (e.g. a resume it chose to fork)
-      if (m.subtype === "init") return counted({ lastWasResult: false, sessionId: m.session_id })
-      if (m.subtype === "commands_changed") return counted({ lastWasResult: false, commands: m.commands })
-      return counted({ lastWasResult: false })
+      return next
     case "result":
-      return counted({
-        notFound: state.notFound ?? notFoundIn(state, m),
-        results: state.results + 1,
-        lastResult: m,
-        lastWasResult: true
-      })
+      next.notFound = state.notFound ?? notFoundIn(state, m)
+      next.results = state.results + 1
+      next.lastResult = m
+      next.lastWasResult = true
+      return next
     default:
-      return counted({ lastWasResult: false })
+      return next
   }
 }
 
@@ -160,24 +180,42 @@ export const step = (state: SessionState, event: Event): SessionState => {
   switch (event._tag) {
     case "Message":
       return onMessage(state, event.message, event.at)
-    case "Frames":
-      return { ...state, lastEventAt: event.at, wroteAnything: true }
-    case "Answered":
-      return { ...state, lastEventAt: event.at }
-    case "PromptSent":
-      return {
-        ...state,
-        promptsSent: state.promptsSent + 1,
-        turnsRequested: state.turnsRequested + (event.startsTurn ? 1 : 0),
-        messagesAtSend: state.sdkMessages,
-        lastEventAt: event.at
-      }
-    case "InitializeAnswered":
-      return state.initializeAnswered ? state : { ...state, initializeAnswered: true }
-    case "EndedBySdk":
-      return { ...state, endedBySdk: event.reason }
-    case "Stopped":
-      return state.stoppedBy !== undefined ? state : { ...state, stoppedBy: event.reason }
+    case "Frames": {
+      const next = copy(state)
+      next.lastEventAt = event.at
+      next.wroteAnything = true
+      return next
+    }
+    case "Answered": {
+      const next = copy(state)
+      next.lastEventAt = event.at
+      return next
+    }
+    case "PromptSent": {
+      const next = copy(state)
+      next.promptsSent = state.promptsSent + 1
+      next.turnsRequested = state.turnsRequested + (event.startsTurn ? 1 : 0)
+      next.messagesAtSend = state.sdkMessages
+      next.lastEventAt = event.at
+      return next
+    }
+    case "InitializeAnswered": {
+      if (state.initializeAnswered) return state
+      const next = copy(state)
+      next.initializeAnswered = true
+      return next
+    }
+    case "EndedBySdk": {
+      const next = copy(state)
+      next.endedBySdk = event.reason
+      return next
+    }
+    case "Stopped": {
+      if (state.stoppedBy !== undefined) return state
+      const next = copy(state)
+      next.stoppedBy = event.reason
+      return next
+    }
   }
 }
 
