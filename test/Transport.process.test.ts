@@ -11,6 +11,7 @@ import * as path from "node:path"
 import { AgentError, Message, Transport } from "effect-claude-agent"
 import { FakeCli } from "effect-claude-agent/testing"
 import { tempDir } from "./support/cli.js"
+import { expectLogs } from "./support/logs.js"
 import { isAlive, NodeExecutor } from "./support/process.js"
 import { eventually } from "./support/wait.js"
 import { buildEnv, commandEnv } from "../src/internal/transport/env.js"
@@ -18,7 +19,7 @@ import { DEFAULT_CLOSE_GRACE_MILLIS, DEFAULT_KILL_GRACE_MILLIS } from "../src/in
 
 /** The graces of the G2 test: the default close grace, a short kill grace; the default kill grace it must beat. */
 const CLOSE_GRACE = DEFAULT_CLOSE_GRACE_MILLIS
-const KILL_GRACE = 300
+const KILL_GRACE = 100
 const DEFAULT_KILL_GRACE = DEFAULT_KILL_GRACE_MILLIS
 
 const TransportLive = Transport.layerProcess.pipe(Layer.provide(NodeExecutor))
@@ -196,7 +197,7 @@ describe("Transport (process)", () => {
       expect(isAlive(pid)).toBe(false)
       // the grandchild got the same SIGKILL (its group); the kernel ends it, then init reaps it
       yield* eventually(`grandchild ${grandchild} gone`, () => !isAlive(grandchild!))
-    }).pipe(Effect.provide(TransportLive)))
+    }).pipe(Effect.provide(TransportLive), expectLogs([/CLI ignored SIGTERM: SIGKILL/])))
 
   it.scopedLive("closing the scope of an idle CLI that exits on EOF is fast", () =>
     Effect.gen(function*() {
