@@ -6,6 +6,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
@@ -13,6 +14,7 @@ import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { AgentError, ClaudeAgent, Message } from "effect-claude-agent"
 import { ScriptedCli } from "effect-claude-agent/testing"
+import { sleeping } from "./support/clock.js"
 
 const last = (c: Chunk.Chunk<Message.SdkMessage>) => Chunk.unsafeLast(c)
 
@@ -34,9 +36,6 @@ const atOnce = { ...underTestClock, autoResume: Schedule.recurs(3) }
 
 /** Long enough for any restart the policy could make; shorter than the script's step timeout. */
 const LONG_AFTER = Duration.hours(1)
-
-/** Lets forked fibers (the supervisor, the fake CLI) run: a few macrotask turns on the wall clock. */
-const settle = Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 20)))
 
 describe("auto-resume", () => {
   it.scopedLive("a CLI killed between turns is replaced transparently, resuming the same session", () =>
@@ -201,7 +200,7 @@ describe("auto-resume: no restart when the end is ours or clean", () => {
     () =>
       Effect.gen(function*() {
         let opens = 0
-        let killed = false
+        const killed = yield* Deferred.make<void>()
         const layer = ScriptedCli.layer((cli) =>
           Effect.gen(function*() {
             opens++
@@ -210,7 +209,7 @@ describe("auto-resume: no restart when the end is ours or clean", () => {
             yield* cli.assistant("working")
             // the SDK interrupts a busy turn before it closes stdin: die of it, as a crashing CLI would
             yield* cli.expectControl("interrupt")
-            killed = true
+            yield* Deferred.succeed(killed, undefined)
             yield* cli.kill("SIGTERM")
           }), { stepTimeout: "365 days" })
         const scope = yield* Scope.make()
@@ -225,9 +224,9 @@ describe("auto-resume: no restart when the end is ours or clean", () => {
         yield* Scope.close(scope, Exit.void)
         // the stream ends (it does not hang, nor fail with the SIGTERM exit)
         const seen = yield* Fiber.join(reader)
+        yield* Deferred.await(killed)
+        // the supervisor was interrupted with the scope: nothing can start a process after this point
         yield* TestClock.adjust(LONG_AFTER)
-        yield* settle
-        expect(killed).toBe(true)
         expect(opens).toBe(1)
         expect(restartsIn(seen)).toEqual([])
         expect(Chunk.toReadonlyArray(seen).map((m) => m.type)).toEqual(["system", "assistant"])
@@ -251,9 +250,9 @@ describe("auto-resume: no restart when the end is ours or clean", () => {
         const session = yield* ClaudeAgent.session(underTestClock).pipe(Effect.provide(layer))
         yield* session.send("one")
         yield* session.endInput
+        // the stream ended: the supervisor has returned, nothing can start a process after this point
         const seen = yield* Stream.runCollect(session.messages)
         yield* TestClock.adjust(LONG_AFTER)
-        yield* settle
         expect(opens).toBe(1)
         expect(restartsIn(seen)).toEqual([])
         expect(last(seen)).toMatchObject({ type: "result", result: "answered one" })
@@ -308,14 +307,14 @@ describe("auto-resume: no restart when the end is ours or clean", () => {
     () =>
       Effect.gen(function*() {
         let opens = 0
-        let killed = false
+        const killed = yield* Deferred.make<void>()
         const layer = ScriptedCli.layer((cli) =>
           Effect.gen(function*() {
             opens++
             yield* cli.expectUser
             yield* cli.init()
             yield* cli.expectControl("interrupt")
-            killed = true
+            yield* Deferred.succeed(killed, undefined)
             yield* cli.kill("SIGTERM")
           }), { stepTimeout: "365 days" })
         const started = yield* Deferred.make<void>()
@@ -327,10 +326,10 @@ describe("auto-resume: no restart when the end is ours or clean", () => {
           )
         }).pipe(Effect.scoped, Effect.provide(layer), Effect.fork)
         yield* Deferred.await(started)
+        // the owner's scope (and the supervisor in it) is closed once the interrupt returns
         yield* Fiber.interrupt(owner)
+        yield* Deferred.await(killed)
         yield* TestClock.adjust(LONG_AFTER)
-        yield* settle
-        expect(killed).toBe(true)
         expect(opens).toBe(1)
       }),
     10_000
@@ -354,9 +353,9 @@ describe("auto-resume: no restart when the end is ours or clean", () => {
         }).pipe(Scope.extend(scope), Effect.provide(layer))
         yield* Stream.runDrain(session.turn("one"))
         yield* TestClock.adjust("30 seconds")
+        // the supervisor, waiting for its delay, is interrupted with the scope
         yield* Scope.close(scope, Exit.void)
         yield* TestClock.adjust(LONG_AFTER)
-        yield* settle
         expect(opens).toBe(1)
         expect(yield* Effect.flip(session.send("too late"))).toMatchObject({ _tag: "InputClosed" })
       }),
@@ -376,9 +375,9 @@ describe("auto-resume: no restart when the end is ours or clean", () => {
           }), { stepTimeout: "365 days" })
         const session = yield* ClaudeAgent.session(underTestClock).pipe(Effect.provide(layer))
         yield* Stream.runDrain(session.turn("one"))
+        // the stream ended: the supervisor has returned
         const after = yield* Stream.runCollect(session.messages)
         yield* TestClock.adjust(LONG_AFTER)
-        yield* settle
         expect(Chunk.toReadonlyArray(after)).toEqual([])
         expect(opens).toBe(1)
         expect(yield* session.state).toBe("exited")
@@ -398,9 +397,12 @@ describe("auto-resume: a Schedule policy", () => {
     () =>
       Effect.gen(function*() {
         const opens: Array<number> = []
+        const opened = yield* Queue.unbounded<number>()
         const layer = ScriptedCli.layer((cli) =>
           Effect.gen(function*() {
-            opens.push(yield* Clock.currentTimeMillis)
+            const now = yield* Clock.currentTimeMillis
+            opens.push(now)
+            yield* opened.offer(now)
             if (opens.length === 1) {
               yield* cli.turn(ScriptedCli.textOf(yield* cli.expectUser))
               return yield* cli.kill("SIGKILL")
@@ -417,24 +419,25 @@ describe("auto-resume: a Schedule policy", () => {
           Effect.provide(layer)
         )
         yield* Stream.runDrain(session.turn("one"))
+        expect(yield* opened.take).toBe(0)
         const ended = yield* Effect.fork(Effect.flip(Stream.runDrain(session.messages)))
-        yield* settle
-        expect(opens).toEqual([0])
+        // the restart waits for its delay, armed when the process died
+        yield* sleeping("10 seconds")
         yield* TestClock.adjust("9999 millis")
-        yield* settle
+        yield* sleeping("1 millis")
         expect(opens).toEqual([0])
         yield* TestClock.adjust("1 millis")
-        yield* settle
-        expect(opens).toEqual([0, 10_000])
+        expect(yield* opened.take).toBe(10_000)
+        // the second start-up died: the next restart waits for its delay
+        yield* sleeping("10 seconds")
         yield* TestClock.adjust("10 seconds")
         const error = yield* Fiber.join(ended)
         expect(opens).toEqual([0, 10_000, 20_000])
         expect(error).toBeInstanceOf(AgentError.ProcessExited)
         expect(error).toMatchObject({ code: null, signal: "SIGSEGV", stderrTail: "segfault in start-up 3\n" })
         expect(yield* Effect.flip(session.send("too late"))).toBe(error)
-        // the cap is final: no later start
+        // the cap is final (the supervisor returned when it failed the stream): no later start
         yield* TestClock.adjust(LONG_AFTER)
-        yield* settle
         expect(opens).toHaveLength(3)
       }),
     10_000
@@ -458,9 +461,9 @@ describe("auto-resume: a Schedule policy", () => {
           Effect.provide(layer)
         )
         yield* Stream.runDrain(session.turn("one"))
+        // the stream failed: the supervisor has returned
         const error = yield* Effect.flip(Stream.runDrain(session.messages))
         yield* TestClock.adjust(LONG_AFTER)
-        yield* settle
         expect(error).toMatchObject({ _tag: "ProcessExited", code: 2, stderrTail: "bad configuration\n" })
         expect(opens).toBe(1)
       }),

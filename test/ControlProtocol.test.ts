@@ -5,6 +5,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { AgentError, ControlProtocol, Message, Transport } from "effect-claude-agent"
@@ -289,11 +290,11 @@ describe("ControlProtocol: inbound requests", () => {
       expect(yield* protocol.inFlightCount).toBe(1)
       yield* peer.emit({ type: "control_cancel_request", request_id: "h1" })
       yield* Deferred.await(interrupted)
-      yield* Effect.yieldNow()
-      expect(yield* protocol.inFlightCount).toBe(0)
       // the next thing written is the answer to a later request, not one for h1
       yield* peer.emit({ type: "control_request", request_id: "x1", request: { subtype: "nope" } })
       expect((yield* takeResponse(peer)).request_id).toBe("x1")
+      // frames are handled in order, and the cancel waited for the handler's fiber to end: it is gone
+      expect(yield* protocol.inFlightCount).toBe(0)
     }))
 
   it.scoped("inbound requests are served while an outbound request (initialize) is pending", () =>
@@ -359,14 +360,21 @@ describe("ControlProtocol: inbound requests", () => {
 describe("ControlProtocol: handlers in callback form (no fiber per request)", () => {
   const request = (id: string) => ({ type: "control_request", request_id: id, request: { subtype: "can_use_tool" } })
 
-  /** A callback handler that hands each request's reply to the test and records abandonments. */
+  /**
+   * A callback handler that hands each request's reply to the test and records abandonments; `reached` and
+   * `abandonedQueue` tell each as it happens.
+   */
   const recording = () => {
     const replies = new Map<string, ControlProtocol.Reply>()
     const abandoned: Array<string> = []
+    const reached = Effect.runSync(Queue.unbounded<string>())
+    const abandonedQueue = Effect.runSync(Queue.unbounded<string>())
     const handler = ControlProtocol.callbackHandler(({ requestId }, reply) => {
       replies.set(requestId, reply)
+      reached.unsafeOffer(requestId)
       return () => {
         abandoned.push(requestId)
+        abandonedQueue.unsafeOffer(requestId)
       }
     })
     const reply = (id: string) => {
@@ -374,19 +382,19 @@ describe("ControlProtocol: handlers in callback form (no fiber per request)", ()
       if (r === undefined) throw new Error(`no request ${id} reached the handler`)
       return r
     }
-    return { handlers: new Map([["can_use_tool", handler]]), reply, abandoned }
+    return { handlers: new Map([["can_use_tool", handler]]), reply, abandoned, reached, abandonedQueue }
   }
 
   it.scoped("answers with succeed, fail or an effect's outcome, once; a cancelled request is abandoned, unanswered", () =>
     Effect.gen(function*() {
-      const { abandoned, handlers, reply } = recording()
+      const { abandoned, abandonedQueue, handlers, reached, reply } = recording()
       const { protocol, peer } = yield* setup({ handlers })
       yield* peer.emit(request("c1"))
       yield* peer.emit(request("c2"))
       yield* peer.emit(request("c3"))
       yield* peer.emit(request("c4"))
       yield* peer.emit(request("c5"))
-      yield* Effect.repeatN(Effect.yieldNow(), 10)
+      expect(Chunk.toReadonlyArray(yield* Queue.takeN(reached, 5))).toEqual(["c1", "c2", "c3", "c4", "c5"])
       expect(yield* protocol.inFlightCount).toBe(5)
 
       reply("c1").succeed({ behavior: "allow" })
@@ -404,7 +412,7 @@ describe("ControlProtocol: handlers in callback form (no fiber per request)", ()
       expect(yield* takeResponse(peer)).toEqual({ subtype: "error", request_id: "c4", error: "effect says no" })
 
       yield* peer.emit({ type: "control_cancel_request", request_id: "c5" })
-      yield* Effect.repeatN(Effect.yieldNow(), 10)
+      expect(yield* Queue.take(abandonedQueue)).toBe("c5")
       expect(abandoned).toEqual(["c5"])
       expect(yield* protocol.inFlightCount).toBe(0)
       reply("c5").succeed({ behavior: "allow" })
@@ -436,12 +444,12 @@ describe("ControlProtocol: handlers in callback form (no fiber per request)", ()
 
   it.effect("closing the protocol abandons what is still waiting", () =>
     Effect.gen(function*() {
-      const { abandoned, handlers } = recording()
+      const { abandoned, handlers, reached } = recording()
       yield* Effect.scoped(
         Effect.gen(function*() {
           const { protocol, peer } = yield* setup({ handlers })
           yield* peer.emit(request("w1"))
-          yield* Effect.repeatN(Effect.yieldNow(), 10)
+          expect(yield* Queue.take(reached)).toBe("w1")
           expect(yield* protocol.inFlightCount).toBe(1)
           expect(abandoned).toEqual([])
         })

@@ -1,6 +1,7 @@
 // G13 / issue 8: which session a query or session runs is known before the first prompt, and stays truthful.
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
 import * as Queue from "effect/Queue"
@@ -28,14 +29,29 @@ const echoing = (options: ScriptedCli.Options = {}) =>
     return { layer, clis }
   })
 
-/** Collects what is logged at warning level. */
-const warnings = Effect.sync(() => {
+/**
+ * Collects what is logged at warning level: `next` waits for the next line; `barrier` waits until every warning a
+ * fiber forked so far logs is in (a marker logged from a fiber forked now comes after them) and returns the count.
+ */
+const warnings = Effect.map(Queue.unbounded<string>(), (queue) => {
   const lines: Array<string> = []
   const logger = Logger.make(({ logLevel, message }) => {
-    if (logLevel._tag === "Warning") lines.push(Array.isArray(message) ? message.join(" ") : String(message))
+    if (logLevel._tag !== "Warning") return
+    const line = Array.isArray(message) ? message.join(" ") : String(message)
+    if (line !== BARRIER) lines.push(line)
+    queue.unsafeOffer(line)
   })
-  return { lines, layer: Logger.replace(Logger.defaultLogger, logger) }
+  const layer = Logger.replace(Logger.defaultLogger, logger)
+  const next = Effect.filterOrElse(queue.take, (line) => line !== BARRIER, () => Effect.dieMessage("no warning"))
+  const barrier = Effect.gen(function*() {
+    yield* Effect.fork(Effect.logWarning(BARRIER)).pipe(Effect.provide(layer))
+    while ((yield* queue.take) !== BARRIER) { /* a line logged before the marker: counted in `lines` */ }
+    return lines.length
+  })
+  return { lines, next, barrier, layer }
 })
+
+const BARRIER = "(test barrier)"
 
 describe("ClaudeAgent.queryWithOrigin", () => {
   it.scoped("the origin is known before the prompt is sent; running messages sends it", () =>
@@ -68,10 +84,16 @@ describe("ClaudeAgent.queryWithOrigin", () => {
 
   it.scoped("a resume of an unknown session fails with SessionNotFound even if messages runs after the CLI exited", () =>
     Effect.gen(function*() {
-      const layer = ScriptedCli.layer(unknownSession, { silent: ["initialize"] })
+      const gone = yield* Deferred.make<void>()
+      const layer = ScriptedCli.layer(
+        (cli) => Effect.ensuring(unknownSession(cli), Deferred.succeed(gone, undefined)),
+        {
+          silent: ["initialize"]
+        }
+      )
       const query = yield* ClaudeAgent.queryWithOrigin("hi", { resume: RESUMED }).pipe(Effect.provide(layer))
       // the CLI is gone before the caller sends anything
-      for (let i = 0; i < 50; i++) yield* Effect.yieldNow()
+      yield* Deferred.await(gone)
       const error = yield* Effect.flip(Stream.runDrain(query.messages))
       expect(error).toStrictEqual(
         new AgentError.SessionNotFound({
@@ -109,14 +131,12 @@ describe("a CLI that runs another session than expected", () => {
       expect(Chunk.toReadonlyArray(turn).find(Message.isSystemInit)?.session_id).toBe(OTHER)
       expect(yield* session.sessionId).toBe(OTHER)
       expect(session.origin).toEqual({ kind: "resume", requested: RESUMED, sessionId: RESUMED, forked: false })
-      for (let i = 0; i < 10 && log.lines.length === 0; i++) yield* Effect.yieldNow()
-      expect(log.lines).toEqual([
+      expect(yield* log.next).toBe(
         `the CLI runs session ${OTHER}, not ${RESUMED} as expected; Session.sessionId now reports ${OTHER}`
-      ])
+      )
       // once: the next turn's init names the same session
       yield* Stream.runDrain(session.turn("y"))
-      for (let i = 0; i < 10; i++) yield* Effect.yieldNow()
-      expect(log.lines).toHaveLength(1)
+      expect(yield* log.barrier).toBe(1)
     }))
 
   it.scoped("the same for queryWithOrigin: sessionId reports the CLI's id once its init arrived", () =>
@@ -129,7 +149,7 @@ describe("a CLI that runs another session than expected", () => {
       yield* Stream.runDrain(query.messages)
       expect(yield* query.sessionId).toBe(OTHER)
       expect(query.origin.sessionId).toBe(assigned)
-      for (let i = 0; i < 10 && log.lines.length === 0; i++) yield* Effect.yieldNow()
-      expect(log.lines).toHaveLength(1)
+      yield* log.next
+      expect(yield* log.barrier).toBe(1)
     }))
 })

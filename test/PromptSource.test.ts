@@ -5,14 +5,21 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
+import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
-import { AgentError, ClaudeAgent, Message } from "effect-claude-agent"
+import { AgentError, ClaudeAgent, CliResolver, Message, Transport } from "effect-claude-agent"
 import { ScriptedCli } from "effect-claude-agent/testing"
 import { NodeClaudeAgent } from "./support/cli.js"
-import { isAlive, ownedProcesses } from "./support/process.js"
+import { isAlive, killPending, ownedProcesses } from "./support/process.js"
 import { fromAsyncIterable } from "../src/internal/session/promptSource.js"
 import { leftAfterKill, probeRunning, slowVersionCli } from "./support/slowVersion.js"
+import { eventually } from "./support/wait.js"
 
 /** How long the test waits before it calls something a hang (the measured settle is a few milliseconds). */
 const HANG = "2 seconds"
@@ -85,16 +92,20 @@ describe("a prompt Stream never holds the query up", () => {
 })
 
 describe("an async iterable read as a prompt can always be given up", () => {
-  /** An iterator over `values` that then never answers; it records its `return()` calls, answered by `returned`. */
+  /**
+   * An iterator over `values` that then never answers (`stuck` is done once a `next()` is left pending); it records
+   * its `return()` calls, answered by `returned`.
+   */
   const spy = (values: ReadonlyArray<string>, returned: () => Promise<IteratorResult<string>>) => {
     const calls = { next: 0, return: 0 }
+    const stuck = Deferred.unsafeMake<void>(FiberId.none)
     const iterable: AsyncIterable<string> = {
       [Symbol.asyncIterator]: () => ({
         next: () => {
           const i = calls.next++
-          return i < values.length
-            ? Promise.resolve({ done: false, value: values[i]! })
-            : new Promise<IteratorResult<string>>(() => {})
+          if (i < values.length) return Promise.resolve({ done: false, value: values[i]! })
+          Deferred.unsafeDone(stuck, Exit.void)
+          return new Promise<IteratorResult<string>>(() => {})
         },
         return: () => {
           calls.return++
@@ -102,7 +113,7 @@ describe("an async iterable read as a prompt can always be given up", () => {
         }
       })
     }
-    return { iterable, calls }
+    return { iterable, calls, stuck }
   }
 
   it.live("releasing it calls return() and does not wait for it (a generator suspended at an await)", () =>
@@ -114,13 +125,19 @@ describe("an async iterable read as a prompt can always be given up", () => {
       // interrupted while next() is pending: the same
       const pending = spy([], () => new Promise(() => {}))
       const fiber = yield* fromAsyncIterable(pending.iterable).pipe(Stream.runDrain, Effect.fork)
-      yield* Effect.sleep("10 millis")
+      yield* Deferred.await(pending.stuck)
       yield* bounded(Fiber.interrupt(fiber))
       expect(pending.calls.return).toBe(1)
     }))
 
   it.live("a return() that rejects or throws is dropped (no unhandled rejection)", () =>
     Effect.gen(function*() {
+      const unhandled: Array<unknown> = []
+      const onUnhandled = (reason: unknown) => unhandled.push(reason)
+      yield* Effect.acquireRelease(
+        Effect.sync(() => process.on("unhandledRejection", onUnhandled)),
+        () => Effect.sync(() => process.off("unhandledRejection", onUnhandled))
+      )
       const rejecting = spy(["a", "b"], () => Promise.reject(new Error("cannot return")))
       yield* fromAsyncIterable(rejecting.iterable).pipe(Stream.take(1), Stream.runDrain, bounded)
       const throwing = spy(["a", "b"], () => {
@@ -128,9 +145,10 @@ describe("an async iterable read as a prompt can always be given up", () => {
       })
       yield* fromAsyncIterable(throwing.iterable).pipe(Stream.take(1), Stream.runDrain, bounded)
       expect([rejecting.calls.return, throwing.calls.return]).toEqual([1, 1])
-      // a turn of the event loop for a rejection nobody handled to surface (vitest fails the run on one)
-      yield* Effect.sleep("20 millis")
-    }))
+      // Node reports a rejection nobody handled once the microtasks have run: before the next macrotask
+      yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+      expect(unhandled).toEqual([])
+    }).pipe(Effect.scoped))
 
   it.live("an iterator read to its end, or whose next() rejected, gets no return()", () =>
     Effect.gen(function*() {
@@ -271,19 +289,44 @@ describe("start-up is interruptible during the --version probe", () => {
     ).pipe(Effect.provide(NodeClaudeAgent.layer)))
 
   it.live("a probe shared by two start-ups runs until the last of them leaves", () =>
-    withSlowCli((executable) =>
-      Effect.gen(function*() {
-        const first = yield* started(executable)
-        const second = yield* started(executable)
-        const probe = yield* Effect.promise(() => probeRunning())
-        yield* Effect.sleep("100 millis")
-        // one probe for both
-        expect(ownedProcesses()).toEqual(probe)
-        yield* bounded(Fiber.interrupt(first))
-        yield* Effect.sleep("100 millis")
-        expect(probe.filter(isAlive)).toEqual(probe)
-        yield* bounded(Fiber.interrupt(second))
-        expect(yield* Effect.promise(() => leftAfterKill(probe))).toEqual([])
-      })
-    ).pipe(Effect.provide(NodeClaudeAgent.layer)))
+    Effect.gen(function*() {
+      // the fibers that reached the version check, as they reach it
+      const checking = yield* Queue.unbounded<Fiber.RuntimeFiber<unknown, unknown>>()
+      const resolver = Layer.scoped(
+        CliResolver.CliResolver,
+        Effect.map(CliResolver.make(), (inner) =>
+          CliResolver.CliResolver.of({
+            ...inner,
+            checkVersion: (cli, range) =>
+              Effect.withFiberRuntime((fiber) => Effect.zipRight(checking.offer(fiber), inner.checkVersion(cli, range)))
+          }))
+      )
+      const layer = Transport.layerProcess.pipe(
+        Layer.provide(NodeCommandExecutor.layer),
+        Layer.provide(NodeFileSystem.layer),
+        Layer.provide(resolver)
+      )
+      yield* withSlowCli((executable) =>
+        Effect.gen(function*() {
+          const first = yield* started(executable)
+          const second = yield* started(executable)
+          const probe = yield* Effect.promise(() => probeRunning())
+          // both start-ups wait for the probe's answer: the second one has joined the running probe
+          const waiters = [yield* checking.take, yield* checking.take]
+          for (const fiber of waiters) {
+            yield* eventually(
+              "a start-up waiting for the probe",
+              Effect.map(fiber.status, (s) => s._tag === "Suspended")
+            )
+          }
+          // one probe for both
+          expect(ownedProcesses()).toEqual(probe)
+          yield* bounded(Fiber.interrupt(first))
+          // not killed: a SIGKILL shows as pending from the moment it is sent until the process ends
+          expect(probe.filter((pid) => isAlive(pid) && !killPending(pid))).toEqual(probe)
+          yield* bounded(Fiber.interrupt(second))
+          expect(yield* Effect.promise(() => leftAfterKill(probe))).toEqual([])
+        })
+      ).pipe(Effect.provide(layer))
+    }))
 })

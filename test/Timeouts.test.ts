@@ -1,7 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
-import type * as Duration from "effect/Duration"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -11,14 +12,15 @@ import * as TestClock from "effect/TestClock"
 import { AgentError, type AgentOptions, ClaudeAgent, Permissions, Transport } from "effect-claude-agent"
 import { ScriptedCli } from "effect-claude-agent/testing"
 
-/** Advances the TestClock second by second, letting fibers run in between. */
-const advance = (seconds: number) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < seconds; i++) {
-      yield* TestClock.adjust("1 second")
-      yield* Effect.yieldNow()
-    }
-  })
+/**
+ * Advances the TestClock: it wakes the sleeps due in their order, and lets each woken fiber run (and arm its next
+ * sleep) before the next one.
+ */
+const advance = (seconds: number) => TestClock.adjust(Duration.seconds(seconds))
+
+/** `self`'s exit and the TestClock time at which it ended: a bound is checked to the millisecond. */
+const timed = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  Effect.zipWith(Effect.exit(self), Clock.currentTimeMillis, (exit, at) => ({ exit, at }))
 
 const slow = { stepTimeout: "365 days" } as const
 
@@ -52,13 +54,12 @@ describe("timeouts that turn silence into errors", () => {
       const session = yield* ClaudeAgent.session({ idleTimeout: "30 seconds" }).pipe(
         Effect.provide(reportingKill(layer, killed))
       )
-      const fiber = yield* Stream.runCollect(session.turn("go")).pipe(Effect.fork)
+      const fiber = yield* Stream.runCollect(session.turn("go")).pipe(timed, Effect.fork)
+      yield* advance(34)
+      const { at, exit } = yield* Fiber.join(fiber)
       // the CLI's last output is at 3 s: the session fails at 33 s, not before
-      yield* advance(32)
-      expect(fiber.unsafePoll()).toBe(null)
-      expect(yield* Deferred.isDone(killed)).toBe(false)
-      yield* advance(2)
-      const error = yield* Fiber.join(fiber).pipe(Effect.flip)
+      expect(at).toBe(33_000)
+      const error = yield* Effect.flip(exit)
       expect(error).toStrictEqual(
         new AgentError.IdleTimeout({
           lastEventAt: 3000,
@@ -241,12 +242,13 @@ describe("G7 start-up is bounded and phased", () => {
       const fiber = yield* ClaudeAgent.query("x", { initializeTimeout: "20 seconds" }).pipe(
         Stream.runCollect,
         Effect.provide(reportingKill(layer, killed)),
+        timed,
         Effect.fork
       )
-      yield* advance(19)
-      expect(fiber.unsafePoll()).toBe(null)
-      yield* advance(1)
-      const error = yield* Effect.flip(Fiber.join(fiber))
+      yield* advance(21)
+      const { at, exit } = yield* Fiber.join(fiber)
+      expect(at).toBe(20_000)
+      const error = yield* Effect.flip(exit)
       expect(error).toBeInstanceOf(AgentError.StartupFailed)
       expect(error).toMatchObject({
         reason: "InitializeAck",
@@ -270,12 +272,13 @@ describe("G7 start-up is bounded and phased", () => {
       const fiber = yield* ClaudeAgent.query("x", { initializeTimeout: "10 seconds" }).pipe(
         Stream.runCollect,
         Effect.provide(slowOpen("1 hour", ScriptedCli.echo)),
+        timed,
         Effect.fork
       )
-      yield* advance(9)
-      expect(fiber.unsafePoll()).toBe(null)
-      yield* advance(1)
-      const error = yield* Effect.flip(Fiber.join(fiber))
+      yield* advance(11)
+      const { at, exit } = yield* Fiber.join(fiber)
+      expect(at).toBe(10_000)
+      const error = yield* Effect.flip(exit)
       expect(error).toStrictEqual(
         new AgentError.StartupFailed({
           reason: "Spawn",
@@ -290,12 +293,13 @@ describe("G7 start-up is bounded and phased", () => {
       const fiber = yield* ClaudeAgent.query("x", { initializeTimeout: "10 seconds" }).pipe(
         Stream.runCollect,
         Effect.provide(slowOpen("4 seconds", ScriptedCli.neverAnswersInitialize)),
+        timed,
         Effect.fork
       )
-      yield* advance(9)
-      expect(fiber.unsafePoll()).toBe(null)
-      yield* advance(1)
-      const error = yield* Effect.flip(Fiber.join(fiber))
+      yield* advance(11)
+      const { at, exit } = yield* Fiber.join(fiber)
+      expect(at).toBe(10_000)
+      const error = yield* Effect.flip(exit)
       expect(error).toMatchObject({
         _tag: "StartupFailed",
         reason: "FirstLine",

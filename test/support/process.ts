@@ -81,3 +81,20 @@ export const ownedProcesses = (): Array<number> => {
   }
   return out
 }
+
+/**
+ * Whether `pid` has a SIGKILL pending: the kernel marks it when the signal is sent, before the process ends, so a
+ * process that is alive and has none was not sent one.
+ */
+export const killPending = (pid: number): boolean => {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, "utf8")
+    const sigkill = 1n << 8n
+    return [/^SigPnd:\s*([0-9a-f]+)$/m, /^ShdPnd:\s*([0-9a-f]+)$/m].some((field) => {
+      const mask = field.exec(status)?.[1]
+      return mask !== undefined && (BigInt(`0x${mask}`) & sigkill) !== 0n
+    })
+  } catch {
+    return false
+  }
+}
