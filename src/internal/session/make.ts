@@ -153,8 +153,9 @@ export const make = (
               stderrTail: yield* connection.stderrTail
             })
             cell.advance({ _tag: "EndedBySdk", reason: error })
-            yield* Deferred.fail(fatal, error)
+            // whoever sees the IdleTimeout finds the CLI gone (the exit the kill causes is refined to it)
             yield* connection.kill
+            yield* Deferred.fail(fatal, error)
           })
       }).pipe(Effect.forkScoped)
     }
