@@ -46,7 +46,8 @@ const functionsIn = (file) => {
       const first = sourceFile.getLineAndCharacterOfPosition(node.getStart(sourceFile)).line
       const last = sourceFile.getLineAndCharacterOfPosition(node.getEnd()).line
       const entry = { file, line: first + 1, lines: last - first + 1, name: nameOf(node, sourceFile) }
-      const wrapper = outer !== undefined && outer.lines - entry.lines <= 4
+      const wrapper = outer !== undefined && entry.line - outer.line <= 8 &&
+        (outer.line + outer.lines) - (entry.line + entry.lines) <= 2
       if (!wrapper) found.push(entry)
       next = wrapper ? outer : entry
     }

@@ -17,7 +17,12 @@ import { randomUUID } from "node:crypto"
 export const CLI_VERSION = "2.1.332"
 
 /** The token usage of every fake turn. */
-export const usage = { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }
+const usage = Object.freeze({
+  input_tokens: 10,
+  output_tokens: 5,
+  cache_creation_input_tokens: 0,
+  cache_read_input_tokens: 0
+})
 
 /**
  * The answer to `initialize`, the default model resolving to `model`.
