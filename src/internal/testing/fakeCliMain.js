@@ -1,7 +1,8 @@
 // @ts-check
 /**
  * The fake `claude` program of the testing kit (see `FakeCli`). It runs as its own Node process and imports only
- * Node built-ins, so that it starts fast. It is plain JavaScript (typed by JSDoc, checked by `tsc`) so that it runs
+ * Node built-ins and `cliFrames.js` (the frames it writes like `ScriptedCli`, itself plain JavaScript importing only
+ * Node built-ins), so that it starts fast. It is plain JavaScript (typed by JSDoc, checked by `tsc`) so that it runs
  * as it is, from this repository's sources and from the published package alike, with no TypeScript loader.
  *
  * @internal
