@@ -214,11 +214,18 @@ describe("the fake CLI program", () => {
     expect(program.executableArgs).toEqual([])
     expect(path.dirname(program.executable)).toBe(path.resolve(import.meta.dirname, "..", "src", "internal", "testing"))
     expect(path.basename(program.executable)).toBe("fakeCliMain.js")
-    // only Node built-ins at run time (type imports live in JSDoc comments)
-    const imports = [...fs.readFileSync(program.executable, "utf8").matchAll(/^import .* from "([^"]+)"/gm)]
-      .map((m) => m[1])
+    // at run time only Node built-ins and plain JavaScript siblings that import only Node built-ins (the frames it
+    // shares with ScriptedCli); type imports live in JSDoc comments
+    const importsOf = (file: string) =>
+      [...fs.readFileSync(file, "utf8").matchAll(/^import .* from "([^"]+)"/gm)].map((m) => m[1] ?? "")
+    const imports = importsOf(program.executable)
     expect(imports.length).toBeGreaterThan(0)
-    expect(imports.every((specifier) => specifier?.startsWith("node:"))).toBe(true)
+    const siblings = imports.filter((specifier) => !specifier.startsWith("node:"))
+    expect(siblings).toEqual(["./cliFrames.js"])
+    for (const sibling of siblings) {
+      expect(importsOf(path.join(path.dirname(program.executable), sibling)).every((s) => s.startsWith("node:")))
+        .toBe(true)
+    }
     // a bare `node` (no --import, no loader) runs it
     const run = spawnSync(process.execPath, [program.executable, "--version"], { encoding: "utf8", env: {} })
     expect(run.status).toBe(0)

@@ -445,6 +445,515 @@ const splitProgressToken = (params: JsonObject | undefined) => {
   return { token, params: { ...params, _meta: rest } }
 }
 
+/** Whatever the parts of one proxy share: its settings, the loaded MCP SDK client, its state and its status. */
+interface Proxy {
+  readonly name: string
+  readonly options: Api.Options
+  readonly sdk: ClientSdk
+  readonly state: ProxyState
+  readonly statusRef: SubscriptionRef.SubscriptionRef<Api.Status>
+  /** Runs an effect in the background, in the proxy's scope. */
+  readonly fork: (effect: Effect.Effect<void>) => void
+  readonly connectTimeout: Duration.Duration
+  readonly connectTimeoutMs: number
+  readonly requestTimeout: Duration.Duration
+  readonly requestTimeoutMs: number
+  readonly pingInterval: Duration.Duration | undefined
+}
+
+/** A duration as a Node.js timer's milliseconds: at least 1, at most {@link MAX_TIMER_MS} (also for infinity). */
+const timerMs = (duration: Duration.Duration): number =>
+  Duration.isFinite(duration) ? Math.min(Math.max(1, Duration.toMillis(duration)), MAX_TIMER_MS) : MAX_TIMER_MS
+
+/** Builds the proxy's shared context: settings decoded once, the MCP SDK client loaded, the state in `Connecting`. */
+const makeProxy = (options: Api.Options): Effect.Effect<Proxy, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const connectTimeout = Duration.decode(options.connectTimeout ?? DEFAULT_CONNECT_TIMEOUT)
+    const requestTimeout = Duration.decode(options.requestTimeout ?? Duration.infinity)
+    const sdk = yield* Effect.orDieWith(loadClientSdk, (error) => new Error(error))
+    const runFork = yield* FiberSet.makeRuntime<never, unknown, unknown>()
+    const statusRef = yield* SubscriptionRef.make<Api.Status>(Status.Connecting({ attempt: 1 }))
+    return {
+      name: options.name,
+      options,
+      sdk,
+      state: {
+        status: Status.Connecting({ attempt: 1 }),
+        current: undefined,
+        handshake: undefined,
+        tools: undefined,
+        lastReason: undefined,
+        connections: 0,
+        links: new Set(),
+        linkCounter: 0,
+        activity: 0,
+        closed: false
+      },
+      statusRef,
+      fork: (effect) => {
+        runFork(effect)
+      },
+      connectTimeout,
+      connectTimeoutMs: timerMs(connectTimeout),
+      requestTimeout,
+      requestTimeoutMs: timerMs(requestTimeout),
+      pingInterval: options.pingInterval === undefined ? undefined : Duration.decode(options.pingInterval)
+    }
+  })
+
+const annotate = (proxy: Proxy) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.annotateLogs(effect, { module: "McpProxy", server: proxy.name })
+
+const setStatus = (proxy: Proxy, status: Api.Status): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    proxy.state.status = status
+    return SubscriptionRef.set(proxy.statusRef, status)
+  })
+
+/** Sends a message to every session connected to the proxy. */
+const broadcast = (proxy: Proxy, message: JsonObject): void => {
+  for (const link of proxy.state.links) link.post(message)
+}
+
+/** Why the upstream server cannot be reached now, and whether the SDK still tries: told to sessions and tools. */
+const outage = (proxy: Proxy): string => {
+  const { name, state } = proxy
+  if (state.closed) return `MCP server "${name}" is not available: the proxy is closed.`
+  const reason = state.lastReason ?? "not connected yet"
+  const status = state.status
+  const what = `MCP server "${name}" is not connected (${reason})`
+  if (status._tag === "Disconnected" && !status.retrying) return `${what}; the SDK gave up reconnecting.`
+  return `${what}; the SDK is reconnecting, try again later.`
+}
+
+const isMcpError = (proxy: Proxy, u: unknown): u is InstanceType<McpErrorClass> =>
+  u instanceof proxy.sdk.McpError && typeof u.code === "number"
+
+const describeError = (proxy: Proxy, error: unknown): string =>
+  isMcpError(proxy, error) ? upstreamMessage(error) : describeDeep(error)
+
+// --- the upstream connection ----------------------------------------------------------------------------------------
+
+/** A request to the upstream server, bounded by the request timeout unless `options` says otherwise. */
+const request = (
+  proxy: Proxy,
+  upstream: Upstream,
+  method: string,
+  params: JsonObject | undefined,
+  options?: RequestOptions
+): Effect.Effect<unknown, unknown> =>
+  Effect.tryPromise({
+    try: (signal) =>
+      upstream.client.request(
+        { method, ...(params !== undefined ? { params } : {}) },
+        proxy.sdk.ResultSchema,
+        { timeout: proxy.requestTimeoutMs, ...options, signal }
+      ),
+    catch: (error) => error
+  })
+
+/** Fetches the tool list; after a reconnect, tells every session when it changed. */
+const refreshTools = (proxy: Proxy, upstream: Upstream, announce: boolean): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    if (upstream.handshake.capabilities["tools"] === undefined) return
+    const result = yield* request(proxy, upstream, "tools/list", undefined, { timeout: proxy.connectTimeoutMs })
+    if (!isObject(result) || result["nextCursor"] !== undefined) return
+    const before = proxy.state.tools
+    proxy.state.tools = result
+    if (announce && before !== undefined && JSON.stringify(before["tools"]) !== JSON.stringify(result["tools"])) {
+      yield* Effect.logInfo(`the tools of MCP server "${proxy.name}" changed; telling the sessions`)
+      broadcast(proxy, { jsonrpc: "2.0", method: "notifications/tools/list_changed" })
+    }
+  }).pipe(Effect.ignore, annotate(proxy))
+
+/** A notification of the upstream server: passed to every session (and a changed tool list is fetched again). */
+const onUpstreamNotification = (proxy: Proxy) => (notification: JsonObject): Promise<void> => {
+  const upstream = proxy.state.current
+  if (notification["method"] === "notifications/tools/list_changed" && upstream !== undefined) {
+    proxy.fork(refreshTools(proxy, upstream, false))
+  }
+  broadcast(proxy, notification)
+  return Promise.resolve()
+}
+
+/** A request of the upstream server (sampling, elicitation, roots…): asked of the session most recently busy. */
+const onUpstreamRequest = (proxy: Proxy) => (request: JsonObject, extra: UpstreamRequestExtra): Promise<unknown> => {
+  const links = [...proxy.state.links]
+  const busy = links.filter((l) => l.active > 0).sort((a, b) => b.lastActive - a.lastActive)[0]
+  const link = busy ?? links.sort((a, b) => b.order - a.order)[0]
+  if (link === undefined) {
+    return Promise.reject(
+      Object.assign(new Error(`No session is connected to MCP proxy "${proxy.name}"`), { code: METHOD_NOT_FOUND })
+    )
+  }
+  return link.request(request, extra.signal)
+}
+
+/** Opens one upstream connection and completes the MCP handshake; the scope closes it. */
+const connectOnce = (proxy: Proxy): Effect.Effect<Upstream, string, Scope.Scope> =>
+  Effect.gen(function*() {
+    const { connectTimeout, options } = proxy
+    const made = yield* makeTransport(options.transport)
+    const lost = yield* Deferred.make<string>()
+    let lostReason: string | undefined
+    let transportError: string | undefined
+    const why = (what: string) => [what, made.diagnostics()].filter(Predicate.isNotUndefined).join("; ")
+    const lose = (reason: string) => {
+      lostReason ??= reason
+      Deferred.unsafeDone(lost, Exit.succeed(lostReason))
+    }
+    // set before `connect`, which chains them
+    made.transport.onerror = (error) => {
+      transportError = describe(error)
+    }
+    const client = new proxy.sdk.Client(options.clientInfo ?? CLIENT_INFO, { capabilities: {} })
+    client.onclose = () => lose(why(transportError ?? made.closed))
+    client.fallbackNotificationHandler = onUpstreamNotification(proxy)
+    client.fallbackRequestHandler = onUpstreamRequest(proxy)
+    // bounded on the wall clock, so that the clean-up also runs in full when the closing fiber was interrupted
+    yield* Effect.addFinalizer(() =>
+      liveTimeout(
+        Effect.promise(() => (made.terminate?.() ?? Promise.resolve()).catch(() => undefined)),
+        TERMINATE_TIMEOUT
+      ).pipe(
+        Effect.zipRight(liveTimeout(Effect.promise(() => client.close().catch(() => undefined)), CLOSE_TIMEOUT)),
+        Effect.asVoid
+      )
+    )
+    yield* Effect.tryPromise({
+      try: (signal) => client.connect(made.transport, { signal, timeout: proxy.connectTimeoutMs }),
+      // the handshake fails when the connection closes: then why it closed says more
+      catch: (error) => lostReason ?? why(describeError(proxy, error))
+    }).pipe(
+      Effect.timeoutFail({
+        duration: connectTimeout,
+        onTimeout: () => why(`no answer to initialize within ${Duration.format(connectTimeout)}`)
+      })
+    )
+    const capabilities = client.getServerCapabilities()
+    const serverInfo = client.getServerVersion()
+    const instructions = client.getInstructions()
+    const upstream: Upstream = {
+      client,
+      handshake: {
+        capabilities: isObject(capabilities) ? capabilities : {},
+        serverInfo: isObject(serverInfo) ? serverInfo : {},
+        instructions: typeof instructions === "string" ? instructions : undefined
+      },
+      lost,
+      lostReason: () => lostReason,
+      lose
+    }
+    return upstream
+  })
+
+/** Pings the upstream server every `interval`; a ping without answer declares the connection lost. */
+const healthCheck = (proxy: Proxy, upstream: Upstream, interval: Duration.Duration): Effect.Effect<void> =>
+  request(proxy, upstream, "ping", undefined, {
+    timeout: Duration.isFinite(interval) ? Math.min(Duration.toMillis(interval), MAX_TIMER_MS) : MAX_TIMER_MS
+  }).pipe(
+    Effect.catchAll((error) => Effect.sync(() => upstream.lose(`no answer to ping: ${describeError(proxy, error)}`))),
+    Effect.repeat(Schedule.spaced(interval)),
+    Effect.delay(interval),
+    Effect.asVoid
+  )
+
+/** Connects once and serves until the connection is lost: `Right(reason)` when it was up, `Left(reason)` if not. */
+const connection = (proxy: Proxy): Effect.Effect<Either.Either<string, string>> =>
+  Effect.gen(function*() {
+    const { name, state } = proxy
+    const attempt = yield* Effect.either(connectOnce(proxy))
+    if (Either.isLeft(attempt)) return Either.left(attempt.left)
+    const upstream = attempt.right
+    state.current = upstream
+    state.handshake = upstream.handshake
+    state.connections++
+    // the tool list first: `Connected` means sessions can be told everything, even if the connection drops now
+    yield* refreshTools(proxy, upstream, true)
+    yield* setStatus(
+      proxy,
+      Status.Connected({ serverInfo: serverInfoOf(upstream.handshake), connection: state.connections })
+    )
+    yield* state.connections === 1
+      ? Effect.logDebug(`connected to MCP server "${name}"`)
+      : Effect.logInfo(`reconnected to MCP server "${name}"`)
+    if (proxy.pingInterval !== undefined) yield* Effect.forkScoped(healthCheck(proxy, upstream, proxy.pingInterval))
+    const reason = yield* Deferred.await(upstream.lost).pipe(
+      Effect.ensuring(Effect.sync(() => {
+        if (state.current === upstream) state.current = undefined
+      }))
+    )
+    return Either.right(reason)
+  }).pipe(Effect.scoped)
+
+/** Connects, and reconnects on the `reconnect` schedule each time the connection is lost or an attempt fails. */
+const reconnectLoop = (proxy: Proxy): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    const name = proxy.name
+    const driver = yield* Schedule.driver(proxy.options.reconnect ?? defaultReconnect)
+    let failed = 0
+    while (true) {
+      yield* setStatus(proxy, Status.Connecting({ attempt: failed + 1 }))
+      const outcome = yield* connection(proxy).pipe(
+        Effect.catchAllDefect((defect) => Effect.succeed(Either.left(`unexpected failure: ${describe(defect)}`)))
+      )
+      const reason = Either.merge(outcome)
+      proxy.state.lastReason = reason
+      if (Either.isRight(outcome)) {
+        failed = 0
+        yield* driver.reset
+        yield* Effect.logWarning(`MCP server "${name}" disconnected: ${reason}`)
+      } else {
+        failed++
+        yield* Effect.logDebug(`connecting to MCP server "${name}" failed (attempt ${failed}): ${reason}`)
+      }
+      yield* setStatus(proxy, Status.Disconnected({ reason, failedAttempts: failed, retrying: true }))
+      const next = yield* Effect.either(driver.next(reason))
+      if (Either.isLeft(next)) {
+        yield* setStatus(proxy, Status.Disconnected({ reason, failedAttempts: failed, retrying: false }))
+        return yield* Effect.logError(`MCP server "${name}": the reconnect schedule is exhausted (${reason})`)
+      }
+    }
+  }).pipe(annotate(proxy))
+
+/** Marks the proxy closed: sessions are told so, and the status ends `Disconnected` without retrying. */
+const markClosed = (proxy: Proxy): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    proxy.state.closed = true
+    const status = proxy.state.status
+    return status._tag === "Disconnected" && !status.retrying ? Effect.void : setStatus(
+      proxy,
+      Status.Disconnected({ reason: "the proxy is closed", failedAttempts: 0, retrying: false })
+    )
+  })
+
+/** Waits until the status is no longer `Connecting` (at once when it is not): a connection attempt ended. */
+const firstAttempt = (proxy: Proxy): Effect.Effect<void> =>
+  proxy.statusRef.changes.pipe(
+    Stream.filter((s) => s._tag !== "Connecting"),
+    Stream.take(1),
+    Stream.runDrain
+  )
+
+// --- sessions -------------------------------------------------------------------------------------------------------
+
+/** Answers a session's `initialize` with the upstream server's handshake (the last one while it is away). */
+const handshake = (proxy: Proxy, message: JsonObject, id: JsonRpcId): Effect.Effect<JsonObject> =>
+  Effect.gen(function*() {
+    const state = proxy.state
+    if (state.handshake === undefined && state.status._tag === "Connecting") {
+      yield* firstAttempt(proxy).pipe(Effect.timeout(proxy.connectTimeout), Effect.ignore)
+    }
+    const known = state.current?.handshake ?? state.handshake
+    if (known === undefined) return errorResponse(id, CONNECTION_CLOSED, outage(proxy))
+    const params = isObject(message["params"]) ? message["params"] : {}
+    const protocolVersion = typeof params["protocolVersion"] === "string" ? params["protocolVersion"] : undefined
+    return {
+      jsonrpc: "2.0",
+      id,
+      result: {
+        protocolVersion: protocolVersion ?? "2025-11-25",
+        capabilities: advertised(known.capabilities),
+        serverInfo: known.serverInfo,
+        ...(known.instructions !== undefined ? { instructions: known.instructions } : {})
+      }
+    }
+  })
+
+/** What a session is told when a request could not be forwarded: a tool result for a call, else an error. */
+const unavailable = (method: string, id: JsonRpcId, text: string): JsonObject =>
+  method === "tools/call"
+    ? { jsonrpc: "2.0", id, result: errorResult(text) }
+    : errorResponse(id, CONNECTION_CLOSED, text)
+
+/** The cached tool list, as the answer to a first-page `tools/list` while the upstream server is away. */
+const cachedTools = (
+  proxy: Proxy,
+  method: string,
+  params: JsonObject | undefined,
+  id: JsonRpcId
+): JsonObject | undefined =>
+  method === "tools/list" && params?.["cursor"] === undefined && proxy.state.tools !== undefined
+    ? { jsonrpc: "2.0", id, result: proxy.state.tools }
+    : undefined
+
+/** Forwards a session's request to the upstream server, with its progress notifications, and answers it. */
+const forward = (
+  proxy: Proxy,
+  link: Link,
+  message: JsonObject,
+  method: string,
+  id: JsonRpcId
+): Effect.Effect<JsonObject> =>
+  Effect.suspend(() => {
+    const params = isObject(message["params"]) ? message["params"] : undefined
+    const upstream = proxy.state.current
+    if (upstream === undefined) {
+      return Effect.succeed(cachedTools(proxy, method, params, id) ?? unavailable(method, id, outage(proxy)))
+    }
+    const split = splitProgressToken(params)
+    const token = split.token
+    const onprogress = token === undefined ?
+      undefined :
+      (progress: JsonObject) =>
+        link.post({
+          jsonrpc: "2.0",
+          method: "notifications/progress",
+          params: { ...progress, progressToken: token }
+        })
+    link.active++
+    link.lastActive = ++proxy.state.activity
+    return request(proxy, upstream, method, split.params, {
+      resetTimeoutOnProgress: true,
+      ...(onprogress !== undefined ? { onprogress } : {})
+    }).pipe(
+      Effect.map((result): JsonObject => {
+        if (method === "tools/list" && params?.["cursor"] === undefined && isObject(result)) {
+          if (result["nextCursor"] === undefined) proxy.state.tools = result
+        }
+        return { jsonrpc: "2.0", id, result }
+      }),
+      Effect.catchAll((error) => Effect.succeed(failed(proxy, upstream, method, params, id, error))),
+      Effect.ensuring(Effect.sync(() => link.active--))
+    )
+  })
+
+/** The answer to a forwarded request that failed: the upstream server's error, or an outage when the link broke. */
+const failed = (
+  proxy: Proxy,
+  upstream: Upstream,
+  method: string,
+  params: JsonObject | undefined,
+  id: JsonRpcId,
+  error: unknown
+): JsonObject => {
+  const name = proxy.name
+  const lostDuringCall = () => {
+    const reason = upstream.lostReason() ?? "the connection closed"
+    const text = `MCP server "${name}" disconnected during the request (${reason}); the SDK is reconnecting, try ` +
+      `again later.`
+    return cachedTools(proxy, method, params, id) ?? unavailable(method, id, text)
+  }
+  if (isMcpError(proxy, error)) {
+    if (error.code === CONNECTION_CLOSED && upstream.lostReason() !== undefined) return lostDuringCall()
+    if (
+      error.code === REQUEST_TIMEOUT && isObject(error.data) && error.data["timeout"] === proxy.requestTimeoutMs &&
+      method === "tools/call"
+    ) {
+      const text = `MCP server "${name}" did not answer within ${Duration.format(proxy.requestTimeout)}`
+      return { jsonrpc: "2.0", id, result: errorResult(text) }
+    }
+    return {
+      jsonrpc: "2.0",
+      id,
+      error: {
+        code: error.code,
+        message: upstreamMessage(error),
+        ...(error.data !== undefined ? { data: error.data } : {})
+      }
+    }
+  }
+  // not an answer of the server: the request did not get through (e.g. an HTTP request failed)
+  upstream.lose(describeDeep(error))
+  return lostDuringCall()
+}
+
+/** A session's notification: cancellations interrupt the forwarded request, the others go upstream. */
+const onSessionNotification = (
+  proxy: Proxy,
+  cancel: (requestId: JsonRpcId) => void,
+  message: JsonObject,
+  method: string
+): void => {
+  switch (method) {
+    case "notifications/initialized":
+      // the upstream server was initialized by the proxy's own client
+      return
+    case "notifications/cancelled": {
+      const params = isObject(message["params"]) ? message["params"] : {}
+      const requestId = params["requestId"]
+      // interrupting the forwarded request makes the MCP SDK client cancel it upstream
+      if (typeof requestId === "string" || typeof requestId === "number") cancel(requestId)
+      return
+    }
+    default: {
+      const upstream = proxy.state.current
+      if (upstream === undefined) return
+      const params = isObject(message["params"]) ? message["params"] : undefined
+      upstream.client.notification({ method, ...(params !== undefined ? { params } : {}) }).catch(() => undefined)
+    }
+  }
+}
+
+/** Serves one session's transport until the scope closes: its requests run one fiber each, keyed by id. */
+const serve = (proxy: Proxy) => (transport: McpTransport): Effect.Effect<void, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const state = proxy.state
+    const calls = yield* FiberMap.make<string>()
+    const runCall = yield* FiberMap.runtime(calls)<never>()
+    const run = yield* FiberSet.makeRuntime<never, unknown, unknown>()
+    const link = new Link(transport, ++state.linkCounter)
+    const cancel = (requestId: JsonRpcId) => {
+      run(FiberMap.remove(calls, keyOf(requestId)))
+    }
+
+    const onRequest = (message: JsonObject, method: string, id: JsonRpcId) => {
+      const answer = method === "initialize"
+        ? handshake(proxy, message, id)
+        : method === "ping"
+        ? Effect.succeed<JsonObject>({ jsonrpc: "2.0", id, result: {} })
+        : forward(proxy, link, message, method, id)
+      runCall(keyOf(id), Effect.flatMap(answer, link.send))
+    }
+
+    transport.onmessage = (message) => {
+      if (!isObject(message)) return
+      const method = message["method"]
+      const id = idOf(message)
+      if (typeof method === "string") {
+        if (id !== undefined) onRequest(message, method, id)
+        else onSessionNotification(proxy, cancel, message, method)
+      } else if (id !== undefined) {
+        link.resolve(id, message)
+      }
+    }
+    yield* Effect.acquireRelease(
+      Effect.sync(() => state.links.add(link)),
+      () =>
+        Effect.sync(() => {
+          state.links.delete(link)
+          link.close()
+        })
+    )
+    yield* Effect.acquireRelease(
+      Effect.promise(() => transport.start()),
+      () => Effect.promise(() => transport.close().catch(() => undefined))
+    )
+  })
+
+/** The proxy as an SDK MCP server: what sessions connect to, and its status for the CLI. */
+const servableOf = (
+  proxy: Proxy,
+  connections: PromiseConnections
+): SdkMcpServerInstance & Servable => {
+  const serving: Serving = {
+    onConnectFailure: proxy.options.onConnectFailure ?? "fail",
+    manifest: proxy.options.manifest ?? true,
+    serve: serve(proxy),
+    // the CLI keeps the status of the session's handshake; while the upstream server is away, say so and why
+    liveStatus: Effect.sync(() => {
+      const status = proxy.state.status
+      if (status._tag === "Connected") return undefined
+      return { status: status._tag === "Connecting" ? "pending" : "failed", error: outage(proxy) }
+    })
+  }
+  return {
+    [ServableTypeId]: serving,
+    connect: (transport) => connections.connect(transport),
+    close: () => connections.close()
+  }
+}
+
 /** @internal */
 export const make = (options: Api.Options): Effect.Effect<Api.McpProxy, McpProxyError, Scope.Scope> =>
   Effect.gen(function*() {
@@ -453,455 +962,26 @@ export const make = (options: Api.Options): Effect.Effect<Api.McpProxy, McpProxy
       return yield* new McpProxyError({ reason: "InvalidOptions", server: name, description: "the name is empty" })
     }
     yield* validateTransport(name, options.transport)
-
-    const connectTimeout = Duration.decode(options.connectTimeout ?? DEFAULT_CONNECT_TIMEOUT)
-    const requestTimeout = Duration.decode(options.requestTimeout ?? Duration.infinity)
-    const requestTimeoutMs = Duration.isFinite(requestTimeout)
-      ? Math.min(Math.max(1, Duration.toMillis(requestTimeout)), MAX_TIMER_MS)
-      : MAX_TIMER_MS
-    const connectTimeoutMs = Duration.isFinite(connectTimeout)
-      ? Math.min(Math.max(1, Duration.toMillis(connectTimeout)), MAX_TIMER_MS)
-      : MAX_TIMER_MS
-    const pingInterval = options.pingInterval === undefined ? undefined : Duration.decode(options.pingInterval)
-
     const runtime = yield* Effect.runtime<never>()
-    const sdk = yield* Effect.orDieWith(loadClientSdk, (error) => new Error(error))
-    const runFork = yield* FiberSet.makeRuntime<never, unknown, unknown>()
-    const statusRef = yield* SubscriptionRef.make<Api.Status>(Status.Connecting({ attempt: 1 }))
-    const state: ProxyState = {
-      status: Status.Connecting({ attempt: 1 }),
-      current: undefined,
-      handshake: undefined,
-      tools: undefined,
-      lastReason: undefined,
-      connections: 0,
-      links: new Set(),
-      linkCounter: 0,
-      activity: 0,
-      closed: false
-    }
+    const proxy = yield* makeProxy(options)
 
-    const annotate = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      Effect.annotateLogs(effect, { module: "McpProxy", server: name })
-
-    const setStatus = (status: Api.Status) =>
-      Effect.suspend(() => {
-        state.status = status
-        return SubscriptionRef.set(statusRef, status)
-      })
-
-    const broadcast = (message: JsonObject) => {
-      for (const link of state.links) link.post(message)
-    }
-
-    const outage = (): string => {
-      if (state.closed) return `MCP server "${name}" is not available: the proxy is closed.`
-      const reason = state.lastReason ?? "not connected yet"
-      const status = state.status
-      const what = `MCP server "${name}" is not connected (${reason})`
-      if (status._tag === "Disconnected" && !status.retrying) return `${what}; the SDK gave up reconnecting.`
-      return `${what}; the SDK is reconnecting, try again later.`
-    }
-
-    // --- the upstream connection ----------------------------------------------------------------------------------
-
-    const onUpstreamNotification = (notification: JsonObject): Promise<void> => {
-      if (notification["method"] === "notifications/tools/list_changed" && state.current !== undefined) {
-        const upstream = state.current
-        runFork(refreshTools(upstream, false))
-      }
-      broadcast(notification)
-      return Promise.resolve()
-    }
-
-    /** A request of the upstream server (sampling, elicitation, roots…): asked of the session most recently busy. */
-    const onUpstreamRequest = (request: JsonObject, extra: UpstreamRequestExtra): Promise<unknown> => {
-      const links = [...state.links]
-      const busy = links.filter((l) => l.active > 0).sort((a, b) => b.lastActive - a.lastActive)[0]
-      const link = busy ?? links.sort((a, b) => b.order - a.order)[0]
-      if (link === undefined) {
-        return Promise.reject(
-          Object.assign(new Error(`No session is connected to MCP proxy "${name}"`), { code: METHOD_NOT_FOUND })
-        )
-      }
-      return link.request(request, extra.signal)
-    }
-
-    const connectOnce: Effect.Effect<Upstream, string, Scope.Scope> = Effect.gen(function*() {
-      const made = yield* makeTransport(options.transport)
-      const lost = yield* Deferred.make<string>()
-      let lostReason: string | undefined
-      let transportError: string | undefined
-      const why = (what: string) => [what, made.diagnostics()].filter(Predicate.isNotUndefined).join("; ")
-      const lose = (reason: string) => {
-        lostReason ??= reason
-        Deferred.unsafeDone(lost, Exit.succeed(lostReason))
-      }
-      // set before `connect`, which chains them
-      made.transport.onerror = (error) => {
-        transportError = describe(error)
-      }
-      const client = new sdk.Client(options.clientInfo ?? CLIENT_INFO, { capabilities: {} })
-      client.onclose = () => lose(why(transportError ?? made.closed))
-      client.fallbackNotificationHandler = onUpstreamNotification
-      client.fallbackRequestHandler = onUpstreamRequest
-      // bounded on the wall clock, so that the clean-up also runs in full when the closing fiber was interrupted
-      yield* Effect.addFinalizer(() =>
-        liveTimeout(
-          Effect.promise(() => (made.terminate?.() ?? Promise.resolve()).catch(() => undefined)),
-          TERMINATE_TIMEOUT
-        ).pipe(
-          Effect.zipRight(liveTimeout(Effect.promise(() => client.close().catch(() => undefined)), CLOSE_TIMEOUT)),
-          Effect.asVoid
-        )
-      )
-      yield* Effect.tryPromise({
-        try: (signal) => client.connect(made.transport, { signal, timeout: connectTimeoutMs }),
-        // the handshake fails when the connection closes: then why it closed says more
-        catch: (error) => lostReason ?? why(describeError(error))
-      }).pipe(
-        Effect.timeoutFail({
-          duration: connectTimeout,
-          onTimeout: () => why(`no answer to initialize within ${Duration.format(connectTimeout)}`)
-        })
-      )
-      const capabilities = client.getServerCapabilities()
-      const serverInfo = client.getServerVersion()
-      const instructions = client.getInstructions()
-      const upstream: Upstream = {
-        client,
-        handshake: {
-          capabilities: isObject(capabilities) ? capabilities : {},
-          serverInfo: isObject(serverInfo) ? serverInfo : {},
-          instructions: typeof instructions === "string" ? instructions : undefined
-        },
-        lost,
-        lostReason: () => lostReason,
-        lose
-      }
-      return upstream
-    })
-
-    const isMcpError = (u: unknown): u is InstanceType<McpErrorClass> =>
-      u instanceof sdk.McpError && typeof u.code === "number"
-
-    const describeError = (error: unknown): string => isMcpError(error) ? upstreamMessage(error) : describeDeep(error)
-
-    const request = (
-      upstream: Upstream,
-      method: string,
-      params: JsonObject | undefined,
-      options?: RequestOptions
-    ): Effect.Effect<unknown, unknown> =>
-      Effect.tryPromise({
-        try: (signal) =>
-          upstream.client.request(
-            { method, ...(params !== undefined ? { params } : {}) },
-            sdk.ResultSchema,
-            { timeout: requestTimeoutMs, ...options, signal }
-          ),
-        catch: (error) => error
-      })
-
-    /** Fetches the tool list; after a reconnect, tells every session when it changed. */
-    const refreshTools = (upstream: Upstream, announce: boolean): Effect.Effect<void> =>
-      Effect.gen(function*() {
-        if (upstream.handshake.capabilities["tools"] === undefined) return
-        const result = yield* request(upstream, "tools/list", undefined, { timeout: connectTimeoutMs })
-        if (!isObject(result) || result["nextCursor"] !== undefined) return
-        const before = state.tools
-        state.tools = result
-        if (announce && before !== undefined && JSON.stringify(before["tools"]) !== JSON.stringify(result["tools"])) {
-          yield* Effect.logInfo(`the tools of MCP server "${name}" changed; telling the sessions`)
-          broadcast({ jsonrpc: "2.0", method: "notifications/tools/list_changed" })
-        }
-      }).pipe(Effect.ignore, annotate)
-
-    const healthCheck = (upstream: Upstream, interval: Duration.Duration) =>
-      request(upstream, "ping", undefined, {
-        timeout: Duration.isFinite(interval) ? Math.min(Duration.toMillis(interval), MAX_TIMER_MS) : MAX_TIMER_MS
-      }).pipe(
-        Effect.catchAll((error) => Effect.sync(() => upstream.lose(`no answer to ping: ${describeError(error)}`))),
-        Effect.repeat(Schedule.spaced(interval)),
-        Effect.delay(interval)
-      )
-
-    /** Connects once and serves until the connection is lost: `Right(reason)` when it was up, `Left(reason)` if not. */
-    const connection: Effect.Effect<Either.Either<string, string>> = Effect.gen(function*() {
-      const attempt = yield* Effect.either(connectOnce)
-      if (Either.isLeft(attempt)) return Either.left(attempt.left)
-      const upstream = attempt.right
-      state.current = upstream
-      state.handshake = upstream.handshake
-      state.connections++
-      // the tool list first: `Connected` means sessions can be told everything, even if the connection drops now
-      yield* refreshTools(upstream, true)
-      yield* setStatus(
-        Status.Connected({ serverInfo: serverInfoOf(upstream.handshake), connection: state.connections })
-      )
-      yield* state.connections === 1
-        ? Effect.logDebug(`connected to MCP server "${name}"`)
-        : Effect.logInfo(`reconnected to MCP server "${name}"`)
-      if (pingInterval !== undefined) yield* Effect.forkScoped(healthCheck(upstream, pingInterval))
-      const reason = yield* Deferred.await(upstream.lost).pipe(
-        Effect.ensuring(Effect.sync(() => {
-          if (state.current === upstream) state.current = undefined
-        }))
-      )
-      return Either.right(reason)
-    }).pipe(Effect.scoped)
-
-    const loop = Effect.gen(function*() {
-      const driver = yield* Schedule.driver(options.reconnect ?? defaultReconnect)
-      let failed = 0
-      while (true) {
-        yield* setStatus(Status.Connecting({ attempt: failed + 1 }))
-        const outcome = yield* connection.pipe(
-          Effect.catchAllDefect((defect) => Effect.succeed(Either.left(`unexpected failure: ${describe(defect)}`)))
-        )
-        const reason = Either.merge(outcome)
-        state.lastReason = reason
-        if (Either.isRight(outcome)) {
-          failed = 0
-          yield* driver.reset
-          yield* Effect.logWarning(`MCP server "${name}" disconnected: ${reason}`)
-        } else {
-          failed++
-          yield* Effect.logDebug(`connecting to MCP server "${name}" failed (attempt ${failed}): ${reason}`)
-        }
-        yield* setStatus(Status.Disconnected({ reason, failedAttempts: failed, retrying: true }))
-        const next = yield* Effect.either(driver.next(reason))
-        if (Either.isLeft(next)) {
-          yield* setStatus(Status.Disconnected({ reason, failedAttempts: failed, retrying: false }))
-          return yield* Effect.logError(`MCP server "${name}": the reconnect schedule is exhausted (${reason})`)
-        }
-      }
-    }).pipe(annotate)
-
-    yield* Effect.addFinalizer(() =>
-      Effect.suspend(() => {
-        state.closed = true
-        const status = state.status
-        return status._tag === "Disconnected" && !status.retrying ? Effect.void : setStatus(Status.Disconnected({
-          reason: "the proxy is closed",
-          failedAttempts: 0,
-          retrying: false
-        }))
-      })
-    )
-    yield* Effect.forkScoped(loop)
+    yield* Effect.addFinalizer(() => markClosed(proxy))
+    yield* Effect.forkScoped(reconnectLoop(proxy))
     // the first attempt decides what the first sessions see
-    yield* statusRef.changes.pipe(
-      Stream.filter((s) => s._tag !== "Connecting"),
-      Stream.take(1),
-      Stream.runDrain
-    )
+    yield* firstAttempt(proxy)
 
-    // --- sessions -------------------------------------------------------------------------------------------------
-
-    const awaitFirstAttempt = statusRef.changes.pipe(
-      Stream.filter((s) => s._tag !== "Connecting"),
-      Stream.take(1),
-      Stream.runDrain,
-      Effect.timeout(connectTimeout),
-      Effect.ignore
-    )
-
-    const handshake = (message: JsonObject, id: JsonRpcId): Effect.Effect<JsonObject> =>
-      Effect.gen(function*() {
-        if (state.handshake === undefined && state.status._tag === "Connecting") yield* awaitFirstAttempt
-        const known = state.current?.handshake ?? state.handshake
-        if (known === undefined) return errorResponse(id, CONNECTION_CLOSED, outage())
-        const params = isObject(message["params"]) ? message["params"] : {}
-        const protocolVersion = typeof params["protocolVersion"] === "string" ? params["protocolVersion"] : undefined
-        return {
-          jsonrpc: "2.0",
-          id,
-          result: {
-            protocolVersion: protocolVersion ?? "2025-11-25",
-            capabilities: advertised(known.capabilities),
-            serverInfo: known.serverInfo,
-            ...(known.instructions !== undefined ? { instructions: known.instructions } : {})
-          }
-        }
-      })
-
-    /** What a session is told when a request could not be forwarded: a tool result for a call, else an error. */
-    const unavailable = (method: string, id: JsonRpcId, text: string): JsonObject =>
-      method === "tools/call"
-        ? { jsonrpc: "2.0", id, result: errorResult(text) }
-        : errorResponse(id, CONNECTION_CLOSED, text)
-
-    const cachedTools = (method: string, params: JsonObject | undefined, id: JsonRpcId): JsonObject | undefined =>
-      method === "tools/list" && params?.["cursor"] === undefined && state.tools !== undefined
-        ? { jsonrpc: "2.0", id, result: state.tools }
-        : undefined
-
-    const forward = (link: Link, message: JsonObject, method: string, id: JsonRpcId): Effect.Effect<JsonObject> =>
-      Effect.suspend(() => {
-        const params = isObject(message["params"]) ? message["params"] : undefined
-        const upstream = state.current
-        if (upstream === undefined) {
-          return Effect.succeed(cachedTools(method, params, id) ?? unavailable(method, id, outage()))
-        }
-        const split = splitProgressToken(params)
-        const token = split.token
-        const onprogress = token === undefined ?
-          undefined :
-          (progress: JsonObject) =>
-            link.post({
-              jsonrpc: "2.0",
-              method: "notifications/progress",
-              params: { ...progress, progressToken: token }
-            })
-        link.active++
-        link.lastActive = ++state.activity
-        return request(upstream, method, split.params, {
-          resetTimeoutOnProgress: true,
-          ...(onprogress !== undefined ? { onprogress } : {})
-        }).pipe(
-          Effect.map((result): JsonObject => {
-            if (method === "tools/list" && params?.["cursor"] === undefined && isObject(result)) {
-              if (result["nextCursor"] === undefined) state.tools = result
-            }
-            return { jsonrpc: "2.0", id, result }
-          }),
-          Effect.catchAll((error) => Effect.succeed(failed(upstream, method, params, id, error))),
-          Effect.ensuring(Effect.sync(() => link.active--))
-        )
-      })
-
-    const failed = (
-      upstream: Upstream,
-      method: string,
-      params: JsonObject | undefined,
-      id: JsonRpcId,
-      error: unknown
-    ): JsonObject => {
-      const lostDuringCall = () => {
-        const reason = upstream.lostReason() ?? "the connection closed"
-        const text = `MCP server "${name}" disconnected during the request (${reason}); the SDK is reconnecting, try ` +
-          `again later.`
-        return cachedTools(method, params, id) ?? unavailable(method, id, text)
-      }
-      if (isMcpError(error)) {
-        if (error.code === CONNECTION_CLOSED && upstream.lostReason() !== undefined) return lostDuringCall()
-        if (
-          error.code === REQUEST_TIMEOUT && isObject(error.data) && error.data["timeout"] === requestTimeoutMs &&
-          method === "tools/call"
-        ) {
-          const text = `MCP server "${name}" did not answer within ${Duration.format(requestTimeout)}`
-          return { jsonrpc: "2.0", id, result: errorResult(text) }
-        }
-        return {
-          jsonrpc: "2.0",
-          id,
-          error: {
-            code: error.code,
-            message: upstreamMessage(error),
-            ...(error.data !== undefined ? { data: error.data } : {})
-          }
-        }
-      }
-      // not an answer of the server: the request did not get through (e.g. an HTTP request failed)
-      upstream.lose(describeDeep(error))
-      return lostDuringCall()
-    }
-
-    const serve = (transport: McpTransport): Effect.Effect<void, never, Scope.Scope> =>
-      Effect.gen(function*() {
-        const calls = yield* FiberMap.make<string>()
-        const runCall = yield* FiberMap.runtime(calls)<never>()
-        const run = yield* FiberSet.makeRuntime<never, unknown, unknown>()
-        const link = new Link(transport, ++state.linkCounter)
-
-        const onRequest = (message: JsonObject, method: string, id: JsonRpcId) => {
-          const answer = method === "initialize"
-            ? handshake(message, id)
-            : method === "ping"
-            ? Effect.succeed<JsonObject>({ jsonrpc: "2.0", id, result: {} })
-            : forward(link, message, method, id)
-          runCall(keyOf(id), Effect.flatMap(answer, link.send))
-        }
-
-        const onNotification = (message: JsonObject, method: string) => {
-          switch (method) {
-            case "notifications/initialized":
-              // the upstream server was initialized by the proxy's own client
-              return
-            case "notifications/cancelled": {
-              const params = isObject(message["params"]) ? message["params"] : {}
-              const requestId = params["requestId"]
-              // interrupting the forwarded request makes the MCP SDK client cancel it upstream
-              if (typeof requestId === "string" || typeof requestId === "number") {
-                run(FiberMap.remove(calls, keyOf(requestId)))
-              }
-              return
-            }
-            default: {
-              const upstream = state.current
-              if (upstream === undefined) return
-              const params = isObject(message["params"]) ? message["params"] : undefined
-              upstream.client.notification({ method, ...(params !== undefined ? { params } : {}) }).catch(() =>
-                undefined
-              )
-            }
-          }
-        }
-
-        transport.onmessage = (message) => {
-          if (!isObject(message)) return
-          const method = message["method"]
-          const id = idOf(message)
-          if (typeof method === "string") {
-            if (id !== undefined) onRequest(message, method, id)
-            else onNotification(message, method)
-          } else if (id !== undefined) {
-            link.resolve(id, message)
-          }
-        }
-        yield* Effect.acquireRelease(
-          Effect.sync(() => state.links.add(link)),
-          () =>
-            Effect.sync(() => {
-              state.links.delete(link)
-              link.close()
-            })
-        )
-        yield* Effect.acquireRelease(
-          Effect.promise(() => transport.start()),
-          () => Effect.promise(() => transport.close().catch(() => undefined))
-        )
-      })
-
-    const serving: Serving = {
-      onConnectFailure: options.onConnectFailure ?? "fail",
-      manifest: options.manifest ?? true,
-      serve,
-      // the CLI keeps the status of the session's handshake; while the upstream server is away, say so and why
-      liveStatus: Effect.sync(() => {
-        const status = state.status
-        if (status._tag === "Connected") return undefined
-        return { status: status._tag === "Connecting" ? "pending" : "failed", error: outage() }
-      })
-    }
-    const connections = new PromiseConnections(runtime, serve)
+    const connections = new PromiseConnections(runtime, serve(proxy))
     yield* Effect.addFinalizer(() => Effect.promise(() => connections.close()))
-    const instance: SdkMcpServerInstance & Servable = {
-      [ServableTypeId]: serving,
-      connect: (transport) => connections.connect(transport),
-      close: () => connections.close()
-    }
-    const proxy: Api.McpProxy = {
+    const result: Api.McpProxy = {
       [TypeId]: TypeId,
       type: "sdk",
       name,
-      instance,
+      instance: servableOf(proxy, connections),
       ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
-      status: SubscriptionRef.get(statusRef),
-      changes: statusRef.changes
+      status: SubscriptionRef.get(proxy.statusRef),
+      changes: proxy.statusRef.changes
     }
-    return proxy
+    return result
   }).pipe(Effect.withSpan("McpProxy.make", { attributes: { server: options.name } }))
 
 // -------------------------------------------------------------------------------------------------

@@ -909,61 +909,82 @@ const settingsOf = (config: McpSdkServerConfig): JsonObject =>
 
 const sameSettings = (a: JsonObject, b: JsonObject): boolean => a["timeout"] === b["timeout"]
 
-/** @internal */
-export const contribution = (options: Options): Effect.Effect<SdkMcpContribution, never, Scope.Scope> =>
-  Effect.gen(function*() {
-    const entries = Object.entries(options.mcpServers ?? {}).flatMap(([name, config]) =>
-      config.type === "sdk" ? [[name, config] as const] : []
-    )
-    const sessionScope = yield* Effect.scope
-    const connections = new Map<string, Connection>()
-    const registered = new Map<string, Registered>()
-    const handlers = new Map([["mcp_message", mcpMessageHandler(connections)]])
-    const outbox = yield* Queue.unbounded<Outbound>()
-    yield* Effect.addFinalizer(() => outbox.shutdown)
-
-    // server-originated messages go to the CLI once it answered `initialize`; the fiber that forwards them starts with
-    // the first server (most sessions have none)
-    let protocol: ControlProtocol | undefined
-    let initialized = false
-    // made only when the forwarder has to wait for the session to be ready
-    let whenReady: Deferred.Deferred<ControlProtocol> | undefined
-    const ready = Effect.suspend(() => {
-      if (initialized && protocol !== undefined) return Effect.succeed(protocol)
-      whenReady ??= Deferred.unsafeMake<ControlProtocol>(FiberId.none)
-      return Deferred.await(whenReady)
-    })
-    const markReady = () => {
-      if (initialized && protocol !== undefined && whenReady !== undefined) {
-        Deferred.unsafeDone(whenReady, Effect.succeed(protocol))
-      }
+/**
+ * Sends the messages the servers originate to the CLI, once it answered `initialize`. The forwarding fiber starts with
+ * the first server (most sessions have none); `onProtocol` and `onInitialized` tell it when the session is ready.
+ */
+const makeForwarder = (sessionScope: Scope.Scope, outbox: Queue.Dequeue<Outbound>) => {
+  let protocol: ControlProtocol | undefined
+  let initialized = false
+  // made only when the forwarder has to wait for the session to be ready
+  let whenReady: Deferred.Deferred<ControlProtocol> | undefined
+  const ready = Effect.suspend(() => {
+    if (initialized && protocol !== undefined) return Effect.succeed(protocol)
+    whenReady ??= Deferred.unsafeMake<ControlProtocol>(FiberId.none)
+    return Deferred.await(whenReady)
+  })
+  const markReady = () => {
+    if (initialized && protocol !== undefined && whenReady !== undefined) {
+      Deferred.unsafeDone(whenReady, Effect.succeed(protocol))
     }
-    const forwarder = Effect.gen(function*() {
-      const forwards = yield* FiberSet.make()
-      const p = yield* ready
-      while (true) {
-        const { message, server } = yield* outbox.take
-        const response = yield* Effect.either(p.begin("mcp_message", { server_name: server, message }))
-        if (response._tag === "Right") {
-          yield* FiberSet.run(
-            forwards,
-            response.right.pipe(
-              Effect.catchAll((error) =>
-                Effect.logDebug(`forwarding a message of SDK MCP server "${server}" failed: ${error.message}`)
-              )
+  }
+  const forwarder = Effect.gen(function*() {
+    const forwards = yield* FiberSet.make()
+    const p = yield* ready
+    while (true) {
+      const { message, server } = yield* outbox.take
+      const response = yield* Effect.either(p.begin("mcp_message", { server_name: server, message }))
+      if (response._tag === "Right") {
+        yield* FiberSet.run(
+          forwards,
+          response.right.pipe(
+            Effect.catchAll((error) =>
+              Effect.logDebug(`forwarding a message of SDK MCP server "${server}" failed: ${error.message}`)
             )
           )
-        }
+        )
       }
-    }).pipe(Effect.scoped)
-    let forwarding = false
-    const startForwarding = Effect.suspend(() => {
+    }
+  }).pipe(Effect.scoped)
+  let forwarding = false
+  return {
+    start: Effect.suspend(() => {
       if (forwarding) return Effect.void
       forwarding = true
       return Effect.asVoid(Effect.forkIn(forwarder, sessionScope))
-    })
+    }),
+    onProtocol: (p: ControlProtocol) =>
+      Effect.sync(() => {
+        protocol = p
+        markReady()
+      }),
+    onInitialized: () =>
+      Effect.sync(() => {
+        initialized = true
+        markReady()
+      })
+  }
+}
 
-    const register = (name: string, config: McpSdkServerConfig, startup: boolean) =>
+/** The in-process servers of one session, by name, each in its own scope (a child of the session's). */
+interface Servers {
+  readonly connections: Map<string, Connection>
+  readonly registered: Map<string, Registered>
+  readonly register: (name: string, config: McpSdkServerConfig, startup: boolean) => Effect.Effect<Registered>
+  readonly unregister: (name: string) => Effect.Effect<void>
+}
+
+const makeServers = (
+  sessionScope: Scope.Scope,
+  outbox: Queue.Queue<Outbound>,
+  startForwarding: Effect.Effect<void>
+): Servers => {
+  const connections = new Map<string, Connection>()
+  const registered = new Map<string, Registered>()
+  return {
+    connections,
+    registered,
+    register: (name, config, startup) =>
       Effect.gen(function*() {
         yield* startForwarding
         const scope = yield* Scope.fork(sessionScope, ExecutionStrategy.sequential)
@@ -976,9 +997,8 @@ export const contribution = (options: Options): Effect.Effect<SdkMcpContribution
         connections.set(name, connection)
         registered.set(name, entry)
         return entry
-      })
-
-    const unregister = (name: string) =>
+      }),
+    unregister: (name) =>
       Effect.suspend(() => {
         const entry = registered.get(name)
         if (entry === undefined) return Effect.void
@@ -986,48 +1006,47 @@ export const contribution = (options: Options): Effect.Effect<SdkMcpContribution
         connections.delete(name)
         return Scope.close(entry.scope, Exit.void)
       })
+  }
+}
 
-    for (const [name, config] of entries) yield* register(name, config, true)
-
+/** The handshake results of the servers that offer one, sent with `initialize`; bounded by {@link MANIFEST_TIMEOUT}. */
+const captureManifests = (connections: Iterable<Connection>): Effect.Effect<Record<string, JsonObject>> =>
+  Effect.suspend(() => {
     const manifests: Record<string, JsonObject> = {}
-    const withManifest = [...connections.values()].filter((c) => c.manifest)
-    if (withManifest.length > 0) {
-      yield* Effect.forEach(
-        withManifest,
-        (c) =>
-          Effect.map(captureManifest(c), (manifest) => {
-            if (manifest !== undefined) manifests[c.name] = manifest
-          }),
-        { concurrency: "unbounded", discard: true }
-      ).pipe(Effect.timeout(MANIFEST_TIMEOUT), Effect.ignore)
-    }
+    const withManifest = [...connections].filter((c) => c.manifest)
+    if (withManifest.length === 0) return Effect.succeed(manifests)
+    return Effect.forEach(
+      withManifest,
+      (c) =>
+        Effect.map(captureManifest(c), (manifest) => {
+          if (manifest !== undefined) manifests[c.name] = manifest
+        }),
+      { concurrency: "unbounded", discard: true }
+    ).pipe(Effect.timeout(MANIFEST_TIMEOUT), Effect.ignore, Effect.as(manifests))
+  })
 
-    const configs: Record<string, JsonObject> = {}
-    for (const [name, config] of entries) if (config.timeout !== undefined) configs[name] = { timeout: config.timeout }
-
-    // start-up servers the CLI does not report as connected (only servers given in the options are checked)
-    const failures = entries.length > 0
-      ? yield* Queue.unbounded<{ readonly error: McpServerFailed; readonly policy: "fail" | "warn" }>()
-      : undefined
+/**
+ * Watches `system/init` for the start-up servers the CLI does not report as connected (only servers given in the
+ * options are checked): each is logged, and one whose policy is "fail" fails the session through `failure`.
+ */
+const watchStartupFailures = (registered: ReadonlyMap<string, Registered>) =>
+  Effect.gen(function*() {
+    const failures = yield* Queue.unbounded<{ readonly error: McpServerFailed; readonly policy: "fail" | "warn" }>()
     const reported = new Set<string>()
-    // fails the session (when a server's policy is "fail"); only servers given in the options can
-    let failure: Effect.Effect<never, McpServerFailed> | undefined
-    if (failures !== undefined) {
-      const failed = yield* Deferred.make<never, McpServerFailed>()
-      failure = Deferred.await(failed)
-      yield* failures.take.pipe(
-        Effect.flatMap(({ error, policy }) =>
-          policy === "fail"
-            ? Effect.zipRight(Effect.logError(error.message, error), Deferred.fail(failed, error))
-            : Effect.logWarning(error.message, error)
-        ),
-        Effect.annotateLogs({ module: "SdkMcp" }),
-        Effect.forever,
-        Effect.forkScoped
-      )
-    }
+    const failed = yield* Deferred.make<never, McpServerFailed>()
+    const failure: Effect.Effect<never, McpServerFailed> = Deferred.await(failed)
+    yield* failures.take.pipe(
+      Effect.flatMap(({ error, policy }) =>
+        policy === "fail"
+          ? Effect.zipRight(Effect.logError(error.message, error), Deferred.fail(failed, error))
+          : Effect.logWarning(error.message, error)
+      ),
+      Effect.annotateLogs({ module: "SdkMcp" }),
+      Effect.forever,
+      Effect.forkScoped
+    )
     const onMessage = (m: Message.SdkMessage): boolean => {
-      if (failures === undefined || !Message.isSystemInit(m)) return true
+      if (!Message.isSystemInit(m)) return true
       for (const { connection, startup } of registered.values()) {
         if (!startup || reported.has(connection.name)) continue
         const info = m.mcp_servers.find((s) => s.name === connection.name)
@@ -1041,83 +1060,103 @@ export const contribution = (options: Options): Effect.Effect<SdkMcpContribution
       }
       return true
     }
+    return { failure, onMessage }
+  })
 
+/** The CLI's view of the servers that run as processes, given to `setMcpServers` (in-process ones are added later). */
+const wireOfProcessServers = (servers: Parameters<McpServersControl["set"]>[0]): Record<string, unknown> => {
+  const wire: Record<string, unknown> = {}
+  for (const [name, config] of Object.entries(processMcpServers(servers))) {
+    // CLI 2.1.332 fails a stdio server without `args` here ("Spread syntax requires ...iterable not be null
+    // or undefined"), though `--mcp-config` accepts one
+    wire[name] = isObject(config) && config["type"] === "stdio" && config["args"] === undefined
+      ? { ...config, args: [] }
+      : config
+  }
+  return wire
+}
+
+/** `setMcpServers`, the live status of in-process servers and the reconnect error a session reports for them. */
+const mcpServersControl = (servers: Servers, lock: Effect.Semaphore): McpServersControl => ({
+  set: (wanted, send) =>
+    lock.withPermits(1)(Effect.gen(function*() {
+      const inProcess = Object.entries(wanted).flatMap(([name, config]) =>
+        config.type === "sdk" ? [[name, config] as const] : []
+      )
+      const names = new Set(inProcess.map(([name]) => name))
+      for (const name of [...servers.registered.keys()]) if (!names.has(name)) yield* servers.unregister(name)
+      const wire = wireOfProcessServers(wanted)
+      for (const [name, config] of inProcess) {
+        const current = servers.registered.get(name)
+        const changed = current !== undefined &&
+          (current.instance !== config.instance || !sameSettings(current.settings, settingsOf(config)))
+        if (changed) {
+          yield* Effect.logWarning(
+            `SDK MCP server "${name}" is already connected, so setMcpServers keeps it as it is; remove it, then ` +
+              `add it again, to change it`
+          ).pipe(Effect.annotateLogs({ module: "SdkMcp" }))
+        }
+        const entry = current ?? (yield* servers.register(name, config, false))
+        wire[name] = { type: "sdk", name, ...entry.settings }
+      }
+      return yield* send(wire)
+    })),
+  status: (statuses) =>
+    Effect.forEach(statuses, (entry) => {
+      const live = servers.registered.get(entry.name)?.connection.liveStatus
+      // the CLI keeps an in-process server's status from its handshake: only what it believes usable is checked
+      if (live === undefined || (entry.status !== "connected" && entry.status !== "pending")) {
+        return Effect.succeed(entry)
+      }
+      return Effect.map(live, (now) => (now === undefined ? entry : { ...entry, ...now }))
+    }),
+  reconnectFailed: (serverName, error) =>
+    servers.registered.has(serverName)
+      ? new ControlError({
+        subtype: error.subtype,
+        description: `"${serverName}" is an in-process (sdk) MCP server, which the CLI does not reconnect (it ` +
+          `answered: ${error.description}); toggle it off and on with toggleMcpServer to run its handshake again, or ` +
+          `replace it with setMcpServers`,
+        ...(error.errorCode !== undefined ? { errorCode: error.errorCode } : {})
+      })
+      : error
+})
+
+/** @internal */
+export const contribution = (options: Options): Effect.Effect<SdkMcpContribution, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const entries = Object.entries(options.mcpServers ?? {}).flatMap(([name, config]) =>
+      config.type === "sdk" ? [[name, config] as const] : []
+    )
+    const sessionScope = yield* Effect.scope
+    const outbox = yield* Queue.unbounded<Outbound>()
+    yield* Effect.addFinalizer(() => outbox.shutdown)
+    const forwarder = makeForwarder(sessionScope, outbox)
+    const servers = makeServers(sessionScope, outbox, forwarder.start)
+    const handlers = new Map([["mcp_message", mcpMessageHandler(servers.connections)]])
+
+    for (const [name, config] of entries) yield* servers.register(name, config, true)
+    const manifests = yield* captureManifests(servers.connections.values())
+    const configs: Record<string, JsonObject> = {}
+    for (const [name, config] of entries) if (config.timeout !== undefined) configs[name] = { timeout: config.timeout }
+    const startup = entries.length > 0 ? yield* watchStartupFailures(servers.registered) : undefined
     const lock = yield* Effect.makeSemaphore(1)
-    const mcpServers: McpServersControl = {
-      set: (servers, send) =>
-        lock.withPermits(1)(Effect.gen(function*() {
-          const inProcess = Object.entries(servers).flatMap(([name, config]) =>
-            config.type === "sdk" ? [[name, config] as const] : []
-          )
-          const wanted = new Set(inProcess.map(([name]) => name))
-          for (const name of [...registered.keys()]) if (!wanted.has(name)) yield* unregister(name)
-          const wire: Record<string, unknown> = {}
-          for (const [name, config] of Object.entries(processMcpServers(servers))) {
-            // CLI 2.1.332 fails a stdio server without `args` here ("Spread syntax requires ...iterable not be null
-            // or undefined"), though `--mcp-config` accepts one
-            wire[name] = isObject(config) && config["type"] === "stdio" && config["args"] === undefined
-              ? { ...config, args: [] }
-              : config
-          }
-          for (const [name, config] of inProcess) {
-            const current = registered.get(name)
-            const changed = current !== undefined &&
-              (current.instance !== config.instance || !sameSettings(current.settings, settingsOf(config)))
-            if (changed) {
-              yield* Effect.logWarning(
-                `SDK MCP server "${name}" is already connected, so setMcpServers keeps it as it is; remove it, then ` +
-                  `add it again, to change it`
-              ).pipe(Effect.annotateLogs({ module: "SdkMcp" }))
-            }
-            const entry = current ?? (yield* register(name, config, false))
-            wire[name] = { type: "sdk", name, ...entry.settings }
-          }
-          return yield* send(wire)
-        })),
-      status: (statuses) =>
-        Effect.forEach(statuses, (entry) => {
-          const live = registered.get(entry.name)?.connection.liveStatus
-          // the CLI keeps an in-process server's status from its handshake: only what it believes usable is checked
-          if (live === undefined || (entry.status !== "connected" && entry.status !== "pending")) {
-            return Effect.succeed(entry)
-          }
-          return Effect.map(live, (now) => (now === undefined ? entry : { ...entry, ...now }))
-        }),
-      reconnectFailed: (serverName, error) =>
-        registered.has(serverName)
-          ? new ControlError({
-            subtype: error.subtype,
-            description: `"${serverName}" is an in-process (sdk) MCP server, which the CLI does not reconnect (it ` +
-              `answered: ${error.description}); toggle it off and on with toggleMcpServer to run its handshake again, or ` +
-              `replace it with setMcpServers`,
-            ...(error.errorCode !== undefined ? { errorCode: error.errorCode } : {})
-          })
-          : error
-    }
 
     return {
       ...(entries.length > 0
         ? {
           initialize: {
-            sdkMcpServers: [...connections.keys()],
+            sdkMcpServers: [...servers.connections.keys()],
             ...(Object.keys(manifests).length > 0 ? { sdkMcpServerManifests: manifests } : {}),
             ...(Object.keys(configs).length > 0 ? { sdkMcpServerConfigs: configs } : {})
           }
         }
         : {}),
       handlers,
-      onProtocol: (p) =>
-        Effect.sync(() => {
-          protocol = p
-          markReady()
-        }),
-      onInitialized: () =>
-        Effect.sync(() => {
-          initialized = true
-          markReady()
-        }),
-      onMessage,
-      ...(failure !== undefined ? { failure } : {}),
-      mcpServers
+      onProtocol: forwarder.onProtocol,
+      onInitialized: forwarder.onInitialized,
+      onMessage: startup?.onMessage ?? (() => true),
+      ...(startup !== undefined ? { failure: startup.failure } : {}),
+      mcpServers: mcpServersControl(servers, lock)
     }
   })

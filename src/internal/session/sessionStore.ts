@@ -588,6 +588,164 @@ export const makeConfig = (
 ): Effect.Effect<Api.Service, ConfigError.ConfigError, FileSystem.FileSystem | Path.Path> =>
   Effect.flatMap(Config.unwrap(options), (options) => make(options, decodeLine))
 
+/** What the store's file operations share: the platform services and the resolved settings. */
+interface Store {
+  readonly fs: FileSystem.FileSystem
+  readonly path: Path.Path
+  readonly projectsDir: string
+  readonly maxLineBytes: number
+}
+
+/** The directory of a project's transcripts: the CLI's encoding of the canonical `cwd` (long names end in a hash). */
+const projectDirOf = (store: Store, cwd: string): Effect.Effect<string> =>
+  Effect.gen(function*() {
+    const { fs, path, projectsDir } = store
+    const absolute = path.resolve(cwd)
+    const canonical = yield* fs.realPath(absolute).pipe(Effect.orElseSucceed(() => absolute))
+    const encoded = encodeCwd(canonical)
+    const exact = path.join(projectsDir, encoded)
+    if (encoded.length <= MAX_ENCODED_LENGTH) return exact
+    if (yield* fs.exists(exact).pipe(Effect.orElseSucceed(() => false))) return exact
+    const prefix = `${encoded.slice(0, MAX_ENCODED_LENGTH)}-`
+    const names = yield* fs.readDirectory(projectsDir).pipe(Effect.orElseSucceed((): Array<string> => []))
+    const match = names.filter((name) => name.startsWith(prefix)).sort()[0]
+    return match === undefined ? exact : path.join(projectsDir, match)
+  })
+
+/** The lines of a transcript, streamed; a line longer than `maxLineBytes` is reported, not buffered. */
+const linesOf = (store: Store, file: string, sessionId: string): Stream.Stream<SplitLine, SessionStoreError> =>
+  Stream.suspend(() => {
+    const splitter = makeLineSplitter(store.maxLineBytes)
+    return store.fs.stream(file, { chunkSize: CHUNK_BYTES }).pipe(
+      Stream.mapError((e) => fileSystemError(e, file, sessionId)),
+      Stream.mapChunks((chunks) => {
+        const out: Array<SplitLine> = []
+        for (const chunk of chunks) splitter.push(chunk, out)
+        return Chunk.unsafeFromArray(out)
+      }),
+      Stream.concat(Stream.suspend(() => {
+        const out: Array<SplitLine> = []
+        splitter.end(out)
+        return Stream.fromIterable(out)
+      }))
+    )
+  })
+
+const checkId = (sessionId: string): Effect.Effect<void, SessionStoreError> =>
+  isSessionId(sessionId)
+    ? Effect.void
+    : Effect.fail(new SessionStoreError({ reason: "InvalidSessionId", sessionId }))
+
+const factsOf = (sessionId: string, file: string, stat: FileSystem.File.Info): FileFacts => ({
+  sessionId,
+  path: file,
+  lastModified: Option.getOrElse(stat.mtime, () => new Date(0)),
+  fileSize: Number(stat.size)
+})
+
+/** The transcript file of a session: `SessionNotFound` when there is none. */
+const sessionFile = (store: Store, sessionId: string, cwd: string): Effect.Effect<FileFacts, SessionStoreError> =>
+  Effect.gen(function*() {
+    yield* checkId(sessionId)
+    const dir = yield* projectDirOf(store, cwd)
+    const file = store.path.join(dir, `${sessionId}.jsonl`)
+    const stat = yield* store.fs.stat(file).pipe(Effect.mapError((e) => fileSystemError(e, file, sessionId)))
+    if (stat.type !== "File") {
+      return yield* Effect.fail(new SessionStoreError({ reason: "SessionNotFound", sessionId, path: file }))
+    }
+    return factsOf(sessionId, file, stat)
+  })
+
+const readWindow = (store: Store, file: string, sessionId: string, offset: number, bytes: number) =>
+  store.fs.stream(file, { offset, bytesToRead: bytes, chunkSize: bytes }).pipe(
+    Stream.runCollect,
+    Effect.map((chunks) => Buffer.concat(Chunk.toReadonlyArray(chunks).map(toBuffer))),
+    Effect.mapError((e) => fileSystemError(e, file, sessionId))
+  )
+
+/** A session's info from one streaming pass over the whole file. */
+const exactInfo = (store: Store, facts: FileFacts): Effect.Effect<Api.SessionInfo, SessionStoreError> =>
+  Effect.gen(function*() {
+    const c = newCollector()
+    yield* linesOf(store, facts.path, facts.sessionId).pipe(
+      Stream.runForEachChunk((chunk) =>
+        Effect.sync(() => {
+          for (const line of chunk) {
+            if (line._tag !== "Line") continue
+            const o = parseObject(line.text)
+            if (o === undefined) continue
+            observeHead(c, o)
+            observeTail(c, o)
+            observeCount(c, o)
+          }
+        })
+      )
+    )
+    return toInfo(facts, c, c.messageCount)
+  })
+
+/** A session's info from its head and tail windows; reads on from the start only while the first prompt is missing. */
+const fastInfo = (store: Store, facts: FileFacts): Effect.Effect<Api.SessionInfo, SessionStoreError> =>
+  Effect.gen(function*() {
+    const c = newCollector()
+    const wholeFile = facts.fileSize <= WINDOW_BYTES
+    const head = yield* readWindow(store, facts.path, facts.sessionId, 0, WINDOW_BYTES)
+    for (const line of windowLines(head, false, !wholeFile)) {
+      const o = parseObject(line)
+      if (o === undefined) continue
+      observeHead(c, o)
+      observeTail(c, o)
+      observeCount(c, o)
+    }
+    if (wholeFile) return toInfo(facts, c, c.messageCount)
+    if (c.firstPrompt === undefined) {
+      yield* linesOf(store, facts.path, facts.sessionId).pipe(
+        Stream.runForEachWhile((line) =>
+          Effect.sync(() => {
+            if (line._tag === "Line") {
+              const o = parseObject(line.text)
+              if (o !== undefined) observeHead(c, o)
+            }
+            return c.firstPrompt === undefined
+          })
+        )
+      )
+    }
+    const tailOffset = Math.max(0, facts.fileSize - WINDOW_BYTES)
+    const tail = yield* readWindow(store, facts.path, facts.sessionId, tailOffset, WINDOW_BYTES)
+    for (const line of windowLines(tail, tailOffset > 0, false)) {
+      const o = parseObject(line)
+      if (o !== undefined) observeTail(c, o)
+    }
+    return toInfo(facts, c, undefined)
+  })
+
+const infoOf = (store: Store, facts: FileFacts, options: Api.InfoOptions | undefined) =>
+  options?.fast === true ? fastInfo(store, facts) : exactInfo(store, facts)
+
+/** The transcripts in a project directory, newest first (ties by id); none when the directory does not exist. */
+const sessionFiles = (store: Store, dir: string): Effect.Effect<Array<FileFacts>, SessionStoreError> =>
+  Effect.gen(function*() {
+    const { fs, path } = store
+    const names = yield* fs.readDirectory(dir).pipe(
+      Effect.catchIf(isNotFound, () => Effect.succeed<Array<string>>([])),
+      Effect.mapError((e) => fileSystemError(e, dir))
+    )
+    const ids = names.filter((name) => name.endsWith(".jsonl")).map((name) => name.slice(0, -6)).filter(isSessionId)
+    const files = yield* Effect.forEach(ids, (sessionId) => {
+      const file = path.join(dir, `${sessionId}.jsonl`)
+      return fs.stat(file).pipe(
+        Effect.map((stat) => stat.type === "File" ? factsOf(sessionId, file, stat) : undefined),
+        // removed since the directory was read
+        Effect.catchIf(isNotFound, () => Effect.succeed(undefined)),
+        Effect.mapError((e) => fileSystemError(e, file, sessionId))
+      )
+    }, { concurrency: 16 })
+    return files
+      .filter((f): f is FileFacts => f !== undefined)
+      .sort((a, b) => b.lastModified.getTime() - a.lastModified.getTime() || (a.sessionId < b.sessionId ? -1 : 1))
+  })
+
 /** @internal */
 export const make = (
   options: Api.Options = {},
@@ -598,171 +756,24 @@ export const make = (
     const path = yield* Path.Path
     const configDir = path.resolve(options.configDir ?? (yield* configDirConfig(path)))
     const projectsDir = path.join(configDir, "projects")
-    const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES
-
-    const projectDir = (cwd: string): Effect.Effect<string> =>
-      Effect.gen(function*() {
-        const absolute = path.resolve(cwd)
-        const canonical = yield* fs.realPath(absolute).pipe(Effect.orElseSucceed(() => absolute))
-        const encoded = encodeCwd(canonical)
-        const exact = path.join(projectsDir, encoded)
-        if (encoded.length <= MAX_ENCODED_LENGTH) return exact
-        if (yield* fs.exists(exact).pipe(Effect.orElseSucceed(() => false))) return exact
-        const prefix = `${encoded.slice(0, MAX_ENCODED_LENGTH)}-`
-        const names = yield* fs.readDirectory(projectsDir).pipe(Effect.orElseSucceed((): Array<string> => []))
-        const match = names.filter((name) => name.startsWith(prefix)).sort()[0]
-        return match === undefined ? exact : path.join(projectsDir, match)
-      })
-
-    const lines = (file: string, sessionId: string): Stream.Stream<SplitLine, SessionStoreError> =>
-      Stream.suspend(() => {
-        const splitter = makeLineSplitter(maxLineBytes)
-        return fs.stream(file, { chunkSize: CHUNK_BYTES }).pipe(
-          Stream.mapError((e) => fileSystemError(e, file, sessionId)),
-          Stream.mapChunks((chunks) => {
-            const out: Array<SplitLine> = []
-            for (const chunk of chunks) splitter.push(chunk, out)
-            return Chunk.unsafeFromArray(out)
-          }),
-          Stream.concat(Stream.suspend(() => {
-            const out: Array<SplitLine> = []
-            splitter.end(out)
-            return Stream.fromIterable(out)
-          }))
-        )
-      })
-
-    const checkId = (sessionId: string): Effect.Effect<void, SessionStoreError> =>
-      isSessionId(sessionId)
-        ? Effect.void
-        : Effect.fail(new SessionStoreError({ reason: "InvalidSessionId", sessionId }))
-
-    const sessionFile = (sessionId: string, cwd: string) =>
-      Effect.gen(function*() {
-        yield* checkId(sessionId)
-        const dir = yield* projectDir(cwd)
-        const file = path.join(dir, `${sessionId}.jsonl`)
-        const stat = yield* fs.stat(file).pipe(Effect.mapError((e) => fileSystemError(e, file, sessionId)))
-        if (stat.type !== "File") {
-          return yield* Effect.fail(new SessionStoreError({ reason: "SessionNotFound", sessionId, path: file }))
-        }
-        const facts: FileFacts = {
-          sessionId,
-          path: file,
-          lastModified: Option.getOrElse(stat.mtime, () => new Date(0)),
-          fileSize: Number(stat.size)
-        }
-        return facts
-      })
-
-    const readWindow = (file: string, sessionId: string, offset: number, bytes: number) =>
-      fs.stream(file, { offset, bytesToRead: bytes, chunkSize: bytes }).pipe(
-        Stream.runCollect,
-        Effect.map((chunks) => Buffer.concat(Chunk.toReadonlyArray(chunks).map(toBuffer))),
-        Effect.mapError((e) => fileSystemError(e, file, sessionId))
-      )
-
-    // one streaming pass over the whole file
-    const exactInfo = (facts: FileFacts) =>
-      Effect.gen(function*() {
-        const c = newCollector()
-        yield* lines(facts.path, facts.sessionId).pipe(
-          Stream.runForEachChunk((chunk) =>
-            Effect.sync(() => {
-              for (const line of chunk) {
-                if (line._tag !== "Line") continue
-                const o = parseObject(line.text)
-                if (o === undefined) continue
-                observeHead(c, o)
-                observeTail(c, o)
-                observeCount(c, o)
-              }
-            })
-          )
-        )
-        return toInfo(facts, c, c.messageCount)
-      })
-
-    // head and tail windows; reads on from the start only while the first prompt is missing
-    const fastInfo = (facts: FileFacts) =>
-      Effect.gen(function*() {
-        const c = newCollector()
-        const wholeFile = facts.fileSize <= WINDOW_BYTES
-        const head = yield* readWindow(facts.path, facts.sessionId, 0, WINDOW_BYTES)
-        for (const line of windowLines(head, false, !wholeFile)) {
-          const o = parseObject(line)
-          if (o === undefined) continue
-          observeHead(c, o)
-          observeTail(c, o)
-          observeCount(c, o)
-        }
-        if (wholeFile) return toInfo(facts, c, c.messageCount)
-        if (c.firstPrompt === undefined) {
-          yield* lines(facts.path, facts.sessionId).pipe(
-            Stream.runForEachWhile((line) =>
-              Effect.sync(() => {
-                if (line._tag === "Line") {
-                  const o = parseObject(line.text)
-                  if (o !== undefined) observeHead(c, o)
-                }
-                return c.firstPrompt === undefined
-              })
-            )
-          )
-        }
-        const tailOffset = Math.max(0, facts.fileSize - WINDOW_BYTES)
-        const tail = yield* readWindow(facts.path, facts.sessionId, tailOffset, WINDOW_BYTES)
-        for (const line of windowLines(tail, tailOffset > 0, false)) {
-          const o = parseObject(line)
-          if (o !== undefined) observeTail(c, o)
-        }
-        return toInfo(facts, c, undefined)
-      })
-
-    const infoOf = (facts: FileFacts, options: Api.InfoOptions | undefined) =>
-      options?.fast === true ? fastInfo(facts) : exactInfo(facts)
+    const store: Store = { fs, path, projectsDir, maxLineBytes: options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES }
+    const projectDir = (cwd: string) => projectDirOf(store, cwd)
 
     const info = Effect.fn("SessionStore.info")(
       function*(sessionId: string, cwd: string, options?: Api.InfoOptions) {
-        const facts = yield* sessionFile(sessionId, cwd)
-        return yield* infoOf(facts, options)
+        const facts = yield* sessionFile(store, sessionId, cwd)
+        return yield* infoOf(store, facts, options)
       }
     )
 
     const list = Effect.fn("SessionStore.list")(function*(cwd: string, options?: Api.ListOptions) {
-      const dir = yield* projectDir(cwd)
-      const names = yield* fs.readDirectory(dir).pipe(
-        Effect.catchIf(isNotFound, () => Effect.succeed<Array<string>>([])),
-        Effect.mapError((e) => fileSystemError(e, dir))
-      )
-      const ids = names.filter((name) => name.endsWith(".jsonl")).map((name) => name.slice(0, -6)).filter(isSessionId)
-      const files = yield* Effect.forEach(ids, (sessionId) => {
-        const file = path.join(dir, `${sessionId}.jsonl`)
-        return fs.stat(file).pipe(
-          Effect.map((stat): FileFacts | undefined =>
-            stat.type === "File"
-              ? {
-                sessionId,
-                path: file,
-                lastModified: Option.getOrElse(stat.mtime, () => new Date(0)),
-                fileSize: Number(stat.size)
-              }
-              : undefined
-          ),
-          // removed since the directory was read
-          Effect.catchIf(isNotFound, () => Effect.succeed(undefined)),
-          Effect.mapError((e) => fileSystemError(e, file, sessionId))
-        )
-      }, { concurrency: 16 })
-      const sorted = files
-        .filter((f): f is FileFacts => f !== undefined)
-        .sort((a, b) => b.lastModified.getTime() - a.lastModified.getTime() || (a.sessionId < b.sessionId ? -1 : 1))
+      const sorted = yield* sessionFiles(store, yield* projectDir(cwd))
       const offset = Math.max(0, options?.offset ?? 0)
       const page = options?.limit === undefined
         ? sorted.slice(offset)
         : sorted.slice(offset, offset + Math.max(0, options.limit))
       const infos = yield* Effect.forEach(page, (facts) =>
-        infoOf(facts, options).pipe(
+        infoOf(store, facts, options).pipe(
           Effect.catchIf(
             (e) => e.reason === "SessionNotFound",
             () => Effect.succeed(undefined)
@@ -772,8 +783,8 @@ export const make = (
     })
 
     const entries = (sessionId: string, cwd: string): Stream.Stream<Api.TranscriptItem, SessionStoreError> =>
-      Stream.unwrap(Effect.map(sessionFile(sessionId, cwd), (facts) =>
-        lines(facts.path, sessionId).pipe(
+      Stream.unwrap(Effect.map(sessionFile(store, sessionId, cwd), (facts) =>
+        linesOf(store, facts.path, sessionId).pipe(
           Stream.mapChunks((chunk) => {
             const out: Array<Api.TranscriptItem> = []
             for (const line of chunk) {

@@ -1,7 +1,8 @@
 // @ts-check
 /**
  * The fake `claude` program of the testing kit (see `FakeCli`). It runs as its own Node process and imports only
- * Node built-ins, so that it starts fast. It is plain JavaScript (typed by JSDoc, checked by `tsc`) so that it runs
+ * Node built-ins and `cliFrames.js` (the frames it writes like `ScriptedCli`, itself plain JavaScript importing only
+ * Node built-ins), so that it starts fast. It is plain JavaScript (typed by JSDoc, checked by `tsc`) so that it runs
  * as it is, from this repository's sources and from the published package alike, with no TypeScript loader.
  *
  * @internal
@@ -9,13 +10,13 @@
 import { spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
+import * as frames from "./cliFrames.js"
 /** @import { Answer, JsonObject, LogEntry, Scenario, Step } from "../../FakeCli.js" */
 
 // keep in sync with `fakeCli.ts`
 const SCENARIO_ENV = "EFFECT_CLAUDE_AGENT_FAKE_CLI"
 const DEFAULT_SESSION_ID = "5c6f6e3a-0000-4000-8000-00000000fa6e"
 const MODEL = "claude-fake"
-const VERSION = "2.1.332"
 const LOG_ENV = ["CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SDK_READS_SESSION_STATE", "NODE_OPTIONS", "PATH"]
 const PIECE = 1024 * 1024
 
@@ -94,7 +95,7 @@ class Inbox {
 const argv = process.argv.slice(2)
 // the SDK's version probe runs `<cli> --version` without the session's environment
 if (argv.includes("--version")) {
-  process.stdout.write(`${VERSION} (Claude Code)\n`)
+  process.stdout.write(`${frames.CLI_VERSION} (Claude Code)\n`)
   process.exit(0)
 }
 const scenario = loadScenario()
@@ -127,79 +128,24 @@ log({
 // frames
 // -------------------------------------------------------------------------------------------------
 
-const usage = { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }
+/** Who the frames say wrote them. */
+const identity = { cwd: process.cwd(), sessionId, model: MODEL }
 let messageCounter = 0
 
 /** @type {(frame: Frame, eol?: string) => Promise<void>} */
 const emit = (frame, eol = "\n") => write(JSON.stringify(frame) + eol)
 
 /** @type {(fields?: JsonObject) => Frame} */
-const initFrame = (fields) => ({
-  type: "system",
-  subtype: "init",
-  cwd: process.cwd(),
-  session_id: sessionId,
-  tools: ["Bash", "Read", "Write", "Edit"],
-  mcp_servers: [],
-  model: MODEL,
-  permissionMode: "default",
-  slash_commands: ["compact"],
-  apiKeySource: "ANTHROPIC_API_KEY",
-  claude_code_version: VERSION,
-  output_style: "default",
-  agents: ["general-purpose"],
-  skills: [],
-  plugins: [],
-  uuid: randomUUID(),
-  ...fields
-})
+const initFrame = (fields) => frames.initFrame(identity, fields)
 
 /** @type {(text: string) => Frame} */
-const assistantFrame = (text) => ({
-  type: "assistant",
-  message: {
-    id: `msg_fake_${++messageCounter}`,
-    type: "message",
-    role: "assistant",
-    model: MODEL,
-    content: [{ type: "text", text }],
-    stop_reason: null,
-    stop_sequence: null,
-    usage
-  },
-  parent_tool_use_id: null,
-  session_id: sessionId,
-  uuid: randomUUID()
-})
+const assistantFrame = (text) => frames.assistantFrame(identity, `msg_fake_${++messageCounter}`, { type: "text", text })
 
 /** @type {(text: string, fields?: JsonObject) => Frame} */
-const resultFrame = (text, fields) => ({
-  type: "result",
-  subtype: "success",
-  is_error: false,
-  result: text,
-  duration_ms: 1,
-  duration_api_ms: 1,
-  num_turns: 1,
-  session_id: sessionId,
-  uuid: randomUUID(),
-  stop_reason: "end_turn",
-  total_cost_usd: 0,
-  usage,
-  modelUsage: {},
-  permission_denials: [],
-  ...fields
-})
+const resultFrame = (text, fields) => frames.resultFrame(identity, text, fields)
 
 /** @type {() => Frame} */
-const idleFrame = () => ({
-  type: "system",
-  subtype: "session_state_changed",
-  state: "idle",
-  sdk_host_only: true,
-  session_id: sessionId,
-  uuid: randomUUID()
-})
+const idleFrame = () => frames.idleFrame(identity)
 
 /** @type {(user: Frame) => string} */
 const textOf = (user) => {
@@ -240,51 +186,12 @@ const inputEndedPromise = new Promise((resolve) => {
 
 /** @type {(request: Frame) => Answer | undefined} */
 const defaultAnswer = (request) => {
-  switch (request["subtype"]) {
-    case "initialize":
-      return {
-        response: {
-          commands: [{
-            name: "compact",
-            description: "Clear conversation history but keep a summary",
-            argumentHint: ""
-          }],
-          agents: [{ name: "general-purpose", description: "General-purpose agent" }],
-          models: [{
-            value: "default",
-            displayName: "Default",
-            description: "The default model",
-            resolvedModel: MODEL
-          }],
-          account: { tokenSource: "none", apiKeySource: "ANTHROPIC_API_KEY", apiProvider: "firstParty" },
-          output_style: "default",
-          available_output_styles: ["default"],
-          claude_code_version: VERSION,
-          current_permission_mode: "default",
-          pid: process.pid,
-          ...scenario.initializeResponse
-        }
-      }
-    case "interrupt":
-      return { response: { still_queued: [] } }
-    case "set_model":
-      return { response: { model: request["model"] } }
-    case "set_permission_mode":
-      return { response: { mode: request["mode"] } }
-    case "set_max_thinking_tokens":
-    case "mcp_reconnect":
-    case "mcp_toggle":
-    case "stop_task":
-      return { response: {} }
-    case "mcp_status":
-      return { response: { mcpServers: [] } }
-    case "get_context_usage":
-      return { response: { totalTokens: 0, maxTokens: 200_000, percentage: 0, categories: [] } }
-    case "mcp_set_servers":
-      return { response: { added: [], removed: [], errors: {} } }
-    default:
-      return undefined
+  const subtype = typeof request["subtype"] === "string" ? request["subtype"] : ""
+  if (subtype === "initialize") {
+    return { response: { ...frames.initializeResponse(MODEL), pid: process.pid, ...scenario.initializeResponse } }
   }
+  const answer = Object.hasOwn(frames.defaultAnswers, subtype) ? frames.defaultAnswers[subtype] : undefined
+  return answer === undefined ? undefined : { response: answer(request) }
 }
 
 /** @type {(requestId: string, request: Frame) => void} */
@@ -293,12 +200,7 @@ const answerRequest = (requestId, request) => {
   const answer = scenario.answers?.[subtype] ?? defaultAnswer(request)
   if (answer !== undefined && "never" in answer) return
   const body = answer === undefined
-    ? {
-      subtype: "error",
-      request_id: requestId,
-      error: `Unsupported control request subtype: ${subtype}`,
-      error_code: "unsupported_request"
-    }
+    ? frames.unsupported(requestId, subtype)
     : "error" in answer
     ? {
       subtype: "error",

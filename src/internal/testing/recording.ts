@@ -474,214 +474,296 @@ class Mismatch {
   constructor(readonly error: ReplayMismatch) {}
 }
 
-const replayConnection = (
+/** What the client sent, or why nothing came. */
+type Next =
+  | { readonly _tag: "Frame"; readonly frame: Json }
+  | { readonly _tag: "Closed" }
+  | { readonly _tag: "Timeout" }
+
+/** The replay of one recorded connection: what it compares against and what it learned of the client's ids. */
+interface ConnectionReplay {
+  readonly state: ReplayState
+  readonly index: number
+  readonly recorded: Api.RecordedConnection
+  readonly spec: LaunchSpec
+  readonly peer: MemoryPeer
+  readonly timeout: Duration.Duration
+  /** Fields masked on both sides before frames are compared. */
+  readonly ignored: ReadonlySet<string>
+  readonly recordedSession: string | undefined
+  readonly actualSession: string | undefined
+  /** Our (the client's) request ids: recorded → sent now. */
+  readonly clientIds: Map<string, string>
+  /** Our request ids: sent now → recorded. */
+  readonly clientIdsBack: Map<string, string>
+  /** The subtype of every request seen, by its recorded id, for labels. */
+  readonly subtypes: Map<string, string>
+  /** The client's next stdin frame, within the timeout. */
+  readonly next: Effect.Effect<Next>
+}
+
+const makeConnectionReplay = (
   state: ReplayState,
   index: number,
   recorded: Api.RecordedConnection,
   spec: LaunchSpec,
   peer: MemoryPeer
-): Effect.Effect<void> => {
-  const options = state.options
-  const timeout = Duration.decode(options.timeout ?? "10 seconds")
-  const ignored = new Set([...DEFAULT_IGNORED, ...(options.ignoreFields ?? [])])
-  const recordedSession = sessionIdOf(recorded.open.args)
-  const actualSession = sessionIdOf(spec.args)
-  // our (the client's) request ids: recorded → sent now; and the subtypes of every request, for labels
-  const clientIds = new Map<string, string>()
-  const clientIdsBack = new Map<string, string>()
-  const subtypes = new Map<string, string>()
-
-  const mismatch = (
-    reason: ReplayMismatch["reason"],
-    at: number,
-    frame: string,
-    description: string,
-    differences: ReadonlyArray<typeof Difference.Type> = []
-  ) => {
-    const line = recorded.lines[at]
-    return new Mismatch(
-      new ReplayMismatch({
-        reason,
-        connection: index,
-        index: at,
-        ...(line !== undefined ? { line } : {}),
-        ...(state.recording.source !== undefined ? { source: state.recording.source } : {}),
-        frame,
-        description,
-        differences
-      })
+): ConnectionReplay => {
+  const timeout = Duration.decode(state.options.timeout ?? "10 seconds")
+  return {
+    state,
+    index,
+    recorded,
+    spec,
+    peer,
+    timeout,
+    ignored: new Set([...DEFAULT_IGNORED, ...(state.options.ignoreFields ?? [])]),
+    recordedSession: sessionIdOf(recorded.open.args),
+    actualSession: sessionIdOf(spec.args),
+    clientIds: new Map(),
+    clientIdsBack: new Map(),
+    subtypes: new Map(),
+    next: peer.take.pipe(
+      Effect.map((frame): Next => ({ _tag: "Frame", frame: { ...frame } })),
+      Effect.catchAll(() => Effect.succeed<Next>({ _tag: "Closed" })),
+      Effect.timeoutTo({ duration: timeout, onTimeout: (): Next => ({ _tag: "Timeout" }), onSuccess: (n) => n })
     )
   }
+}
 
-  const label = (frame: Json): string => {
-    const type = typeof frame["type"] === "string" ? frame["type"] : "?"
-    switch (type) {
-      case "control_request":
-        return `stdin control_request ${subtypeOf(frame["request"]) ?? "?"}`
-      case "control_response": {
-        const body = frame["response"]
-        const id = requestIdOf(body) ?? "?"
-        return `stdin control_response (${subtypeOf(body) ?? "?"}) to ${subtypes.get(id) ?? "request"} ${id}`
-      }
-      case "control_cancel_request":
-        return `stdin control_cancel_request of ${subtypes.get(requestIdOf(frame) ?? "") ?? "request"}`
-      case "user":
-        return "stdin user message"
-      default:
-        return `stdin ${type}`
-    }
-  }
+/** A mismatch of the replay, with the recording's file name when it has one. */
+const replayMismatch = (
+  state: ReplayState,
+  fields: Omit<ConstructorParameters<typeof ReplayMismatch>[0], "source">
+): ReplayMismatch =>
+  new ReplayMismatch({
+    ...fields,
+    ...(state.recording.source !== undefined ? { source: state.recording.source } : {})
+  })
 
-  const normalizeRecorded = (frame: Json): unknown => {
-    const masked = frame["type"] === "control_request" ? { ...frame, request_id: REQUEST_ID } : frame
-    return maskKeys(replaceDeep(masked, recordedSession, SESSION_ID), ignored)
-  }
-  const normalizeSent = (frame: Json): unknown => {
-    let copy: Json = redactSecrets(frame)
-    if (frame["type"] === "control_request") copy = { ...copy, request_id: REQUEST_ID }
-    if (frame["type"] === "control_cancel_request") {
-      const id = requestIdOf(frame) ?? ""
-      copy = { ...frame, request_id: clientIdsBack.get(id) ?? id }
-    }
-    return maskKeys(replaceDeep(copy, actualSession, SESSION_ID), ignored)
-  }
-
-  const rewriteStdout = (frame: Json): Json => {
-    const replaced = replaceDeep(frame, recordedSession, actualSession ?? recordedSession ?? "")
-    const out = isRecord(replaced) ? replaced : frame
-    if (out["type"] === "control_request") {
-      const id = requestIdOf(out)
-      const subtype = subtypeOf(out["request"])
-      if (id !== undefined && subtype !== undefined) subtypes.set(id, subtype)
-    }
-    if (out["type"] === "control_response" && isRecord(out["response"])) {
-      const id = requestIdOf(out["response"])
-      const now = id === undefined ? undefined : clientIds.get(id)
-      if (now !== undefined) return { ...out, response: { ...out["response"], request_id: now } }
-    }
-    return out
-  }
-
-  const emitStdout = (frame: Json): Effect.Effect<void> => {
-    // everything goes through the byte framing, like a real process's output (see `scriptedCli.ts`)
-    if (frame["type"] !== "transport_error" || !isRecord(frame["error"])) {
-      return peer.emitRaw(`${JSON.stringify(frame)}\n`)
-    }
-    // reproduce the in-band error: the same bytes give the same error
-    const error = frame["error"]
-    if (error["_tag"] === "MalformedLine") return peer.emitRaw(`${String(error["line"])}\n`)
-    const head = String(error["head"] ?? "")
-    const bytes = typeof error["bytes"] === "number" ? error["bytes"] : 0
-    return peer.emitRaw(`${head}${"x".repeat(Math.max(0, bytes - Buffer.byteLength(head)))}\n`)
-  }
-
-  type Next =
-    | { readonly _tag: "Frame"; readonly frame: Json }
-    | { readonly _tag: "Closed" }
-    | { readonly _tag: "Timeout" }
-  const next: Effect.Effect<Next> = peer.take.pipe(
-    Effect.map((frame): Next => ({ _tag: "Frame", frame: { ...frame } })),
-    Effect.catchAll(() => Effect.succeed<Next>({ _tag: "Closed" })),
-    Effect.timeoutTo({ duration: timeout, onTimeout: (): Next => ({ _tag: "Timeout" }), onSuccess: (n) => n })
-  )
-
-  const expectWindow = (start: number, end: number): Effect.Effect<void, Mismatch> =>
-    Effect.gen(function*() {
-      const waiting: Array<number> = []
-      for (let k = start; k < end; k++) waiting.push(k)
-      while (waiting.length > 0) {
-        const first = waiting[0]!
-        const firstFrame = frameAt(first)
-        const got = yield* next
-        if (got._tag === "Closed") {
-          return yield* Effect.fail(
-            mismatch("MissingFrame", first, label(firstFrame), "the client closed stdin before sending this frame")
-          )
-        }
-        if (got._tag === "Timeout") {
-          return yield* Effect.fail(
-            mismatch(
-              "MissingFrame",
-              first,
-              label(firstFrame),
-              `the client sent nothing within ${Duration.format(timeout)} (it may be waiting for something the ` +
-                "recording did not have)"
-            )
-          )
-        }
-        const sent = normalizeSent(got.frame)
-        const match = waiting.findIndex((k) => diff(normalizeRecorded(frameAt(k)), sent).length === 0)
-        if (match === -1) {
-          const sameKind = waiting.find((k) => label(frameAt(k)) === label(got.frame)) ?? first
-          const expected = frameAt(sameKind)
-          return yield* Effect.fail(
-            mismatch(
-              "FrameDiffers",
-              sameKind,
-              label(expected),
-              label(got.frame) === label(expected)
-                ? "the client sent a different frame"
-                : `the client sent ${label(got.frame)} instead`,
-              diff(normalizeRecorded(expected), sent)
-            )
-          )
-        }
-        const k = waiting[match]!
-        waiting.splice(match, 1)
-        const expected = frameAt(k)
-        if (expected["type"] === "control_request") {
-          const recordedId = requestIdOf(expected)
-          const sentId = requestIdOf(got.frame)
-          const subtype = subtypeOf(expected["request"])
-          if (recordedId !== undefined && sentId !== undefined) {
-            clientIds.set(recordedId, sentId)
-            clientIdsBack.set(sentId, recordedId)
-            if (subtype !== undefined) subtypes.set(recordedId, subtype)
-          }
-        }
-      }
+/** A mismatch at entry `at` of the connection's recording. */
+const mismatch = (
+  r: ConnectionReplay,
+  reason: ReplayMismatch["reason"],
+  at: number,
+  frame: string,
+  description: string,
+  differences: ReadonlyArray<typeof Difference.Type> = []
+): Mismatch => {
+  const line = r.recorded.lines[at]
+  return new Mismatch(
+    replayMismatch(r.state, {
+      reason,
+      connection: r.index,
+      index: at,
+      ...(line !== undefined ? { line } : {}),
+      frame,
+      description,
+      differences
     })
+  )
+}
 
-  const frameAt = (k: number): Json => {
-    const entry = recorded.entries[k]
-    return entry !== undefined && (entry.event === "stdin" || entry.event === "stdout") ? entry.frame : {}
+/** A stdin frame, as a mismatch names it. */
+const label = (r: ConnectionReplay, frame: Json): string => {
+  const type = typeof frame["type"] === "string" ? frame["type"] : "?"
+  switch (type) {
+    case "control_request":
+      return `stdin control_request ${subtypeOf(frame["request"]) ?? "?"}`
+    case "control_response": {
+      const body = frame["response"]
+      const id = requestIdOf(body) ?? "?"
+      return `stdin control_response (${subtypeOf(body) ?? "?"}) to ${r.subtypes.get(id) ?? "request"} ${id}`
+    }
+    case "control_cancel_request":
+      return `stdin control_cancel_request of ${r.subtypes.get(requestIdOf(frame) ?? "") ?? "request"}`
+    case "user":
+      return "stdin user message"
+    default:
+      return `stdin ${type}`
   }
+}
 
-  return Effect.gen(function*() {
-    const started = yield* Clock.currentTimeMillis
-    if (options.checkArgs !== false) {
-      const differences = diff(
-        recorded.open.args.map((a) => (recordedSession === undefined ? a : a.split(recordedSession).join(SESSION_ID))),
-        spec.args.map((a) => (actualSession === undefined ? a : a.split(actualSession).join(SESSION_ID)))
-      )
-      if (differences.length > 0) {
+const normalizeRecorded = (r: ConnectionReplay, frame: Json): unknown => {
+  const masked = frame["type"] === "control_request" ? { ...frame, request_id: REQUEST_ID } : frame
+  return maskKeys(replaceDeep(masked, r.recordedSession, SESSION_ID), r.ignored)
+}
+
+const normalizeSent = (r: ConnectionReplay, frame: Json): unknown => {
+  let copy: Json = redactSecrets(frame)
+  if (frame["type"] === "control_request") copy = { ...copy, request_id: REQUEST_ID }
+  if (frame["type"] === "control_cancel_request") {
+    const id = requestIdOf(frame) ?? ""
+    copy = { ...frame, request_id: r.clientIdsBack.get(id) ?? id }
+  }
+  return maskKeys(replaceDeep(copy, r.actualSession, SESSION_ID), r.ignored)
+}
+
+/** A recorded stdout frame as this client expects it: its session id, and its own ids in answers to its requests. */
+const rewriteStdout = (r: ConnectionReplay, frame: Json): Json => {
+  const replaced = replaceDeep(frame, r.recordedSession, r.actualSession ?? r.recordedSession ?? "")
+  const out = isRecord(replaced) ? replaced : frame
+  if (out["type"] === "control_request") {
+    const id = requestIdOf(out)
+    const subtype = subtypeOf(out["request"])
+    if (id !== undefined && subtype !== undefined) r.subtypes.set(id, subtype)
+  }
+  if (out["type"] === "control_response" && isRecord(out["response"])) {
+    const id = requestIdOf(out["response"])
+    const now = id === undefined ? undefined : r.clientIds.get(id)
+    if (now !== undefined) return { ...out, response: { ...out["response"], request_id: now } }
+  }
+  return out
+}
+
+const emitStdout = (peer: MemoryPeer, frame: Json): Effect.Effect<void> => {
+  // everything goes through the byte framing, like a real process's output (see `scriptedCli.ts`)
+  if (frame["type"] !== "transport_error" || !isRecord(frame["error"])) {
+    return peer.emitRaw(`${JSON.stringify(frame)}\n`)
+  }
+  // reproduce the in-band error: the same bytes give the same error
+  const error = frame["error"]
+  if (error["_tag"] === "MalformedLine") return peer.emitRaw(`${String(error["line"])}\n`)
+  const head = String(error["head"] ?? "")
+  const bytes = typeof error["bytes"] === "number" ? error["bytes"] : 0
+  return peer.emitRaw(`${head}${"x".repeat(Math.max(0, bytes - Buffer.byteLength(head)))}\n`)
+}
+
+const frameAt = (r: ConnectionReplay, k: number): Json => {
+  const entry = r.recorded.entries[k]
+  return entry !== undefined && (entry.event === "stdin" || entry.event === "stdout") ? entry.frame : {}
+}
+
+/** Remembers the id the client gave the request recorded as `expected`, to answer it and to label it. */
+const learnRequestId = (r: ConnectionReplay, expected: Json, sent: Json): void => {
+  if (expected["type"] !== "control_request") return
+  const recordedId = requestIdOf(expected)
+  const sentId = requestIdOf(sent)
+  const subtype = subtypeOf(expected["request"])
+  if (recordedId !== undefined && sentId !== undefined) {
+    r.clientIds.set(recordedId, sentId)
+    r.clientIdsBack.set(sentId, recordedId)
+    if (subtype !== undefined) r.subtypes.set(recordedId, subtype)
+  }
+}
+
+/** Expects the client to send the recorded stdin frames `start` to `end`, in any order. */
+const expectWindow = (r: ConnectionReplay, start: number, end: number): Effect.Effect<void, Mismatch> =>
+  Effect.gen(function*() {
+    const waiting: Array<number> = []
+    for (let k = start; k < end; k++) waiting.push(k)
+    while (waiting.length > 0) {
+      const first = waiting[0]!
+      const firstFrame = frameAt(r, first)
+      const got = yield* r.next
+      if (got._tag === "Closed") {
         return yield* Effect.fail(
-          new Mismatch(
-            new ReplayMismatch({
-              reason: "LaunchDiffers",
-              connection: index,
-              index: -1,
-              ...(state.recording.source !== undefined ? { source: state.recording.source } : {}),
-              frame: "the CLI's arguments",
-              description: "the client started the CLI with different arguments (options)",
-              differences
-            })
+          mismatch(r, "MissingFrame", first, label(r, firstFrame), "the client closed stdin before sending this frame")
+        )
+      }
+      if (got._tag === "Timeout") {
+        return yield* Effect.fail(
+          mismatch(
+            r,
+            "MissingFrame",
+            first,
+            label(r, firstFrame),
+            `the client sent nothing within ${Duration.format(r.timeout)} (it may be waiting for something the ` +
+              "recording did not have)"
           )
         )
       }
+      const sent = normalizeSent(r, got.frame)
+      const match = waiting.findIndex((k) => diff(normalizeRecorded(r, frameAt(r, k)), sent).length === 0)
+      if (match === -1) {
+        const sameKind = waiting.find((k) => label(r, frameAt(r, k)) === label(r, got.frame)) ?? first
+        const expected = frameAt(r, sameKind)
+        return yield* Effect.fail(
+          mismatch(
+            r,
+            "FrameDiffers",
+            sameKind,
+            label(r, expected),
+            label(r, got.frame) === label(r, expected)
+              ? "the client sent a different frame"
+              : `the client sent ${label(r, got.frame)} instead`,
+            diff(normalizeRecorded(r, expected), sent)
+          )
+        )
+      }
+      const k = waiting[match]!
+      waiting.splice(match, 1)
+      learnRequestId(r, frameAt(r, k), got.frame)
     }
-    const entries = recorded.entries
+  })
+
+/** Expects the client to close stdin at entry `at`. */
+const expectEndInput = (r: ConnectionReplay, at: number): Effect.Effect<void, Mismatch> =>
+  Effect.flatMap(r.next, (got) => {
+    if (got._tag === "Frame") {
+      return Effect.fail(
+        mismatch(
+          r,
+          "UnexpectedFrame",
+          at,
+          "end of stdin",
+          `the client sent ${label(r, got.frame)} where it closed stdin`,
+          [{ path: "", recorded: "(stdin closed)", sent: show(got.frame) }]
+        )
+      )
+    }
+    if (got._tag === "Timeout") {
+      return Effect.fail(
+        mismatch(
+          r,
+          "MissingFrame",
+          at,
+          "end of stdin",
+          `the client did not close stdin within ${Duration.format(r.timeout)}`
+        )
+      )
+    }
+    return Effect.void
+  })
+
+/** Unless `checkArgs` is off: the client must start the CLI with the recorded arguments (session ids aside). */
+const checkLaunch = (r: ConnectionReplay): Effect.Effect<void, Mismatch> => {
+  if (r.state.options.checkArgs === false) return Effect.void
+  const { actualSession, recordedSession } = r
+  const differences = diff(
+    r.recorded.open.args.map((a) => (recordedSession === undefined ? a : a.split(recordedSession).join(SESSION_ID))),
+    r.spec.args.map((a) => (actualSession === undefined ? a : a.split(actualSession).join(SESSION_ID)))
+  )
+  if (differences.length === 0) return Effect.void
+  return Effect.fail(
+    new Mismatch(replayMismatch(r.state, {
+      reason: "LaunchDiffers",
+      connection: r.index,
+      index: -1,
+      frame: "the CLI's arguments",
+      description: "the client started the CLI with different arguments (options)",
+      differences
+    }))
+  )
+}
+
+/** Plays the recording's entries in order: emits its stdout and stderr, expects its stdin, exits as it did. */
+const replayEntries = (r: ConnectionReplay): Effect.Effect<void, Mismatch> =>
+  Effect.gen(function*() {
+    const { index, peer, state } = r
+    const started = yield* Clock.currentTimeMillis
+    const entries = r.recorded.entries
     let i = 0
     while (i < entries.length) {
       state.positions[index] = i
       const entry = entries[i]!
       switch (entry.event) {
         case "stdout": {
-          if (options.timing === "recorded") {
+          if (state.options.timing === "recorded") {
             const elapsed = (yield* Clock.currentTimeMillis) - started
             if (entry.t > elapsed) yield* Effect.sleep(entry.t - elapsed)
           }
-          yield* emitStdout(rewriteStdout(entry.frame))
+          yield* emitStdout(peer, rewriteStdout(r, entry.frame))
           i++
           break
         }
@@ -693,33 +775,12 @@ const replayConnection = (
         case "stdin": {
           let end = i
           while (entries[end]?.event === "stdin") end++
-          yield* expectWindow(i, end)
+          yield* expectWindow(r, i, end)
           i = end
           break
         }
         case "end_input": {
-          const got = yield* next
-          if (got._tag === "Frame") {
-            return yield* Effect.fail(
-              mismatch(
-                "UnexpectedFrame",
-                i,
-                "end of stdin",
-                `the client sent ${label(got.frame)} where it closed stdin`,
-                [{ path: "", recorded: "(stdin closed)", sent: show(got.frame) }]
-              )
-            )
-          }
-          if (got._tag === "Timeout") {
-            return yield* Effect.fail(
-              mismatch(
-                "MissingFrame",
-                i,
-                "end of stdin",
-                `the client did not close stdin within ${Duration.format(timeout)}`
-              )
-            )
-          }
+          yield* expectEndInput(r, i)
           i++
           break
         }
@@ -736,7 +797,18 @@ const replayConnection = (
     state.finished[index] = true
     // the CLI was still running when the recording ended: it stays until the session is closed
     return yield* Effect.never
-  }).pipe(
+  })
+
+/** Replays one recorded connection against the client; a mismatch is kept, told on stderr, and ends the "CLI". */
+const replayConnection = (
+  state: ReplayState,
+  index: number,
+  recorded: Api.RecordedConnection,
+  spec: LaunchSpec,
+  peer: MemoryPeer
+): Effect.Effect<void> => {
+  const r = makeConnectionReplay(state, index, recorded, spec, peer)
+  return Effect.zipRight(checkLaunch(r), replayEntries(r)).pipe(
     Effect.catchAll((failure) =>
       Effect.gen(function*() {
         state.mismatches.push(failure.error)
@@ -759,11 +831,10 @@ const openReplay = (state: ReplayState, spec: LaunchSpec) =>
     }
     const { connection, peer } = yield* makeConnection(spec)
     if (recorded === undefined) {
-      const error = new ReplayMismatch({
+      const error = replayMismatch(state, {
         reason: "UnexpectedConnection",
         connection: index,
         index: -1,
-        ...(state.recording.source !== undefined ? { source: state.recording.source } : {}),
         frame: "a new CLI process",
         description: `the client started CLI #${index + 1}, the recording has ${state.recording.connections.length}`,
         differences: []
@@ -798,7 +869,6 @@ export const layerReplay = (
         const first = state.mismatches[0]
         if (first !== undefined) return Effect.fail(first)
         if (options.complete === false) return Effect.void
-        const sourceField = recording.source !== undefined ? { source: recording.source } : {}
         for (let c = 0; c < state.opened; c++) {
           const connection = recording.connections[c]
           if (state.finished[c] === true || connection === undefined) continue
@@ -806,12 +876,11 @@ export const layerReplay = (
           const entry = connection.entries[at]
           const line = connection.lines[at]
           return Effect.fail(
-            new ReplayMismatch({
+            replayMismatch(state, {
               reason: "MissingFrame",
               connection: c,
               index: at,
               ...(line !== undefined ? { line } : {}),
-              ...sourceField,
               frame: entry === undefined ? "(end)" : entry.event,
               description: "the replay of this connection did not reach the end of the recording",
               differences: []
@@ -820,11 +889,10 @@ export const layerReplay = (
         }
         if (state.opened < recording.connections.length) {
           return Effect.fail(
-            new ReplayMismatch({
+            replayMismatch(state, {
               reason: "MissingConnection",
               connection: state.opened,
               index: -1,
-              ...sourceField,
               frame: "a CLI process",
               description:
                 `the recording has ${recording.connections.length} CLI processes, the client started ${state.opened}`,

@@ -180,14 +180,9 @@ const lastUserMessage = (messages: ReadonlyArray<Api.ApiMessage>): Api.ApiMessag
   return undefined
 }
 
-const toRecordedRequest = (input: {
-  readonly index: number
-  readonly receivedAt: number
-  readonly method: string
-  readonly path: string
-  readonly headers: Readonly<Record<string, string>>
-  readonly body: unknown
-}): Api.RecordedRequest => {
+const toRecordedRequest = (
+  input: Pick<Api.RecordedRequest, "index" | "receivedAt" | "method" | "path" | "headers" | "body">
+): Api.RecordedRequest => {
   const body = isRecord(input.body) ? input.body : {}
   const messages: Array<Api.ApiMessage> = []
   if (Array.isArray(body.messages)) {
