@@ -374,12 +374,9 @@ interface Started {
   readonly receivers: Mailbox.Mailbox<Receiver>
 }
 
-/**
- * A warm query's prompt, given after start-up: `undefined` when the query is closed before one was given; `ready`
- * settles once the CLI answered `initialize` (or the start-up failed).
- */
+/** A warm query's prompt, given after start-up; `ready` settles once the CLI answered `initialize` (or start-up failed). */
 interface WarmGate {
-  readonly prompt: Deferred.Deferred<PromptInput | undefined>
+  readonly prompt: Deferred.Deferred<PromptInput>
   readonly ready: Promise<void>
   readonly markReady: () => void
   readonly failReady: (error: unknown) => void
@@ -396,20 +393,14 @@ const warmGate = (): WarmGate => {
 }
 
 /**
- * A warm query's prompt, once the CLI answered `initialize` and the prompt was given; closing the query before the
- * prompt came ends the wait, initialize answered or not.
+ * A warm query's prompt, once the CLI answered `initialize` and the prompt was given. Closing the query interrupts
+ * start-up, this wait included, initialize answered or not (see `lifecycle`).
  */
-const warmPrompt = (internal: session.SessionInternal, gate: WarmGate): Effect.Effect<PromptInput, unknown> => {
-  const given = Effect.flatMap(
-    Deferred.await(gate.prompt),
-    (prompt) =>
-      prompt === undefined ? Effect.fail(new InputClosed({ reason: "SessionClosed" })) : Effect.succeed(prompt)
-  )
-  return Effect.raceFirst(internal.session.initializationResult, Effect.zipRight(given, Effect.never)).pipe(
+const warmPrompt = (internal: session.SessionInternal, gate: WarmGate): Effect.Effect<PromptInput, unknown> =>
+  internal.session.initializationResult.pipe(
     Effect.zipRight(Effect.sync(gate.markReady)),
-    Effect.zipRight(given)
+    Effect.zipRight(Deferred.await(gate.prompt))
   )
-}
 
 /** The caller's iterable is read so that giving the query up never waits for it (see promptSource.ts). */
 const asPrompt = (prompt: PromptInput): string | Stream.Stream<Message.UserMessage, InvalidOptions> =>
@@ -511,17 +502,15 @@ const lifecycle = (
   ownRuntime: boolean,
   logged: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>,
   start: Effect.Effect<Started, unknown, Transport.Transport>,
-  abort: AbortController | undefined,
-  gate: WarmGate | undefined
+  abort: AbortController | undefined
 ): Life => {
   const fiber = runtime.runFork(start)
   const close = (): Promise<void> => {
     if (life.closing !== undefined) return life.closing
-    // a warm query waiting for its prompt stops waiting, and its start-up fails with InputClosed
-    if (gate !== undefined) Deferred.unsafeDone(gate.prompt, Exit.succeed(undefined))
     // what was pulled but not handed out yet is dropped: next() is done from here on
     life.buffer.release()
     abort?.signal.removeEventListener("abort", onAbort)
+    // start-up stops here, a warm query's wait for its prompt included (`startFailure` makes it InputClosed)
     fiber.unsafeInterruptAsFork(fiber.id())
     life.closing = life.started.then(async (exit) => {
       if (Exit.isSuccess(exit)) await runtime.runPromise(logged(Scope.close(exit.value.scope, Exit.void)))
@@ -703,7 +692,7 @@ const begin = (
     ? Effect.fail(promptError(promptNow))
     : startSession(options, source)
   const start = logged(withExtensions(options, starting))
-  const life = lifecycle(runtime, options.transport !== undefined, logged, start, options.abortController, gate)
+  const life = lifecycle(runtime, options.transport !== undefined, logged, start, options.abortController)
   const query = queryMethods(iterate(life), life.close, runOn(life, runtime, logged))
   if (gate === undefined) return { query, warm: notWarm }
   void life.started.then((exit) => {
