@@ -320,9 +320,9 @@ export const startup = (params: {
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
-// One query: `begin` wires the parts below together. Start-up runs as one fiber (`startSession`), the messages come
-// through one pump fiber (`pump`), `next()` hands them out chunk by chunk (`iterate`), the control methods run on the
-// session the start-up made (`queryMethods`), and `close()` (`lifecycle`) is the one way the query ends.
+// One query: `begin` wires the parts below together. The query runs as one fiber (`runSession`): start-up, then the
+// pump that pulls the messages (`pump`); `next()` hands them out chunk by chunk (`iterate`), the control methods run on
+// the session the start-up made (`queryMethods`), and `close()` (`lifecycle`) is the one way the query ends.
 // ---------------------------------------------------------------------------------------------------------------------
 
 /** A pull's outcome as the pump hands it to a `next()`: a chunk of messages, the end (`None`), or the failure. */
@@ -334,10 +334,10 @@ type Receiver = (pulled: Pulled) => void
 const ended: Pulled = Exit.fail(Option.none())
 
 /**
- * The one fiber that pulls for `next()` for the whole query (see docs/PERFORMANCE.md, P1): `next()` offers a receiver
- * to `receivers`, the pump takes it, pulls one chunk of the query's messages (`session.drivePull`) and hands it the
- * outcome. `next()` calls run one at a time (see `iterate`), so at most one receiver waits. Once the pump is gone (the
- * query's scope closed), `receivers` is done and every receiver, the one it was pulling for and later ones included,
+ * What the query's fiber does once started: it pulls for `next()` for the whole query (see docs/PERFORMANCE.md, P1).
+ * `next()` offers a receiver to `receivers`, the pump takes it, pulls one chunk of the query's messages
+ * (`session.drivePull`) and hands it the outcome. `next()` calls run one at a time (see `iterate`), so at most one
+ * receiver waits. It runs until interrupted; then `receivers` is done and every receiver, the one it was pulling for and later ones included,
  * gets the end of the messages.
  */
 const pump = (
@@ -367,9 +367,8 @@ const pullChunk = (receivers: Mailbox.Mailbox<Receiver>): Promise<Pulled> =>
     if (!receivers.unsafeOffer(resolve)) resolve(ended)
   })
 
-/** What a query's start-up leaves: the query's scope (the session and the pump live in it), the session, the pump. */
+/** What a query's start-up hands the iterator and the methods: the session, and the pump's receivers. */
 interface Started {
-  readonly scope: Scope.CloseableScope
   readonly internal: session.SessionInternal
   readonly receivers: Mailbox.Mailbox<Receiver>
 }
@@ -407,26 +406,41 @@ const asPrompt = (prompt: PromptInput): string | Stream.Stream<Message.UserMessa
   typeof prompt === "string" ? prompt : PromptSource.fromAsyncIterable(prompt)
 
 /**
- * A query's start-up, in one scope for the whole query: the session (the process), then, once there is a prompt
- * (`source`, or a warm query's, given later), the turn driver and the pump that pulls its messages. A failure closes
- * the scope (the CLI is reaped).
+ * A query's whole life as one fiber, in one scope: start-up (the session, i.e. the process; once there is a prompt,
+ * `source` or a warm query's given later, the turn driver), then `started` with what the iterator and the methods need,
+ * then the pump, until `close()` interrupts the fiber. The scope closes when the fiber ends: with why, if start-up
+ * failed or was interrupted (the CLI is reaped either way).
  */
-const startSession = (
+const runSession = (
   options: Options,
-  source: PromptInput | WarmGate
-): Effect.Effect<Started, unknown, Transport.Transport> =>
-  Effect.flatMap(Scope.make(), (scope) =>
-    Effect.gen(function*() {
-      const internal = yield* session.make(toEffectOptions(options))
-      const prompt = isPrompt(source) ? source : yield* warmPrompt(internal, source)
-      const pull = yield* session.drivePull(internal, asPrompt(prompt))
-      const receivers = yield* Mailbox.make<Receiver>()
-      yield* Effect.forkScoped(pump(receivers, pull))
-      return { scope, internal, receivers }
-    }).pipe(
-      Scope.extend(scope),
-      Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause)))
-    ))
+  source: PromptInput | WarmGate,
+  started: (started: Started) => void
+): Effect.Effect<void, unknown, Transport.Transport> =>
+  Effect.suspend(() => {
+    let running = false
+    return Effect.acquireUseRelease(
+      Scope.make(),
+      (scope) =>
+        Effect.flatMap(
+          Scope.extend(
+            Effect.gen(function*() {
+              const internal = yield* session.make(toEffectOptions(options))
+              const prompt = isPrompt(source) ? source : yield* warmPrompt(internal, source)
+              const pull = yield* session.drivePull(internal, asPrompt(prompt))
+              const receivers = yield* Mailbox.make<Receiver>()
+              return { internal, pull, receivers }
+            }),
+            scope
+          ),
+          ({ internal, pull, receivers }) => {
+            running = true
+            started({ internal, receivers })
+            return pump(receivers, pull)
+          }
+        ),
+      (scope, exit) => Scope.close(scope, running ? Exit.void : exit)
+    )
+  })
 
 /** The logging of a query without `logger` or `logLevel` (the same for every such query). */
 const defaultLogging = PromiseLogger.withLogging({})
@@ -494,32 +508,42 @@ interface Life {
 }
 
 /**
- * Starts a query (`start`, one fiber, interrupted by `close()` so that start-up stops at once when the query is closed
- * or aborted meanwhile, the `--version` probe included) and owns its end: `close()`, and the caller's abort signal.
+ * Starts a query (`start`: its fiber, which calls `up` once start-up is done) and owns its end: `close()`, and the
+ * caller's abort signal. `close()` interrupts the fiber, at any point: start-up stops at once (the `--version` probe and
+ * a warm query's wait for its prompt included; `startFailure` makes it `InputClosed`), a running pump ends, and the
+ * query's scope closes.
  */
 const lifecycle = (
   runtime: ManagedRuntime.ManagedRuntime<Transport.Transport, never>,
   ownRuntime: boolean,
-  logged: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>,
-  start: Effect.Effect<Started, unknown, Transport.Transport>,
+  start: (up: (started: Started) => void) => Effect.Effect<void, unknown, Transport.Transport>,
   abort: AbortController | undefined
 ): Life => {
-  const fiber = runtime.runFork(start)
+  let settle: (exit: Exit.Exit<Started, unknown>) => void = noop
+  const started = new Promise<Exit.Exit<Started, unknown>>((resolve) => {
+    settle = resolve
+  })
+  const fiber = runtime.runFork(start((s) => settle(Exit.succeed(s))))
+  const ended = new Promise<void>((resolve) =>
+    fiber.addObserver((exit) => {
+      // the fiber ends only by interruption or failure; if start-up was done, `started` has settled already
+      settle(
+        Exit.isFailure(exit) ? Exit.failCause(exit.cause) : Exit.fail(new InputClosed({ reason: "SessionClosed" }))
+      )
+      resolve()
+    })
+  )
   const close = (): Promise<void> => {
     if (life.closing !== undefined) return life.closing
     // what was pulled but not handed out yet is dropped: next() is done from here on
     life.buffer.release()
     abort?.signal.removeEventListener("abort", onAbort)
-    // start-up stops here, a warm query's wait for its prompt included (`startFailure` makes it InputClosed)
     fiber.unsafeInterruptAsFork(fiber.id())
-    life.closing = life.started.then(async (exit) => {
-      if (Exit.isSuccess(exit)) await runtime.runPromise(logged(Scope.close(exit.value.scope, Exit.void)))
-      if (ownRuntime) await runtime.dispose()
-    }).catch(() => undefined)
+    life.closing = ownRuntime ? ended.then(() => runtime.dispose()).catch(noop) : ended
     return life.closing
   }
   const life: Life = {
-    started: new Promise((resolve) => fiber.addObserver(resolve)),
+    started,
     buffer: new ChunkBuffer(),
     close,
     aborted: abort?.signal.aborted === true,
@@ -686,13 +710,16 @@ const begin = (
   const logged = loggingOf(options)
   const gate = warm ? warmGate() : undefined
   const source = gate ?? (isPrompt(promptNow) ? promptNow : undefined)
-  const starting = invalid !== undefined
-    ? Effect.fail(invalid)
-    : source === undefined
-    ? Effect.fail(promptError(promptNow))
-    : startSession(options, source)
-  const start = logged(withExtensions(options, starting))
-  const life = lifecycle(runtime, options.transport !== undefined, logged, start, options.abortController)
+  const start = (up: (started: Started) => void) =>
+    logged(withExtensions(
+      options,
+      invalid !== undefined
+        ? Effect.fail(invalid)
+        : source === undefined
+        ? Effect.fail(promptError(promptNow))
+        : runSession(options, source, up)
+    ))
+  const life = lifecycle(runtime, options.transport !== undefined, start, options.abortController)
   const query = queryMethods(iterate(life), life.close, runOn(life, runtime, logged))
   if (gate === undefined) return { query, warm: notWarm }
   void life.started.then((exit) => {
