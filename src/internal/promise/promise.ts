@@ -1,9 +1,11 @@
 /** @internal */
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
 import * as Mailbox from "effect/Mailbox"
 import * as ManagedRuntime from "effect/ManagedRuntime"
@@ -263,7 +265,7 @@ export const query = (
     readonly prompt: PromptInput
     readonly options?: Options | undefined
   } | undefined
-): Query => begin(false, params?.prompt, params?.options ?? {}).query
+): Query => begin(params?.prompt, params?.options ?? {}, false).query
 
 /** @internal */
 export const startup = (params: {
@@ -279,7 +281,7 @@ export const startup = (params: {
   const options: Options = ms === undefined
     ? given
     : { ...given, initializeTimeout: Number.isFinite(ms) ? Duration.millis(ms) : "infinity" }
-  const { query: held, warm } = begin(true, undefined, options)
+  const { query: held, warm } = begin(undefined, options, true)
   // the process is the warm query's until `query()` hands it to the Query it returns
   let state: "warm" | "taken" | "closed" = "warm"
   const handle: WarmQuery = {
@@ -317,250 +319,309 @@ export const startup = (params: {
   )
 }
 
-/**
- * A query with its prompt, or a warm one (`warm`): the CLI is spawned and initialized now, the prompt is sent when
- * `give` is called, and closing the query before that reaps the CLI.
- */
-const begin = (
-  warm: boolean,
-  promptNow: unknown,
-  given: Options
-): { readonly query: Query; readonly warm: Warm } => {
-  // options that fail the check are not read at all: the query fails with why, through the iterator and the methods
-  const invalid = invalidOptions(given)
-  const options: Options = invalid === undefined ? given : {}
-  // a transport of the caller's own is built for this query alone (it may hold state); the default one is shared
-  const runtime: ManagedRuntime.ManagedRuntime<Transport.Transport, never> = options.transport === undefined
-    ? nodeRuntime
-    : ManagedRuntime.make(options.transport)
-  const ownRuntime = options.transport !== undefined
-  // every call into the runtime logs through the query's logger, finalizers included (never to stdout)
-  const logged = PromiseLogger.withLogging(options)
-  // the session reads its Permissions and Hooks services once, when it starts
-  const withExtensions = <A, E, R>(effect: Effect.Effect<A, E, R>) => {
-    const { canUseTool, hooks, permissionTimeoutMs } = options
-    const permitted = canUseTool === undefined
-      ? effect
-      : Effect.provideService(effect, Permissions.Permissions, permissionsService(canUseTool, permissionTimeoutMs))
-    return hooks === undefined ? permitted : Effect.provide(permitted, hooksLayer(hooks))
-  }
-  const abort = options.abortController
-  let aborted = abort?.signal.aborted === true
-  let closing: Promise<void> | undefined
-  let done = false
-  // why the query ended when it failed (the CLI died, a timeout…): later method calls reject with it, not InputClosed
-  let failedWith: unknown
+// ---------------------------------------------------------------------------------------------------------------------
+// One query: `begin` wires the parts below together. The query runs as one fiber (`runSession`): start-up, then the
+// pump that pulls the messages (`pump`); `next()` hands them out chunk by chunk (`iterate`), the control methods run on
+// the session the start-up made (`queryMethods`), and `close()` (`lifecycle`) is the one way the query ends.
+// ---------------------------------------------------------------------------------------------------------------------
 
-  // the caller's iterable is read so that giving the query up never waits for it (see promptSource.ts)
-  const asPrompt = (prompt: PromptInput): string | Stream.Stream<Message.UserMessage, InvalidOptions> =>
-    typeof prompt === "string" ? prompt : PromptSource.fromAsyncIterable(prompt)
-  // a warm query's prompt: `undefined` when the query is closed before one was given
-  let give: (prompt: PromptInput | undefined) => void = noop
-  const promptLater = !warm ? undefined : new Promise<PromptInput | undefined>((resolve) => {
-    give = resolve
+/** A pull's outcome as the pump hands it to a `next()`: a chunk of messages, the end (`None`), or the failure. */
+type Pulled = Exit.Exit<Chunk.Chunk<Message.SdkMessage>, Option.Option<unknown>>
+
+/** A `next()` waiting for the pump's next pull. */
+type Receiver = (pulled: Pulled) => void
+
+const ended: Pulled = Exit.fail(Option.none())
+
+/**
+ * What the query's fiber does once started: it pulls for `next()` for the whole query (see docs/PERFORMANCE.md, P1).
+ * `next()` offers a receiver to `receivers`, the pump takes it, pulls one chunk of the query's messages
+ * (`session.drivePull`) and hands it the outcome. `next()` calls run one at a time (see `iterate`), so at most one
+ * receiver waits. It runs until interrupted; then `receivers` is done and every receiver, the one it was pulling for and later ones included,
+ * gets the end of the messages.
+ */
+const pump = (
+  receivers: Mailbox.Mailbox<Receiver>,
+  pull: Effect.Effect<Chunk.Chunk<Message.SdkMessage>, Option.Option<unknown>>
+): Effect.Effect<void> => {
+  const loop: Effect.Effect<void, Cause.NoSuchElementException> = Effect.flatMap(
+    receivers.take,
+    (receive) =>
+      Effect.flatMap(
+        Effect.onInterrupt(Effect.exit(pull), () => Effect.sync(() => receive(ended))),
+        (pulled) => Effect.suspend(() => (receive(pulled), loop))
+      )
+  )
+  return loop.pipe(
+    Effect.ignore,
+    Effect.ensuring(Effect.flatMap(
+      Effect.zipRight(receivers.end, receivers.takeAll),
+      ([waiting]) => Effect.sync(() => Chunk.forEach(waiting, (receive) => receive(ended)))
+    ))
+  )
+}
+
+/** Asks the pump for its next pull; the end of the messages once the pump is gone. */
+const pullChunk = (receivers: Mailbox.Mailbox<Receiver>): Promise<Pulled> =>
+  new Promise((resolve) => {
+    if (!receivers.unsafeOffer(resolve)) resolve(ended)
   })
+
+/** What a query's start-up hands the iterator and the methods: the session, and the pump's receivers. */
+interface Started {
+  readonly internal: session.SessionInternal
+  readonly receivers: Mailbox.Mailbox<Receiver>
+}
+
+/** A warm query's prompt, given after start-up; `ready` settles once the CLI answered `initialize` (or start-up failed). */
+interface WarmGate {
+  readonly prompt: Deferred.Deferred<PromptInput>
+  readonly ready: Promise<void>
+  readonly markReady: () => void
+  readonly failReady: (error: unknown) => void
+}
+
+const warmGate = (): WarmGate => {
   let markReady: () => void = noop
   let failReady: (error: unknown) => void = noop
-  const ready = promptLater === undefined ? undefined : new Promise<void>((resolve, reject) => {
+  const ready = new Promise<void>((resolve, reject) => {
     markReady = resolve
     failReady = reject
   })
+  return { prompt: Deferred.unsafeMake(FiberId.none), ready, markReady, failReady }
+}
 
-  // One fiber pulls for next() for the whole query (see docs/PERFORMANCE.md, P1): next() offers a receiver to
-  // `receivers` (a Mailbox), the pump takes it, pulls one chunk of the query's messages (`session.drivePull`) and
-  // hands it the outcome. next() calls run one at a time (below), so at most one receiver waits. Once the pump is gone
-  // (the query's scope closed), `receivers` is done and every receiver, the one it was pulling for and later ones
-  // included, gets the end of the messages.
-  type Pulled = Exit.Exit<Chunk.Chunk<Message.SdkMessage>, Option.Option<unknown>>
-  type Receiver = (pulled: Pulled) => void
-  const ended: Pulled = Exit.fail(Option.none())
-  const pump = (
-    receivers: Mailbox.Mailbox<Receiver>,
-    pull: Effect.Effect<Chunk.Chunk<Message.SdkMessage>, Option.Option<unknown>>
-  ): Effect.Effect<void> => {
-    const loop: Effect.Effect<void, Cause.NoSuchElementException> = Effect.flatMap(
-      receivers.take,
-      (receive) =>
-        Effect.flatMap(
-          Effect.onInterrupt(Effect.exit(pull), () => Effect.sync(() => receive(ended))),
-          (pulled) => Effect.suspend(() => (receive(pulled), loop))
-        )
-    )
-    return loop.pipe(
-      Effect.ignore,
-      Effect.ensuring(Effect.flatMap(
-        Effect.zipRight(receivers.end, receivers.takeAll),
-        ([waiting]) => Effect.sync(() => Chunk.forEach(waiting, (receive) => receive(ended)))
-      ))
-    )
-  }
-  const pullChunk = (receivers: Mailbox.Mailbox<Receiver>): Promise<Pulled> =>
-    new Promise((resolve) => {
-      if (!receivers.unsafeOffer(resolve)) resolve(ended)
-    })
-
-  // start-up stops at once when the query is closed or aborted meanwhile (the `--version` probe included)
-  const starting = new AbortController()
-  // one scope for the whole query: the session (process) and its message pull live in it
-  const started = runtime.runPromiseExit(
-    logged(withExtensions(
-      Effect.gen(function*() {
-        if (invalid !== undefined) return yield* Effect.fail(invalid)
-        if (!warm && !isPrompt(promptNow)) return yield* Effect.fail(promptError(promptNow))
-        const scope = yield* Scope.make()
-        return yield* Effect.gen(function*() {
-          const internal = yield* session.make(toEffectOptions(options))
-          let prompt = isPrompt(promptNow) ? promptNow : undefined
-          if (promptLater !== undefined) {
-            // closing the query before the prompt came ends the wait, initialize answered or not
-            const given = Effect.promise(() => promptLater)
-            const closedFirst = Effect.flatMap(
-              given,
-              (p) => p === undefined ? Effect.fail(new InputClosed({ reason: "SessionClosed" })) : Effect.never
-            )
-            yield* Effect.raceFirst(internal.session.initializationResult, closedFirst)
-            markReady()
-            prompt = yield* given
-          }
-          if (prompt === undefined) {
-            return yield* Effect.fail(new InputClosed({ reason: "SessionClosed" }))
-          }
-          const pull = yield* session.drivePull(internal, asPrompt(prompt))
-          const receivers = yield* Mailbox.make<Receiver>()
-          yield* Effect.forkScoped(pump(receivers, pull))
-          return { scope, internal, receivers }
-        }).pipe(
-          Scope.extend(scope),
-          Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause)))
-        )
-      })
-    )),
-    { signal: starting.signal }
+/**
+ * A warm query's prompt, once the CLI answered `initialize` and the prompt was given. Closing the query interrupts
+ * start-up, this wait included, initialize answered or not (see `lifecycle`).
+ */
+const warmPrompt = (internal: session.SessionInternal, gate: WarmGate): Effect.Effect<PromptInput, unknown> =>
+  internal.session.initializationResult.pipe(
+    Effect.zipRight(Effect.sync(gate.markReady)),
+    Effect.zipRight(Deferred.await(gate.prompt))
   )
-  // never an unhandled rejection: failures surface through next() and the methods
-  started.catch(() => undefined)
 
-  // the messages of the chunk pulled last, handed out one by one
-  let buffer: ReadonlyArray<Message.SdkMessage> = []
-  let position = 0
-  // A pulled chunk's array is this iterator's alone: the session's buffer hands its array over on every take and the
-  // stream stages between (catchAll, concat, interruptWhen) pass chunks through without keeping them. Stream machinery
-  // that is already garbage can still point at it, though; emptying it once every message was handed out lets
-  // young-generation GCs reclaim the messages instead of promoting them (docs/PERFORMANCE.md, P1).
-  const release = () => {
-    if (Array.isArray(buffer)) (buffer as Array<Message.SdkMessage>).length = 0
-    buffer = []
-    position = 0
-  }
+/** The caller's iterable is read so that giving the query up never waits for it (see promptSource.ts). */
+const asPrompt = (prompt: PromptInput): string | Stream.Stream<Message.UserMessage, InvalidOptions> =>
+  typeof prompt === "string" ? prompt : PromptSource.fromAsyncIterable(prompt)
 
-  const close = (): Promise<void> => {
-    if (closing !== undefined) return closing
-    done = true
-    // a warm query waiting for its prompt stops waiting, and its start-up fails with InputClosed
-    give(undefined)
-    // what was pulled but not handed out yet is dropped: next() is done from here on
-    release()
-    abort?.signal.removeEventListener("abort", onAbort)
-    starting.abort()
-    closing = started.then(async (exit) => {
-      if (Exit.isSuccess(exit)) await runtime.runPromise(logged(Scope.close(exit.value.scope, Exit.void)))
-      if (ownRuntime) await runtime.dispose()
-    }).catch(() => undefined)
-    return closing
-  }
+/**
+ * A query's whole life as one fiber, in one scope: start-up (the session, i.e. the process; once there is a prompt,
+ * `source` or a warm query's given later, the turn driver), then `started` with what the iterator and the methods need,
+ * then the pump, until `close()` interrupts the fiber. The scope closes when the fiber ends: with why, if start-up
+ * failed or was interrupted (the CLI is reaped either way).
+ */
+const runSession = (
+  options: Options,
+  source: PromptInput | WarmGate,
+  started: (started: Started) => void
+): Effect.Effect<void, unknown, Transport.Transport> =>
+  Effect.suspend(() => {
+    let running = false
+    return Effect.acquireUseRelease(
+      Scope.make(),
+      (scope) =>
+        Effect.flatMap(
+          Scope.extend(
+            Effect.gen(function*() {
+              const internal = yield* session.make(toEffectOptions(options))
+              const prompt = isPrompt(source) ? source : yield* warmPrompt(internal, source)
+              const pull = yield* session.drivePull(internal, asPrompt(prompt))
+              const receivers = yield* Mailbox.make<Receiver>()
+              return { internal, pull, receivers }
+            }),
+            scope
+          ),
+          ({ internal, pull, receivers }) => {
+            running = true
+            started({ internal, receivers })
+            return pump(receivers, pull)
+          }
+        ),
+      (scope, exit) => Scope.close(scope, running ? Exit.void : exit)
+    )
+  })
 
-  const onAbort = () => {
-    aborted = true
-    void close()
-  }
-  abort?.signal.addEventListener("abort", onAbort, { once: true })
-  if (aborted) void close()
+/** The logging of a query without `logger` or `logLevel` (the same for every such query). */
+const defaultLogging = PromiseLogger.withLogging({})
 
-  /** Why the query could not start: start-up stopped by `close()` is `InputClosed`, by an abort `AbortError`. */
-  const startFailure = (cause: Cause.Cause<unknown>): unknown =>
-    closing !== undefined && !aborted && Cause.isInterruptedOnly(cause)
-      ? new InputClosed({ reason: "SessionClosed" })
-      : squash(cause, aborted)
+/**
+ * Runs effects of a query with its logging: every call into the runtime logs through the query's logger, finalizers
+ * included (never to stdout).
+ */
+const loggingOf = (options: Options) =>
+  options.logger === undefined && options.logLevel === undefined ? defaultLogging : PromiseLogger.withLogging(options)
 
-  const handles = () =>
-    started.then((exit) => {
-      if (Exit.isFailure(exit)) throw startFailure(exit.cause)
-      return exit.value
-    })
+/** Provides a query's Permissions and Hooks services (the session reads them once, when it starts). */
+const withExtensions = <A, E, R>(options: Options, effect: Effect.Effect<A, E, R>) => {
+  const { canUseTool, hooks, permissionTimeoutMs } = options
+  const permitted = canUseTool === undefined
+    ? effect
+    : Effect.provideService(effect, Permissions.Permissions, permissionsService(canUseTool, permissionTimeoutMs))
+  return hooks === undefined ? permitted : Effect.provide(permitted, hooksLayer(hooks))
+}
 
-  const run = async <A>(f: (s: session.SessionInternal) => Effect.Effect<A, unknown>): Promise<A> => {
-    const { internal } = await handles()
-    if (aborted) throw new AbortError()
-    if (closing !== undefined) throw failedWith ?? new InputClosed({ reason: "SessionClosed" })
-    const exit = await runtime.runPromiseExit(logged(f(internal)))
-    if (Exit.isFailure(exit)) throw squash(exit.cause, aborted)
-    return exit.value
-  }
+/**
+ * The messages of the chunk pulled last, handed out one by one. A pulled chunk's array is this buffer's alone: the
+ * session's buffer hands its array over on every take and the stream stages between pass chunks through without
+ * keeping them. Stream machinery that is already garbage can still point at it, though; emptying it once every message
+ * was handed out lets young-generation GCs reclaim the messages instead of promoting them (docs/PERFORMANCE.md, P1).
+ */
+class ChunkBuffer {
+  private messages: ReadonlyArray<Message.SdkMessage> = []
+  private position = 0
 
-  /** The next message of the chunk pulled last, if any is left. */
-  const fromBuffer = (): IteratorResult<Message.SdkMessage, void> | undefined => {
-    if (position >= buffer.length) return undefined
-    const value = buffer[position++]!
-    if (position === buffer.length) release()
+  /** The next message, if any is left. */
+  take(): IteratorResult<Message.SdkMessage, void> | undefined {
+    if (this.position >= this.messages.length) return undefined
+    const value = this.messages[this.position++]!
+    if (this.position === this.messages.length) this.release()
     return { done: false, value }
   }
 
-  /** Pulls chunks until one has a message, or the stream ends (then the query closes). */
+  fill(chunk: Chunk.Chunk<Message.SdkMessage>): void {
+    this.messages = Chunk.toReadonlyArray(chunk)
+    this.position = 0
+  }
+
+  /** Drops what is left, emptying the array. */
+  release(): void {
+    if (Array.isArray(this.messages)) (this.messages as Array<Message.SdkMessage>).length = 0
+    this.messages = []
+    this.position = 0
+  }
+}
+
+/** One query's state, shared by its iterator and its methods; `close()` is the one way it ends. */
+interface Life {
+  /** The start-up's outcome (never rejects). */
+  readonly started: Promise<Exit.Exit<Started, unknown>>
+  readonly buffer: ChunkBuffer
+  /** Ends the query (idempotent): drops what was pulled, stops a start-up under way, closes the query's scope. */
+  readonly close: () => Promise<void>
+  /** The caller's `abortController` aborted: the query ends with `AbortError`. */
+  aborted: boolean
+  /** Set by the first `close()`: `next()` hands out nothing more, the methods reject. */
+  closing: Promise<void> | undefined
+  /** Why the messages failed (the CLI died, a timeout…): later method calls reject with it, not `InputClosed`. */
+  failedWith: unknown
+}
+
+/**
+ * Starts a query (`start`: its fiber, which calls `up` once start-up is done) and owns its end: `close()`, and the
+ * caller's abort signal. `close()` interrupts the fiber, at any point: start-up stops at once (the `--version` probe and
+ * a warm query's wait for its prompt included; `startFailure` makes it `InputClosed`), a running pump ends, and the
+ * query's scope closes.
+ */
+const lifecycle = (
+  runtime: ManagedRuntime.ManagedRuntime<Transport.Transport, never>,
+  ownRuntime: boolean,
+  start: (up: (started: Started) => void) => Effect.Effect<void, unknown, Transport.Transport>,
+  abort: AbortController | undefined
+): Life => {
+  let settle: (exit: Exit.Exit<Started, unknown>) => void = noop
+  const started = new Promise<Exit.Exit<Started, unknown>>((resolve) => {
+    settle = resolve
+  })
+  const fiber = runtime.runFork(start((s) => settle(Exit.succeed(s))))
+  const ended = new Promise<void>((resolve) =>
+    fiber.addObserver((exit) => {
+      // the fiber ends only by interruption or failure; if start-up was done, `started` has settled already
+      settle(
+        Exit.isFailure(exit) ? Exit.failCause(exit.cause) : Exit.fail(new InputClosed({ reason: "SessionClosed" }))
+      )
+      resolve()
+    })
+  )
+  const close = (): Promise<void> => {
+    if (life.closing !== undefined) return life.closing
+    // what was pulled but not handed out yet is dropped: next() is done from here on
+    life.buffer.release()
+    abort?.signal.removeEventListener("abort", onAbort)
+    fiber.unsafeInterruptAsFork(fiber.id())
+    life.closing = ownRuntime ? ended.then(() => runtime.dispose()).catch(noop) : ended
+    return life.closing
+  }
+  const life: Life = {
+    started,
+    buffer: new ChunkBuffer(),
+    close,
+    aborted: abort?.signal.aborted === true,
+    closing: undefined,
+    failedWith: undefined
+  }
+  const onAbort = () => {
+    life.aborted = true
+    void close()
+  }
+  abort?.signal.addEventListener("abort", onAbort, { once: true })
+  if (life.aborted) void close()
+  return life
+}
+
+/** Why the query could not start: start-up stopped by `close()` is `InputClosed`, by an abort `AbortError`. */
+const startFailure = (life: Life, cause: Cause.Cause<unknown>): unknown =>
+  life.closing !== undefined && !life.aborted && Cause.isInterruptedOnly(cause)
+    ? new InputClosed({ reason: "SessionClosed" })
+    : squash(cause, life.aborted)
+
+/**
+ * The query's `next()`: the pulled chunk's messages without waiting, else one pull through the pump. A call that has
+ * to pull runs alone: calls made meanwhile wait for the call before them, so they settle in call order, as an async
+ * generator's would. The end of the messages, or their failure, closes the query.
+ */
+const iterate = (life: Life): () => Promise<IteratorResult<Message.SdkMessage, void>> => {
+  const { buffer } = life
+  /** Pulls chunks until one has a message, or the messages end. */
   const pullNext = async (): Promise<IteratorResult<Message.SdkMessage, void>> => {
     try {
       while (true) {
-        const buffered = fromBuffer()
+        const buffered = buffer.take()
         if (buffered !== undefined) return buffered
-        if (done) {
-          await closing
-          if (aborted) throw new AbortError()
+        if (life.closing !== undefined) {
+          await life.closing
+          if (life.aborted) throw new AbortError()
           return { done: true, value: undefined }
         }
-        const start = await started
+        const start = await life.started
         if (Exit.isFailure(start)) {
           // closed or aborted while starting: ends as above
-          if (done) continue
-          throw startFailure(start.cause)
+          if (life.closing !== undefined) continue
+          throw startFailure(life, start.cause)
         }
         const exit = await pullChunk(start.value.receivers)
         if (Exit.isSuccess(exit)) {
           // closed while pulling: what arrived is dropped
-          if (!done) {
-            buffer = Chunk.toReadonlyArray(exit.value)
-            position = 0
-          }
+          if (life.closing === undefined) buffer.fill(exit.value)
           continue
         }
         const failure = Cause.failureOption(exit.cause)
         if (Option.isSome(failure) && Option.isNone(failure.value)) {
-          await close()
-          if (aborted) throw new AbortError()
+          await life.close()
+          if (life.aborted) throw new AbortError()
           return { done: true, value: undefined }
         }
         throw Option.isSome(failure) && Option.isSome(failure.value)
           ? failure.value.value
-          : squash(exit.cause, aborted)
+          : squash(exit.cause, life.aborted)
       }
     } catch (error) {
-      if (closing === undefined) failedWith = error
-      await close()
-      throw aborted ? new AbortError() : error
+      if (life.closing === undefined) life.failedWith = error
+      await life.close()
+      throw life.aborted ? new AbortError() : error
     }
   }
-
-  // A call that has to pull runs alone: calls made meanwhile wait for the call before them, so they settle in call
-  // order, as an async generator's would; handing out a pulled chunk needs no waiting.
-  let last: Promise<IteratorResult<Message.SdkMessage, void>> | undefined
   const step = (): Promise<IteratorResult<Message.SdkMessage, void>> => {
-    const buffered = fromBuffer()
+    const buffered = buffer.take()
     return buffered !== undefined ? Promise.resolve(buffered) : pullNext()
   }
-  const next = (): Promise<IteratorResult<Message.SdkMessage, void>> => {
+  let last: Promise<IteratorResult<Message.SdkMessage, void>> | undefined
+  return () => {
     let current: Promise<IteratorResult<Message.SdkMessage, void>>
     if (last !== undefined) {
       current = last.then(step, step)
     } else {
-      const buffered = fromBuffer()
+      const buffered = buffer.take()
       if (buffered !== undefined) return Promise.resolve(buffered)
       current = pullNext()
     }
@@ -571,45 +632,98 @@ const begin = (
     current.then(settled, settled)
     return current
   }
+}
 
-  const iterator: Query = {
-    next,
-    return: async () => {
-      await close()
-      return { done: true, value: undefined }
-    },
-    throw: async (error: unknown) => {
-      await close()
-      throw error
-    },
-    [Symbol.asyncIterator]() {
-      return this
-    },
-    [Symbol.asyncDispose]: () => close(),
-    close,
-    interrupt: () => run((s) => s.session.interrupt),
-    setPermissionMode: (mode) =>
-      run((s) => Effect.map(s.session.setPermissionMode(mode), (m) => ({ mode: Option.getOrUndefined(m) }))),
-    setModel: (model) => run((s) => s.session.setModel(model)),
-    setMaxThinkingTokens: (n, display) => run((s) => s.session.setMaxThinkingTokens(n, display)),
-    supportedCommands: () => run((s) => Effect.map(s.session.supportedCommands, (c) => [...c])),
-    supportedModels: () => run((s) => Effect.map(s.session.supportedModels, (m) => [...m])),
-    supportedAgents: () => run((s) => Effect.map(s.session.supportedAgents, (a) => [...a])),
-    accountInfo: () => run((s) => s.session.accountInfo),
-    initializationResult: () => run((s) => s.session.initializationResult),
-    mcpServerStatus: () => run((s) => Effect.map(s.session.mcpServerStatus, (m) => [...m])),
-    getContextUsage: (opts) => run((s) => s.session.getContextUsage(opts)),
-    rewindFiles: (id, opts) => run((s) => s.session.rewindFiles(id, opts)),
-    reconnectMcpServer: (name) => run((s) => s.session.reconnectMcpServer(name)),
-    toggleMcpServer: (name, enabled) => run((s) => s.session.toggleMcpServer(name, enabled)),
-    setMcpServers: (servers) => run((s) => s.session.setMcpServers(servers)),
-    stopTask: (taskId) => run((s) => s.session.stopTask(taskId)),
-    sessionId: () => run((s) => s.session.sessionId),
-    pid: () => run((s) => Effect.succeed(Option.getOrUndefined(s.session.pid)))
-  }
-  if (ready === undefined) return { query: iterator, warm: notWarm }
-  void started.then((exit) => {
-    if (Exit.isFailure(exit)) failReady(aborted ? new AbortError() : startFailure(exit.cause))
+/** Runs a control request on the query's session, once it started; rejects once the query is closed or aborted. */
+type Run = <A>(f: (s: session.SessionInternal) => Effect.Effect<A, unknown>) => Promise<A>
+
+const runOn = (
+  life: Life,
+  runtime: ManagedRuntime.ManagedRuntime<Transport.Transport, never>,
+  logged: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+): Run =>
+async (f) => {
+  const start = await life.started
+  if (Exit.isFailure(start)) throw startFailure(life, start.cause)
+  if (life.aborted) throw new AbortError()
+  if (life.closing !== undefined) throw life.failedWith ?? new InputClosed({ reason: "SessionClosed" })
+  const exit = await runtime.runPromiseExit(logged(f(start.value.internal)))
+  if (Exit.isFailure(exit)) throw squash(exit.cause, life.aborted)
+  return exit.value
+}
+
+/** The `Query` object: the async iterator over `next` and the official control methods, each a request on `run`. */
+const queryMethods = (
+  next: () => Promise<IteratorResult<Message.SdkMessage, void>>,
+  close: () => Promise<void>,
+  run: Run
+): Query => ({
+  next,
+  return: async () => {
+    await close()
+    return { done: true, value: undefined }
+  },
+  throw: async (error: unknown) => {
+    await close()
+    throw error
+  },
+  [Symbol.asyncIterator]() {
+    return this
+  },
+  [Symbol.asyncDispose]: () => close(),
+  close,
+  interrupt: () => run((s) => s.session.interrupt),
+  setPermissionMode: (mode) =>
+    run((s) => Effect.map(s.session.setPermissionMode(mode), (m) => ({ mode: Option.getOrUndefined(m) }))),
+  setModel: (model) => run((s) => s.session.setModel(model)),
+  setMaxThinkingTokens: (n, display) => run((s) => s.session.setMaxThinkingTokens(n, display)),
+  supportedCommands: () => run((s) => Effect.map(s.session.supportedCommands, (c) => [...c])),
+  supportedModels: () => run((s) => Effect.map(s.session.supportedModels, (m) => [...m])),
+  supportedAgents: () => run((s) => Effect.map(s.session.supportedAgents, (a) => [...a])),
+  accountInfo: () => run((s) => s.session.accountInfo),
+  initializationResult: () => run((s) => s.session.initializationResult),
+  mcpServerStatus: () => run((s) => Effect.map(s.session.mcpServerStatus, (m) => [...m])),
+  getContextUsage: (opts) => run((s) => s.session.getContextUsage(opts)),
+  rewindFiles: (id, opts) => run((s) => s.session.rewindFiles(id, opts)),
+  reconnectMcpServer: (name) => run((s) => s.session.reconnectMcpServer(name)),
+  toggleMcpServer: (name, enabled) => run((s) => s.session.toggleMcpServer(name, enabled)),
+  setMcpServers: (servers) => run((s) => s.session.setMcpServers(servers)),
+  stopTask: (taskId) => run((s) => s.session.stopTask(taskId)),
+  sessionId: () => run((s) => s.session.sessionId),
+  pid: () => run((s) => Effect.succeed(Option.getOrUndefined(s.session.pid)))
+})
+
+/**
+ * A query with its prompt, or a warm one (`warm`): the CLI is spawned and initialized now, the prompt is sent when
+ * `give` is called, and closing the query before that reaps the CLI.
+ */
+const begin = (
+  promptNow: unknown,
+  given: Options,
+  warm: boolean
+): { readonly query: Query; readonly warm: Warm } => {
+  // options that fail the check are not read at all: the query fails with why, through the iterator and the methods
+  const invalid = invalidOptions(given)
+  const options: Options = invalid === undefined ? given : {}
+  // a transport of the caller's own is built for this query alone (it may hold state); the default one is shared
+  const runtime = options.transport === undefined ? nodeRuntime : ManagedRuntime.make(options.transport)
+  const logged = loggingOf(options)
+  const gate = warm ? warmGate() : undefined
+  const source = gate ?? (isPrompt(promptNow) ? promptNow : undefined)
+  const start = (up: (started: Started) => void) =>
+    logged(withExtensions(
+      options,
+      invalid !== undefined
+        ? Effect.fail(invalid)
+        : source === undefined
+        ? Effect.fail(promptError(promptNow))
+        : runSession(options, source, up)
+    ))
+  const life = lifecycle(runtime, options.transport !== undefined, start, options.abortController)
+  const query = queryMethods(iterate(life), life.close, runOn(life, runtime, logged))
+  if (gate === undefined) return { query, warm: notWarm }
+  void life.started.then((exit) => {
+    if (Exit.isFailure(exit)) gate.failReady(life.aborted ? new AbortError() : startFailure(life, exit.cause))
   })
-  return { query: iterator, warm: { ready, give } }
+  return { query, warm: { ready: gate.ready, give: (p) => Deferred.unsafeDone(gate.prompt, Exit.succeed(p)) } }
 }
