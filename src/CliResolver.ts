@@ -61,7 +61,7 @@ export interface ResolvedCli {
 export interface LookupRequest {
   /** The caller's `pathToClaudeCodeExecutable`: when set, the only place looked at. */
   readonly explicit?: string | undefined
-  /** The environment the lookup reads: `CLAUDE_CLI_PATH` and `PATH`. */
+  /** The environment the lookup reads: `CLAUDE_CLI_PATH`, `PATH` and, on Windows, `PATHEXT`. */
   readonly env: Readonly<Record<string, string | undefined>>
   /** Node arguments for a JavaScript CLI. */
   readonly executableArgs?: ReadonlyArray<string> | undefined
@@ -83,8 +83,10 @@ export type VersionProbe = { readonly version: string } | { readonly reason: str
 export interface Service {
   /**
    * Finds the CLI: `explicit` > `CLAUDE_CLI_PATH` > the bundled `@anthropic-ai/claude-code` binary > `PATH` > common
-   * install directories. A JavaScript file is run with the current Node. Fails with `CliNotFound` listing every place
-   * searched, in order. Whether the file is there is checked on every call.
+   * install directories. A JavaScript file is run with the current Node. On Windows `claude.exe` anywhere on `PATH`
+   * wins over a shim (`claude.cmd`, … in `PATHEXT` order) earlier on it, and a shim is never run: the npm package's
+   * `claude.exe` it stands for is. Fails with `CliNotFound` listing every place searched, in order (a shim passed
+   * over with the reason). Whether the file is there is checked on every call.
    */
   readonly resolve: (request: LookupRequest) => Effect.Effect<ResolvedCli, CliNotFound>
   /**

@@ -7,7 +7,7 @@ import * as RcMap from "effect/RcMap"
 import * as Scope from "effect/Scope"
 import type { VersionIncompatible } from "../../AgentError.js"
 import type { LookupRequest, Options, ResolvedCli, Service, VersionProbe } from "../../CliResolver.js"
-import { commonInstallDirs, detectMusl, lookUpBundled, resolveCli } from "./cliPath.js"
+import { commonInstallDirs, detectMusl, type Host, lookUpBundled, nodeHost, resolveCli } from "./cliPath.js"
 import { judge, packageVersion, PROBE_TIMEOUT_MILLIS, spawnProbe, versionKey } from "./version.js"
 
 /** A probe's key in the map of running probes: the executable's identity (the CLI rides along for the lookup). */
@@ -30,21 +30,23 @@ class ProbeKey implements Equal.Equal {
  */
 export const makeWith = (
   options: Options | undefined,
-  probe: (cli: ResolvedCli) => Effect.Effect<VersionProbe>
+  probe: (cli: ResolvedCli) => Effect.Effect<VersionProbe>,
+  host: Host = nodeHost()
 ): Effect.Effect<Service> =>
   Effect.gen(function*() {
     const probeTimeout = Duration.decode(options?.probeTimeout ?? PROBE_TIMEOUT_MILLIS)
 
     // the C library does not change while the process runs; the process report that tells it is not free
-    const musl = yield* Effect.cached(Effect.sync(detectMusl))
+    const musl = yield* Effect.cached(Effect.sync(() => detectMusl(host.platform)))
     // where the npm packages put the binary does not move either, once one is installed (it is looked up again while
     // none is, so installing it later is seen)
     const [bundledCached, forgetBundled] = yield* Effect.cachedInvalidateWithTTL(
-      Effect.flatMap(musl, (m) => Effect.sync(() => lookUpBundled(m))),
+      Effect.flatMap(musl, (m) => Effect.sync(() => lookUpBundled(m, host))),
       Duration.infinity
     )
     const bundled = Effect.tap(bundledCached, (found) => found.installed ? Effect.void : forgetBundled)
 
+    const commonDirs = commonInstallDirs(host)
     const resolve = (request: LookupRequest) =>
       Effect.flatMap(bundled, (found) =>
         resolveCli({
@@ -52,7 +54,8 @@ export const makeWith = (
           env: request.env,
           executableArgs: request.executableArgs,
           bundled: found.candidates,
-          commonDirs: commonInstallDirs()
+          commonDirs,
+          host
         }))
 
     // versions found, by `versionKey`: only answers with a version are kept

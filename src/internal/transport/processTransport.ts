@@ -22,6 +22,7 @@ import { CliResolver, type Service as CliResolverService } from "../../CliResolv
 import type * as Message from "../../Message.js"
 import type { Connection, ExitStatus, FramePull, LaunchSpec } from "../../Transport.js"
 import { removeStaleDirs } from "./argv.js"
+import { commandLineTooLong } from "./cliPath.js"
 import { commandEnv } from "./env.js"
 import * as Conn from "./connection.js"
 import { DEFAULT_MAX_LINE_BYTES, makeLineFramer } from "./framing.js"
@@ -111,22 +112,24 @@ const launch = (
   executor: CommandExecutor.CommandExecutor,
   resolver: CliResolverService,
   spec: LaunchSpec
-): Effect.Effect<Launched, CliNotFound | SpawnFailed | VersionIncompatible, Scope.Scope> =>
+): Effect.Effect<Launched, CliNotFound | SpawnFailed | VersionIncompatible | InvalidOptions, Scope.Scope> =>
   Effect.gen(function*() {
     const base = commandEnv({ parent: process.env, env: spec.env, mode: spec.envMode, keep: spec.keepEnv })
     // every process the CLI starts inherits the marker, which finds it at close wherever it went
     const marker = Reaper.supported && spec.reapToolProcesses !== false ? Reaper.makeMarker() : undefined
     const env = marker === undefined ? base.env : { ...base.env, [marker.name]: marker.value }
-    // the two variables the lookup reads, as the caller's overlay on the parent's environment would give them (no
+    // the variables the lookup reads, as the caller's overlay on the parent's environment would give them (no
     // copy of the whole of `process.env`: docs/PERFORMANCE.md, P3)
     const lookup = (name: string) => spec.env !== undefined && name in spec.env ? spec.env[name] : process.env[name]
     const cli = yield* resolver.resolve({
       explicit: spec.executable,
-      env: { CLAUDE_CLI_PATH: lookup("CLAUDE_CLI_PATH"), PATH: lookup("PATH") },
+      env: { CLAUDE_CLI_PATH: lookup("CLAUDE_CLI_PATH"), PATH: lookup("PATH"), PATHEXT: lookup("PATHEXT") },
       executableArgs: spec.executableArgs
     })
     yield* resolver.checkVersion(cli, spec.cliVersions ?? SUPPORTED_CLI_VERSIONS)
     const args = [...cli.prefixArgs, ...BASE_ARGS, ...spec.args]
+    const tooLong = commandLineTooLong(process.platform, cli.command, args)
+    if (tooLong !== undefined) return yield* Effect.fail(tooLong)
     let command = Command.make(cli.command, ...args).pipe(Command.env(env, { extendEnv: base.extend }))
     if (spec.cwd !== undefined) command = Command.workingDirectory(command, spec.cwd)
 
