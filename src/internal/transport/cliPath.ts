@@ -1,4 +1,5 @@
 /** @internal */
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
@@ -26,6 +27,16 @@ export interface Host {
   /** The size of a file, `undefined` when it cannot be stat'ed. */
   readonly fileSize: (file: string) => number | undefined
 }
+
+/**
+ * The system the process Transport starts programs on, for its command-line limit: this one unless a test says
+ * otherwise.
+ *
+ * @internal
+ */
+export class HostPlatform extends Context.Reference<HostPlatform>()("effect-claude-agent/HostPlatform", {
+  defaultValue: (): NodeJS.Platform => process.platform
+}) {}
 
 /** This machine, read through Node's `process`, `os` and `fs`. @internal */
 export const nodeHost = (): Host => ({
