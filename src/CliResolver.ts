@@ -3,9 +3,10 @@
  * (the file system, `node_modules`, `PATH`) and runs a probe process. `NodeClaudeAgent.layer` provides it; a
  * Transport built by hand from `Transport.layerProcess` needs {@link layer}.
  *
- * What it learns it keeps for as long as the layer lives: where the bundled binary is, whether the C library is musl,
- * and every version found (by executable path and modification time, so a CLI upgraded in place is asked again).
- * Sessions that start together while a version is unknown share one `--version` run.
+ * What it learns it keeps for as long as the service is referenced: where the bundled binary is, whether the C library
+ * is musl, and every version found (by executable path and modification time, so a CLI upgraded in place is asked
+ * again). Sessions that start together while a version is unknown share one `--version` run, which lives as long as
+ * one of them waits for it: the service itself needs no scope, so no composition of layers can close it early.
  *
  * @example
  * ```ts
@@ -28,7 +29,6 @@ import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type * as Scope from "effect/Scope"
 import type { CliNotFound, VersionIncompatible } from "./AgentError.js"
 import * as internal from "./internal/transport/cliResolver.js"
 
@@ -61,7 +61,7 @@ export interface ResolvedCli {
 export interface LookupRequest {
   /** The caller's `pathToClaudeCodeExecutable`: when set, the only place looked at. */
   readonly explicit?: string | undefined
-  /** The environment the lookup reads: `CLAUDE_CLI_PATH` and `PATH`. */
+  /** The environment the lookup reads: `CLAUDE_CLI_PATH`, `PATH` and, on Windows, `PATHEXT`. */
   readonly env: Readonly<Record<string, string | undefined>>
   /** Node arguments for a JavaScript CLI. */
   readonly executableArgs?: ReadonlyArray<string> | undefined
@@ -83,8 +83,10 @@ export type VersionProbe = { readonly version: string } | { readonly reason: str
 export interface Service {
   /**
    * Finds the CLI: `explicit` > `CLAUDE_CLI_PATH` > the bundled `@anthropic-ai/claude-code` binary > `PATH` > common
-   * install directories. A JavaScript file is run with the current Node. Fails with `CliNotFound` listing every place
-   * searched, in order. Whether the file is there is checked on every call.
+   * install directories. A JavaScript file is run with the current Node. On Windows `claude.exe` anywhere on `PATH`
+   * wins over a shim (`claude.cmd`, … in `PATHEXT` order) earlier on it, and a shim is never run: the npm package's
+   * `claude.exe` it stands for is. Fails with `CliNotFound` listing every place searched, in order (a shim passed
+   * over with the reason). Whether the file is there is checked on every call.
    */
   readonly resolve: (request: LookupRequest) => Effect.Effect<ResolvedCli, CliNotFound>
   /**
@@ -118,12 +120,15 @@ export interface Options {
 }
 
 /**
- * Builds the service. Its caches and running probes belong to the scope: closing it kills a probe still running.
+ * Builds the service. It holds no resource that needs closing: its caches are values, and a running probe belongs to
+ * the callers waiting for it (the last one to leave kills it). So the service keeps working however the layer that
+ * holds it was composed, also when it was built in a scope that has closed since (`Layer.build(...)` followed by
+ * `Effect.provide(NodeClaudeAgent.layer)`).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make: (options?: Options) => Effect.Effect<Service, never, Scope.Scope> = internal.make
+export const make: (options?: Options) => Effect.Effect<Service> = internal.make
 
 /**
  * The resolver on this machine's file system and processes (Node's `fs`, `child_process`, `require.resolve`).
@@ -131,4 +136,4 @@ export const make: (options?: Options) => Effect.Effect<Service, never, Scope.Sc
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options?: Options): Layer.Layer<CliResolver> => Layer.scoped(CliResolver, make(options))
+export const layer = (options?: Options): Layer.Layer<CliResolver> => Layer.effect(CliResolver, make(options))

@@ -41,7 +41,13 @@ import type { Transport } from "./Transport.js"
 export interface Config {
   /** The most CLI processes alive at once (warm ones included). */
   readonly maxConcurrent: number
-  /** Sessions to keep spawned and initialized ahead of time (used once each, then replaced). Defaults to 0. */
+  /**
+   * Sessions to keep spawned and initialized ahead of time (used once each, then replaced). Defaults to 0. A warm
+   * session that fails to start is tried again after a backoff (200 ms, doubling up to 30 s; a warning each time).
+   * A failure no retry can fix (`CliNotFound`, `InvalidOptions`, `VersionIncompatible` `OutOfRange`, a defect, an
+   * interruption from a service that shut down) stops the warm-up for the pool's life, logged once as an error;
+   * borrowers then start their own sessions and get that error, typed.
+   */
   readonly warm?: number | undefined
   /** Options of warm sessions, and defaults merged under every borrower's options. */
   readonly options?: Options | undefined

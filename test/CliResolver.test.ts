@@ -135,19 +135,16 @@ describe("CliResolver: the --version probe", () => {
       yield* resolver.checkVersion({ ...cli, packageJson }, RANGE)
     }))
 
-  it.scoped("closing the resolver's scope interrupts a probe still running", () =>
+  it.scoped("a resolver whose build scope has closed still runs one shared probe and answers its waiters", () =>
     Effect.gen(function*() {
       const { cli } = yield* cliFile
       const control = yield* controlledProbe
-      const waiter = yield* Effect.scoped(
-        Effect.gen(function*() {
-          const resolver = yield* makeWith(undefined, control.probe)
-          const fiber = yield* Effect.fork(resolver.version(cli))
-          yield* TestClock.adjust("0 millis")
-          return fiber
-        })
-      )
-      expect(yield* Deferred.isDone(control.interrupted)).toBe(true)
-      expect(Exit.isInterrupted(yield* Fiber.await(waiter))).toBe(true)
+      // what `Layer.build(...).pipe(Effect.provide(NodeClaudeAgent.layer))` does to the resolver it captures
+      const resolver = yield* Effect.scoped(makeWith(undefined, control.probe))
+      const waiters = yield* Effect.forEach([1, 2], () => Effect.fork(resolver.checkVersion(cli, RANGE)))
+      yield* TestClock.adjust("0 millis")
+      expect(control.runs()).toBe(1)
+      yield* Deferred.succeed(control.answer, { version: "2.1.332" })
+      for (const waiter of waiters) expect(yield* Fiber.await(waiter)).toStrictEqual(Exit.void)
     }))
 })

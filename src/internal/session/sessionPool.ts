@@ -1,4 +1,6 @@
 /** @internal */
+import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
@@ -46,6 +48,24 @@ type Decision =
 
 const WARM_RETRY_MIN_MILLIS = 200
 const WARM_RETRY_MAX_MILLIS = 30_000
+
+/**
+ * Whether starting a warm session again could go otherwise: `false` for a configuration the next start meets
+ * unchanged (no CLI found, options rejected, a CLI version outside the range), a defect, and an interruption the
+ * warm-up did not ask for (a service the Transport uses has shut down under it). Crashes, timeouts and a version
+ * probe without an answer may pass.
+ */
+const retryable = (cause: Cause.Cause<SessionError>): boolean => {
+  if (Cause.isDie(cause)) return false
+  const failures = Cause.failures(cause)
+  let failed = false
+  for (const error of failures) {
+    failed = true
+    if (error._tag === "CliNotFound" || error._tag === "InvalidOptions") return false
+    if (error._tag === "VersionIncompatible" && error.reason === "OutOfRange") return false
+  }
+  return failed
+}
 
 /**
  * Every live CLI process holds one permit of a `TSemaphore` of `maxConcurrent`, taken before it is spawned and
@@ -175,17 +195,38 @@ export const make = (config: Config): Effect.Effect<Service, never, Transport | 
     const backoff = (failures: number) =>
       Effect.sleep(Duration.millis(Math.min(WARM_RETRY_MIN_MILLIS * 2 ** (failures - 1), WARM_RETRY_MAX_MILLIS)))
 
-    /** Keeps one warm session in the pool: starts one, waits until it is taken, starts the next (forever). */
-    const keepWarm: Effect.Effect<never> = Effect.gen(function*() {
+    // completed by the first warm-up that meets a failure no retry can fix: every warm-up stops, and it is logged
+    // once; borrowers start their own sessions and get their own (typed) error
+    const halted = yield* Deferred.make<void>()
+    /** After a warm session failed to start: waits before the next try (`true`), or ends the warm-up (`false`). */
+    const afterFailure = (cause: Cause.Cause<SessionError>, failures: number): Effect.Effect<boolean> =>
+      retryable(cause)
+        ? Effect.as(
+          Effect.zipRight(Effect.logWarning("SessionPool: a warm session failed to start", cause), backoff(failures)),
+          true
+        )
+        : Effect.flatMap(Deferred.succeed(halted, undefined), (first) =>
+          first
+            ? Effect.as(
+              Effect.logError(
+                "SessionPool: warm sessions stopped: starting one failed in a way retrying cannot fix; each " +
+                  "borrower now starts its own session and gets the error",
+                cause
+              ),
+              false
+            )
+            : Effect.succeed(false))
+
+    /** Keeps one warm session in the pool: starts one, waits until it is taken, starts the next. */
+    const keepWarm: Effect.Effect<void> = Effect.gen(function*() {
       let failures = 0
-      while (true) {
+      while (!(yield* Deferred.isDone(halted))) {
         const opened = yield* Effect.uninterruptibleMask((restore) =>
           Effect.zipRight(restore(STM.commit(permitForWarm)), Effect.exit(openOnPermit(config.options ?? {}, restore)))
         )
         if (opened._tag === "Failure") {
-          yield* Effect.logWarning("SessionPool: a warm session failed to start", opened.cause)
-          yield* backoff(++failures)
-          continue
+          if (yield* afterFailure(opened.cause, ++failures)) continue
+          return
         }
         const w: Warm = { entry: opened.value, ready: yield* STM.commit(TRef.make(false)) }
         yield* STM.commit(TRef.update(warm, (list) => [...list, w]))
@@ -204,9 +245,8 @@ export const make = (config: Config): Effect.Effect<Service, never, Transport | 
           }))
           if (ours && initialized.value._tag === "Failure") {
             yield* Scope.close(w.entry.scope, Exit.void)
-            yield* Effect.logWarning("SessionPool: a warm session failed to start", initialized.value.cause)
-            yield* backoff(++failures)
-            continue
+            if (yield* afterFailure(initialized.value.cause, ++failures)) continue
+            return
           }
           if (!failed) failures = 0
         }

@@ -4,10 +4,10 @@ import * as Effect from "effect/Effect"
 import * as Equal from "effect/Equal"
 import * as Hash from "effect/Hash"
 import * as RcMap from "effect/RcMap"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import type { VersionIncompatible } from "../../AgentError.js"
 import type { LookupRequest, Options, ResolvedCli, Service, VersionProbe } from "../../CliResolver.js"
-import { commonInstallDirs, detectMusl, lookUpBundled, resolveCli } from "./cliPath.js"
+import { commonInstallDirs, detectMusl, type Host, lookUpBundled, nodeHost, resolveCli } from "./cliPath.js"
 import { judge, packageVersion, PROBE_TIMEOUT_MILLIS, spawnProbe, versionKey } from "./version.js"
 
 /** A probe's key in the map of running probes: the executable's identity (the CLI rides along for the lookup). */
@@ -23,27 +23,30 @@ class ProbeKey implements Equal.Equal {
 
 /**
  * The resolver, with the probe it runs for a version nothing else tells (`spawnProbe` in production; tests pass one
- * they control).
+ * they control). It needs no scope: a running probe belongs to the callers waiting for it, so a resolver captured by
+ * a layer whose build scope has already closed works like any other.
  *
  * @internal
  */
 export const makeWith = (
   options: Options | undefined,
-  probe: (cli: ResolvedCli) => Effect.Effect<VersionProbe>
-): Effect.Effect<Service, never, Scope.Scope> =>
+  probe: (cli: ResolvedCli) => Effect.Effect<VersionProbe>,
+  host: Host = nodeHost()
+): Effect.Effect<Service> =>
   Effect.gen(function*() {
     const probeTimeout = Duration.decode(options?.probeTimeout ?? PROBE_TIMEOUT_MILLIS)
 
     // the C library does not change while the process runs; the process report that tells it is not free
-    const musl = yield* Effect.cached(Effect.sync(detectMusl))
+    const musl = yield* Effect.cached(Effect.sync(() => detectMusl(host.platform)))
     // where the npm packages put the binary does not move either, once one is installed (it is looked up again while
     // none is, so installing it later is seen)
     const [bundledCached, forgetBundled] = yield* Effect.cachedInvalidateWithTTL(
-      Effect.flatMap(musl, (m) => Effect.sync(() => lookUpBundled(m))),
+      Effect.flatMap(musl, (m) => Effect.sync(() => lookUpBundled(m, host))),
       Duration.infinity
     )
     const bundled = Effect.tap(bundledCached, (found) => found.installed ? Effect.void : forgetBundled)
 
+    const commonDirs = commonInstallDirs(host)
     const resolve = (request: LookupRequest) =>
       Effect.flatMap(bundled, (found) =>
         resolveCli({
@@ -51,13 +54,16 @@ export const makeWith = (
           env: request.env,
           executableArgs: request.executableArgs,
           bundled: found.candidates,
-          commonDirs: commonInstallDirs()
+          commonDirs,
+          host
         }))
 
     // versions found, by `versionKey`: only answers with a version are kept
     const versions = new Map<string, string>()
     // one running probe per executable, shared by everyone waiting for it; released (its fiber interrupted, its
-    // process group killed) when the last waiter leaves
+    // process group killed) when the last waiter leaves. The map's own scope is never closed: an entry lives exactly
+    // as long as its waiters (the scope of each `RcMap.get`), so there is nothing for a layer's scope to end, and no
+    // way to end it under a caller that still uses the resolver
     const probes = yield* RcMap.make({
       lookup: ({ cli }: ProbeKey) =>
         probe(cli).pipe(
@@ -69,7 +75,7 @@ export const makeWith = (
             onSuccess: (answer) => answer
           })
         )
-    })
+    }).pipe(Effect.provideServiceEffect(Scope.Scope, Scope.make()))
     const probeShared = (key: string | undefined, cli: ResolvedCli): Effect.Effect<VersionProbe> =>
       Effect.scoped(RcMap.get(probes, new ProbeKey(key ?? [cli.command, ...cli.prefixArgs, cli.path].join("\0"), cli)))
         .pipe(
@@ -100,4 +106,4 @@ export const makeWith = (
   })
 
 /** @internal */
-export const make = (options?: Options): Effect.Effect<Service, never, Scope.Scope> => makeWith(options, spawnProbe)
+export const make = (options?: Options): Effect.Effect<Service> => makeWith(options, spawnProbe)

@@ -22,6 +22,7 @@ import { CliResolver, type Service as CliResolverService } from "../../CliResolv
 import type * as Message from "../../Message.js"
 import type { Connection, ExitStatus, FramePull, LaunchSpec } from "../../Transport.js"
 import { removeStaleDirs } from "./argv.js"
+import { commandLineTooLong, HostPlatform } from "./cliPath.js"
 import { commandEnv } from "./env.js"
 import * as Conn from "./connection.js"
 import { DEFAULT_MAX_LINE_BYTES, makeLineFramer } from "./framing.js"
@@ -110,23 +111,27 @@ interface Launched {
 const launch = (
   executor: CommandExecutor.CommandExecutor,
   resolver: CliResolverService,
-  spec: LaunchSpec
-): Effect.Effect<Launched, CliNotFound | SpawnFailed | VersionIncompatible, Scope.Scope> =>
+  spec: LaunchSpec,
+  platform: NodeJS.Platform
+): Effect.Effect<Launched, CliNotFound | SpawnFailed | VersionIncompatible | InvalidOptions, Scope.Scope> =>
   Effect.gen(function*() {
     const base = commandEnv({ parent: process.env, env: spec.env, mode: spec.envMode, keep: spec.keepEnv })
     // every process the CLI starts inherits the marker, which finds it at close wherever it went
     const marker = Reaper.supported && spec.reapToolProcesses !== false ? Reaper.makeMarker() : undefined
     const env = marker === undefined ? base.env : { ...base.env, [marker.name]: marker.value }
-    // the two variables the lookup reads, as the caller's overlay on the parent's environment would give them (no
+    // the variables the lookup reads, as the caller's overlay on the parent's environment would give them (no
     // copy of the whole of `process.env`: docs/PERFORMANCE.md, P3)
     const lookup = (name: string) => spec.env !== undefined && name in spec.env ? spec.env[name] : process.env[name]
     const cli = yield* resolver.resolve({
       explicit: spec.executable,
-      env: { CLAUDE_CLI_PATH: lookup("CLAUDE_CLI_PATH"), PATH: lookup("PATH") },
+      env: { CLAUDE_CLI_PATH: lookup("CLAUDE_CLI_PATH"), PATH: lookup("PATH"), PATHEXT: lookup("PATHEXT") },
       executableArgs: spec.executableArgs
     })
-    yield* resolver.checkVersion(cli, spec.cliVersions ?? SUPPORTED_CLI_VERSIONS)
     const args = [...cli.prefixArgs, ...BASE_ARGS, ...spec.args]
+    // before anything is spawned, the version probe included
+    const tooLong = commandLineTooLong(platform, cli.command, args)
+    if (tooLong !== undefined) return yield* Effect.fail(tooLong)
+    yield* resolver.checkVersion(cli, spec.cliVersions ?? SUPPORTED_CLI_VERSIONS)
     let command = Command.make(cli.command, ...args).pipe(Command.env(env, { extendEnv: base.extend }))
     if (spec.cwd !== undefined) command = Command.workingDirectory(command, spec.cwd)
 
@@ -289,6 +294,7 @@ const makeShutdown = (
 export const make = Effect.gen(function*() {
   const executor = yield* CommandExecutor.CommandExecutor
   const resolver = yield* CliResolver
+  const platform = yield* HostPlatform
   // private argument files left by hosts of this user that died without their finalizers: removed at the first open
   const removeStale = yield* Effect.once(Effect.asVoid(removeStaleDirs()))
   const scans = Reaper.makeScans()
@@ -300,7 +306,7 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       if (spec.cwd !== undefined) yield* checkCwd(fs, spec.cwd)
       yield* removeStale
-      const { command, marker, proc } = yield* launch(executor, resolver, spec)
+      const { command, marker, proc } = yield* launch(executor, resolver, spec, platform)
       const pid = proc.pid
 
       const stderr = makeStderrTail(spec.stderrTailBytes ?? DEFAULT_STDERR_TAIL_BYTES, spec.onStderr)
