@@ -27,6 +27,7 @@ import * as PermissionsInternal from "../rules/permissions.js"
 import * as PromiseLogger from "./promiseLogger.js"
 import * as PromptSource from "../session/promptSource.js"
 import * as session from "../session/session.js"
+import * as TraceContext from "../transport/traceContext.js"
 
 /** @internal */
 export class AbortError extends Error {
@@ -336,13 +337,16 @@ const begin = (
   const ownRuntime = options.transport !== undefined
   // every call into the runtime logs through the query's logger, finalizers included (never to stdout)
   const logged = PromiseLogger.withLogging(options)
-  // the session reads its Permissions and Hooks services once, when it starts
+  // the session reads its Permissions and Hooks services once, when it starts; the CLI inherits the OpenTelemetry
+  // trace context active now, at the call (src/internal/transport/traceContext.ts)
   const withExtensions = <A, E, R>(effect: Effect.Effect<A, E, R>) => {
     const { canUseTool, hooks, permissionTimeoutMs } = options
     const permitted = canUseTool === undefined
       ? effect
       : Effect.provideService(effect, Permissions.Permissions, permissionsService(canUseTool, permissionTimeoutMs))
-    return hooks === undefined ? permitted : Effect.provide(permitted, hooksLayer(hooks))
+    return TraceContext.withActiveOpenTelemetry(
+      hooks === undefined ? permitted : Effect.provide(permitted, hooksLayer(hooks))
+    )
   }
   const abort = options.abortController
   let aborted = abort?.signal.aborted === true
