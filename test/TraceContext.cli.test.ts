@@ -1,0 +1,85 @@
+// Trace context reaches the real CLI: its environment has the caller's TRACEPARENT / TRACESTATE, as the commands it
+// runs see it (offline: the scripted model server asks for a Bash call that prints them).
+import { describe, expect, it } from "@effect/vitest"
+import * as Otel from "@opentelemetry/api"
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks"
+import { W3CTraceContextPropagator } from "@opentelemetry/core"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as Tracer from "effect/Tracer"
+import { ClaudeAgent, Message, type Transport } from "effect-claude-agent"
+import { query } from "effect-claude-agent/promise"
+import { NodeClaudeAgent, noClaudeLeft, realCli } from "./support/cli.js"
+
+const printTrace = `TOOL Bash ${
+  JSON.stringify({ command: "echo \"[$TRACEPARENT|$TRACESTATE]\"", description: "print the trace context" })
+}`
+
+const allow = { permissionMode: "bypassPermissions", allowDangerouslySkipPermissions: true } as const
+
+const live = <A, E>(name: string, body: () => Effect.Effect<A, E, Scope.Scope | Transport.Transport>) =>
+  it.live(name, () => noClaudeLeft(Effect.scoped(body())).pipe(Effect.provide(NodeClaudeAgent.layer)), 120_000)
+
+const resultOf = (messages: ReadonlyArray<Message.SdkMessage>) => {
+  const result = messages.find(Message.isResultMessage)
+  return result?.subtype === "success" ? result.result : `(${result?.subtype})`
+}
+
+describe("trace context against the real CLI", () => {
+  live(
+    "the CLI's environment has TRACEPARENT from the caller's span (through the SDK's query span)",
+    () =>
+      Effect.gen(function*() {
+        const { options } = yield* realCli()
+        const spans: Array<Tracer.Span> = []
+        const base = yield* Effect.tracer
+        const tracer = Tracer.make({
+          span: (...args) => {
+            const span = base.span(...args)
+            spans.push(span)
+            return span
+          },
+          context: base.context
+        })
+        const { caller, messages } = yield* Effect.all({
+          caller: Effect.currentSpan,
+          messages: Stream.runCollect(ClaudeAgent.query(printTrace, options(allow)))
+        }).pipe(Effect.withSpan("app.caller"), Effect.withTracer(tracer))
+        const match = /^tool said: \[00-([0-9a-f]{32})-([0-9a-f]{16})-01\|\]$/.exec(resultOf(Chunk.toArray(messages)))
+        expect(match?.[1]).toBe(caller.traceId)
+        const parent = spans.find((s) => s.spanId === match?.[2])
+        expect(parent?.name).toBe("ClaudeAgent.query")
+        expect(parent?.parent._tag === "Some" && parent.parent.value.spanId).toBe(caller.spanId)
+      })
+  )
+
+  live("the Promise API: the OpenTelemetry span active at query(), with its trace state", () =>
+    Effect.gen(function*() {
+      const { options } = yield* realCli()
+      Otel.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable())
+      Otel.propagation.setGlobalPropagator(new W3CTraceContextPropagator())
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          Otel.context.disable()
+          Otel.propagation.disable()
+        })
+      )
+      const active = Otel.trace.setSpanContext(Otel.ROOT_CONTEXT, {
+        traceId: "4bf92f3577b34da6a3ce929d0e0e4736",
+        spanId: "00f067aa0ba902b7",
+        traceFlags: Otel.TraceFlags.SAMPLED,
+        traceState: Otel.createTraceState("congo=t61rcWkgMzE")
+      })
+      const messages = yield* Effect.promise(async () => {
+        const q = Otel.context.with(active, () => query({ prompt: printTrace, options: options(allow) }))
+        const out: Array<Message.SdkMessage> = []
+        for await (const message of q) out.push(message)
+        return out
+      })
+      expect(resultOf(messages)).toBe(
+        "tool said: [00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01|congo=t61rcWkgMzE]"
+      )
+    }))
+})
