@@ -1,16 +1,21 @@
 // Trace context reaches the real CLI: its environment has the caller's TRACEPARENT / TRACESTATE, as the commands it
 // runs see it (offline: the scripted model server asks for a Bash call that prints them).
+import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
+import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import { describe, expect, it } from "@effect/vitest"
 import * as Otel from "@opentelemetry/api"
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks"
 import { W3CTraceContextPropagator } from "@opentelemetry/core"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
 import { ClaudeAgent, Message, type Transport } from "effect-claude-agent"
 import { query } from "effect-claude-agent/promise"
+import * as OtlpReceiver from "../examples/_otlpReceiver.js"
 import { NodeClaudeAgent, noClaudeLeft, realCli } from "./support/cli.js"
 
 const printTrace = `TOOL Bash ${
@@ -82,4 +87,37 @@ describe("trace context against the real CLI", () => {
         "tool said: [00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01|congo=t61rcWkgMzE]"
       )
     }))
+
+  live(
+    "exported with @effect/opentelemetry to an OTLP receiver: the SDK's spans under the caller's, the CLI's parent among them",
+    () =>
+      Effect.gen(function*() {
+        const { options } = yield* realCli()
+        const receiver = yield* OtlpReceiver.start
+        const tracing = OtlpTracer.layer({ url: `${receiver.url}/v1/traces`, resource: { serviceName: "test" } }).pipe(
+          Layer.provide(OtlpSerialization.layerJson),
+          Layer.provide(FetchHttpClient.layer)
+        )
+        // the tracer's scope closes after the query: the exporter sends what it holds
+        const messages = yield* Stream.runCollect(ClaudeAgent.query(printTrace, options(allow))).pipe(
+          Effect.withSpan("app.caller"),
+          Effect.provide(tracing)
+        )
+        const match = /^tool said: \[00-([0-9a-f]{32})-([0-9a-f]{16})-01\|\]$/.exec(resultOf(Chunk.toArray(messages)))
+        const spans = receiver.spans()
+        const named = (name: string) => spans.filter((s) => s.name === name)
+        expect(named("app.caller")).toHaveLength(1)
+        expect(named("ClaudeAgent.query")).toHaveLength(1)
+        const [caller] = named("app.caller")
+        const [sdk] = named("ClaudeAgent.query")
+        expect(caller!.parentSpanId).toBe(undefined)
+        expect(sdk!.parentSpanId).toBe(caller!.spanId)
+        expect(new Set(spans.map((s) => s.traceId))).toEqual(new Set([caller!.traceId]))
+        // every exported span's parent was exported too, up to the caller's
+        const ids = new Set(spans.map((s) => s.spanId))
+        expect(spans.filter((s) => s.parentSpanId !== undefined && !ids.has(s.parentSpanId))).toEqual([])
+        // the CLI was started under the SDK's query span, in the caller's trace
+        expect(match?.slice(1)).toEqual([caller!.traceId, sdk!.spanId])
+      })
+  )
 })
