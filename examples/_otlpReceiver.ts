@@ -77,9 +77,14 @@ export const start = Effect.acquireRelease(
         }
       })
     })
-    server.listen(0, "127.0.0.1", () => resume(Effect.succeed({ server, received })))
+    server.listen(0, "127.0.0.1", () => {
+      resume(Effect.succeed({ server, received }))
+    })
   }),
-  ({ server }) => Effect.async<void>((resume) => server.close(() => resume(Effect.void)))
+  ({ server }) =>
+    Effect.async<void>((resume) => {
+      server.close(() => resume(Effect.void))
+    })
 ).pipe(Effect.map(({ received, server }): OtlpReceiver => ({
   url: `http://127.0.0.1:${portOf(server.address())}`,
   spans: () => [...received]

@@ -77,10 +77,14 @@ describe("trace context against the real CLI", () => {
         traceFlags: Otel.TraceFlags.SAMPLED,
         traceState: Otel.createTraceState("congo=t61rcWkgMzE")
       })
+      const base = options()
       const messages = yield* Effect.promise(async () => {
-        const q = Otel.context.with(active, () => query({ prompt: printTrace, options: options(allow) }))
+        const q = Otel.context.with(active, () =>
+          query({ prompt: printTrace, options: { cwd: base.cwd, env: base.env, ...allow } }))
         const out: Array<Message.SdkMessage> = []
-        for await (const message of q) out.push(message)
+        for await (const message of q) {
+          out.push(message)
+        }
         return out
       })
       expect(resultOf(messages)).toBe(
