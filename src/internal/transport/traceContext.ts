@@ -85,6 +85,9 @@ export const current: Effect.Effect<Carrier | undefined> = Effect.flatMap(
  */
 const OTEL_GLOBAL = Symbol.for("opentelemetry.js.api.1")
 
+/** Loads a package as the app's `require` would from here (Node caches both the resolution and the module). */
+const requireHere = createRequire(import.meta.url)
+
 /**
  * The active OpenTelemetry span's context, as the app's registered propagator writes it (`traceparent`, and
  * `tracestate` when it has one), or none. Costs a property lookup when the app registered no OpenTelemetry globals;
@@ -96,7 +99,7 @@ export const fromActiveOpenTelemetry = (): Carrier | undefined => {
   if (!(OTEL_GLOBAL in globalThis)) return undefined
   let api: typeof OtelApi
   try {
-    api = createRequire(import.meta.url)("@opentelemetry/api")
+    api = requireHere("@opentelemetry/api")
   } catch {
     return undefined
   }
