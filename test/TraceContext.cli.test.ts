@@ -12,11 +12,11 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as Tracer from "effect/Tracer"
 import { ClaudeAgent, Message, type Transport } from "effect-claude-agent"
 import { query } from "effect-claude-agent/promise"
 import * as OtlpReceiver from "../examples/_otlpReceiver.js"
 import { NodeClaudeAgent, noClaudeLeft, realCli } from "./support/cli.js"
+import { recordingTracer } from "./support/spans.js"
 
 const printTrace = `TOOL Bash ${
   JSON.stringify({ command: "echo \"[$TRACEPARENT|$TRACESTATE]\"", description: "print the trace context" })
@@ -38,16 +38,7 @@ describe("trace context against the real CLI", () => {
     () =>
       Effect.gen(function*() {
         const { options } = yield* realCli()
-        const spans: Array<Tracer.Span> = []
-        const base = yield* Effect.tracer
-        const tracer = Tracer.make({
-          span: (...args) => {
-            const span = base.span(...args)
-            spans.push(span)
-            return span
-          },
-          context: base.context
-        })
+        const { spans, tracer } = yield* recordingTracer
         const { caller, messages } = yield* Effect.all({
           caller: Effect.currentSpan,
           messages: Stream.runCollect(ClaudeAgent.query(printTrace, options(allow)))

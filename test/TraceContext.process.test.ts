@@ -19,6 +19,7 @@ import { promisify } from "node:util"
 import * as os from "node:os"
 import * as path from "node:path"
 import { NodeExecutor } from "./support/process.js"
+import { recordingTracer } from "./support/spans.js"
 
 const TransportLive = Transport.layerProcess.pipe(Layer.provide(NodeExecutor))
 
@@ -132,16 +133,7 @@ it.live("a custom tracer whose ids are not W3C ones: nothing is passed", () =>
 
 it.live("through a query: the CLI's parent span is the SDK's, in the caller's trace, under the caller's span", () =>
   Effect.gen(function*() {
-    const spans: Array<Tracer.Span> = []
-    const base = yield* Effect.tracer
-    const tracer = Tracer.make({
-      span: (...args) => {
-        const span = base.span(...args)
-        spans.push(span)
-        return span
-      },
-      context: base.context
-    })
+    const { spans, tracer } = yield* recordingTracer
     const { dir, log } = logged()
     const scenario = { ...FakeCli.echoScenario, log, logEnv: ["TRACEPARENT"] }
     const program = FakeCli.executable()
