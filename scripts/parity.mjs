@@ -156,6 +156,15 @@ const objectKeys = (file, name) => {
   throw new Error(`${path.relative(root, file)}: no top-level const ${name} initialised with a literal`)
 }
 
+/** The keys of `const name` in whichever file of `dir` declares it (the Promise API's modules may move). */
+const declaredIn = (dir, name) => {
+  const declaring = tsFiles(dir).filter((file) => new RegExp(`\\bconst ${name}\\b`).test(fs.readFileSync(file, "utf8")))
+  if (declaring.length !== 1) {
+    throw new Error(`expected one file under ${path.relative(root, dir)} to declare ${name}, found ${declaring.length}`)
+  }
+  return objectKeys(declaring[0], name)
+}
+
 /** Every string literal written in `file` (e.g. the message types and subtypes the schemas of Message.ts name). */
 const stringLiterals = (files) => {
   const out = new Set()
@@ -217,7 +226,7 @@ export const ourSurface = (src = path.join(root, "src")) => {
     promiseExports: new Set(exports.map((s) => s.name)),
     promiseOptions: propertiesOf("Options"),
     promiseQuery: propertiesOf("Query"),
-    rejectedOptions: new Set(objectKeys(path.join(src, "internal", "promise", "promise.ts"), "unsupportedOptions")),
+    rejectedOptions: new Set(declaredIn(path.join(src, "internal", "promise"), "unsupportedOptions")),
     hookEvents: new Set(objectKeys(path.join(src, "Hooks.ts"), "HOOK_EVENTS")),
     messageLiterals: stringLiterals([path.join(src, "Message.ts")]),
     srcLiterals: stringLiterals(tsFiles(src))
@@ -259,10 +268,13 @@ const contradiction = (row, ours, official) => {
       if (status === "supported" && !ours.promiseExports.has(name)) {
         return "called supported, but effect-claude-agent/promise does not export it"
       }
+      if (status !== "supported" && ours.promiseExports.has(name)) {
+        return `called ${status}, but effect-claude-agent/promise exports it`
+      }
       return undefined
     case "option":
       if (status === "supported" && ours.rejectedOptions.has(name)) {
-        return "called supported, but the Promise API rejects it (unsupportedOptions in src/internal/promise/promise.ts)"
+        return "called supported, but the Promise API rejects it (unsupportedOptions in src/internal/promise/)"
       }
       if (status === "supported" && !ours.promiseOptions.has(name)) {
         return "called supported, but the Promise API's Options type has no such field"
@@ -270,10 +282,16 @@ const contradiction = (row, ours, official) => {
       if (status !== "unsupported" && ours.rejectedOptions.has(name)) {
         return "the Promise API rejects it (unsupportedOptions): the table must call it unsupported, with why"
       }
+      if (status !== "supported" && ours.promiseOptions.has(name) && !ours.rejectedOptions.has(name)) {
+        return `called ${status}, but the Promise API's Options has it and does not reject it`
+      }
       return undefined
     case "query":
       if (status === "supported" && !ours.promiseQuery.has(name)) {
         return "called supported, but the Promise API's Query has no such method"
+      }
+      if (status !== "supported" && ours.promiseQuery.has(name)) {
+        return `called ${status}, but the Promise API's Query has it`
       }
       return undefined
     case "hook":

@@ -98,11 +98,11 @@ it("fails when the official surface has an option the table does not mention", (
 it("fails when the table names what the official surface no longer has, or a row has no reason", () => {
   const problems = problemsOf(
     fakeDts(),
-    fakeTable("| option | `oldOption` | supported | |\n| query | `interrupt` | unsupported | |\n")
+    fakeTable("| option | `oldOption` | supported | |\n| option | `oldOption` | unsupported | |\n")
   )
   expect(problems).toEqual([
-    expect.stringMatching(/query interrupt: unsupported needs a reason$/),
-    expect.stringMatching(/query interrupt is listed twice$/),
+    expect.stringMatching(/option oldOption: unsupported needs a reason$/),
+    expect.stringMatching(/option oldOption is listed twice$/),
     expect.stringMatching(/option oldOption: the official SDK no longer has it/)
   ])
 })
@@ -118,11 +118,23 @@ it("fails when the table contradicts the code", () => {
   }
   expect(problemsOf(fakeDts(), fakeTable(), lying).map((p) => p.replace(/^PARITY\.md:\d+: /, ""))).toEqual([
     "function query: called supported, but effect-claude-agent/promise does not export it",
-    "option model: called supported, but the Promise API rejects it (unsupportedOptions in src/internal/promise/promise.ts)",
+    "option model: called supported, but the Promise API rejects it (unsupportedOptions in src/internal/promise/)",
     "message SDKResultMessage: called supported, but src/Message.ts never names \"error_max_turns\", \"error_during_execution\"",
     "hook PreToolUse: called supported, but the Hooks module's HOOK_EVENTS does not list it",
     "control interrupt: called supported, but no source file under src/ names this subtype",
     "option spawnIt: the Promise API rejects it, the table does not say why"
+  ])
+})
+
+it("fails when the table calls unsupported what the code has (an option, a method, a function)", () => {
+  const table = fakeTable()
+    .replace("| function | `query` | supported | |", "| function | `query` | unsupported | not yet |")
+    .replace("| option | `model` | supported | |", "| option | `model` | unsupported | not yet |")
+    .replace("| query | `interrupt` | supported | |", "| query | `interrupt` | not-applicable | no |")
+  expect(problemsOf(fakeDts(), table).map((p) => p.replace(/^PARITY\.md:\d+: /, ""))).toEqual([
+    "function query: called unsupported, but effect-claude-agent/promise exports it",
+    "option model: called unsupported, but the Promise API's Options has it and does not reject it",
+    "query interrupt: called not-applicable, but the Promise API's Query has it"
   ])
 })
 
