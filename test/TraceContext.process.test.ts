@@ -18,6 +18,7 @@ import { execFile } from "node:child_process"
 import { promisify } from "node:util"
 import * as os from "node:os"
 import * as path from "node:path"
+import { buildEnv, commandEnv } from "../src/internal/transport/env.js"
 import { NodeExecutor } from "./support/process.js"
 import { recordingTracer } from "./support/spans.js"
 
@@ -218,4 +219,33 @@ it("neither entry loads @opentelemetry/api, nor does looking for an active span 
     { cwd: root }
   )
   expect(JSON.parse(stdout)).toEqual({ found: null, loaded: [] })
+})
+
+it("the environment with a trace context: inherited plus additions unless an inherited TRACESTATE must go", () => {
+  const parent = { PATH: "/bin" }
+  const trace = { traceparent: "00-t" }
+  const cases: ReadonlyArray<Parameters<typeof commandEnv>[0]> = [
+    { parent, trace },
+    { parent: { ...parent, TRACESTATE: "stale" }, trace },
+    { parent: { ...parent, TRACESTATE: "stale" }, trace: { ...trace, tracestate: "s" } },
+    { parent, env: { TRACEPARENT: undefined }, trace },
+    { parent: { ...parent, TRACESTATE: "stale" }, env: { TRACESTATE: "mine" }, trace },
+    { parent, env: { TRACEPARENT: "00-caller" }, trace },
+    { parent, env: { FAKE: "1" }, mode: "replace", trace }
+  ]
+  const seen = cases.map((c) => {
+    const { env, extend } = commandEnv(c)
+    const full = extend ? { ...c.parent, ...env } : env
+    expect(full).toEqual(buildEnv(c))
+    return { extend, TRACEPARENT: full["TRACEPARENT"], TRACESTATE: full["TRACESTATE"] }
+  })
+  expect(seen).toEqual([
+    { extend: true, TRACEPARENT: "00-t", TRACESTATE: undefined },
+    { extend: false, TRACEPARENT: "00-t", TRACESTATE: undefined },
+    { extend: true, TRACEPARENT: "00-t", TRACESTATE: "s" },
+    { extend: true, TRACEPARENT: undefined, TRACESTATE: undefined },
+    { extend: true, TRACEPARENT: "00-t", TRACESTATE: "mine" },
+    { extend: true, TRACEPARENT: "00-caller", TRACESTATE: undefined },
+    { extend: false, TRACEPARENT: "00-t", TRACESTATE: undefined }
+  ])
 })
