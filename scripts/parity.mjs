@@ -218,8 +218,10 @@ export const ourSurface = (src = path.join(root, "src")) => {
   const module = checker.getSymbolAtLocation(program.getSourceFile(entry))
   const exports = checker.getExportsOfModule(module)
   const propertiesOf = (name) => {
-    const symbol = exports.find((s) => s.name === name)
-    if (symbol === undefined) throw new Error(`src/promise.ts exports no ${name}`)
+    const exported = exports.find((s) => s.name === name)
+    if (exported === undefined) throw new Error(`src/promise.ts exports no ${name}`)
+    // a re-export (`export { Options } from "./internal/…"`) is an alias of the declaration
+    const symbol = exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported
     return new Set(checker.getPropertiesOfType(checker.getDeclaredTypeOfSymbol(symbol)).map((p) => p.name))
   }
   return {
