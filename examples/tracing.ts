@@ -1,81 +1,31 @@
 /**
  * Tracing: the SDK's public operations are Effect spans (`ClaudeAgent.session`, `Session.initialize`,
- * `Session.turn`, `Session.interrupt`, `SdkMcp.callTool`, …), nested under your own spans. Any Effect `Tracer` sees
- * them — `@effect/opentelemetry` exports them to OpenTelemetry; here a small console tracer (no dependencies)
- * collects them and prints the tree.
+ * `Session.turn`, `Session.interrupt`, `SdkMcp.callTool`, …), nested under your own spans, and the CLI it starts
+ * inherits the trace (`TRACEPARENT` in its environment), so Claude Code's own spans can join it. Here
+ * `@effect/opentelemetry`'s OTLP exporter (over @effect/platform's HttpClient: no OpenTelemetry SDK needed) sends them
+ * to an OTLP/HTTP endpoint — a local receiver standing in for your collector — and the example prints the tree the
+ * receiver got.
  *
  *   npm run example -- tracing
+ *
+ * Against a real collector: `OtlpTracer.layer({ url: "http://localhost:4318/v1/traces", … })`.
  */
+import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
+import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Console, Effect, Exit, Fiber, Layer, Option, Schema, Stream, Tracer } from "effect"
+import { Console, Effect, Fiber, Layer, Schema, Stream } from "effect"
 import { ClaudeAgent, Message, NodeClaudeAgent, SdkMcp } from "effect-claude-agent"
 import { ScriptedModelServer } from "effect-claude-agent/testing"
-import { randomBytes } from "node:crypto"
 import { exampleOptions } from "./_offline.js"
+import * as OtlpReceiver from "./_otlpReceiver.js"
 
-// ---------------------------------------------------------------------------------------------------------------------
-// A console tracer: records every span; `printTree` prints them as a tree with durations.
-// ---------------------------------------------------------------------------------------------------------------------
-
-const finished: Array<Tracer.Span> = []
-
-class RecordedSpan implements Tracer.Span {
-  readonly _tag = "Span"
-  readonly spanId = randomBytes(8).toString("hex")
-  readonly traceId: string
-  readonly sampled = true
-  readonly attributes = new Map<string, unknown>()
-  status: Tracer.SpanStatus
-  constructor(
-    readonly name: string,
-    readonly parent: Option.Option<Tracer.AnySpan>,
-    readonly context: Tracer.Span["context"],
-    readonly links: Array<Tracer.SpanLink>,
-    startTime: bigint,
-    readonly kind: Tracer.SpanKind
-  ) {
-    this.traceId = Option.match(parent, { onNone: () => randomBytes(16).toString("hex"), onSome: (p) => p.traceId })
-    this.status = { _tag: "Started", startTime }
-  }
-  end(endTime: bigint, exit: Exit.Exit<unknown, unknown>) {
-    this.status = { _tag: "Ended", startTime: this.status.startTime, endTime, exit }
-    finished.push(this)
-  }
-  attribute(key: string, value: unknown) {
-    this.attributes.set(key, value)
-  }
-  event() {}
-  addLinks(links: ReadonlyArray<Tracer.SpanLink>) {
-    this.links.push(...links)
-  }
-}
-
-const ConsoleTracer = Layer.setTracer(Tracer.make({
-  span: (name, parent, context, links, startTime, kind) =>
-    new RecordedSpan(name, parent, context, [...links], startTime, kind),
-  context: (f) => f()
-}))
-
-const printTree = Effect.suspend(() => {
-  const childrenOf = (id: string | undefined) =>
-    finished
-      .filter((s) => Option.getOrUndefined(s.parent)?.spanId === id)
-      .sort((a, b) => Number(a.status.startTime - b.status.startTime))
-  const lines: Array<string> = []
-  const walk = (span: Tracer.Span, depth: number) => {
-    const { status } = span
-    const ms = status._tag === "Ended" ? `${(Number(status.endTime - status.startTime) / 1e6).toFixed(1)} ms` : "…"
-    const outcome = status._tag === "Ended" && Exit.isFailure(status.exit)
-      ? Exit.isInterrupted(status.exit) ? " (interrupted)" : " (failed)"
-      : ""
-    const attributes = [...span.attributes].map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(" ")
-    lines.push(`${"  ".repeat(depth)}${span.name.padEnd(36 - 2 * depth)} ${ms.padStart(10)}${outcome} ${attributes}`)
-    childrenOf(span.spanId).forEach((child) => walk(child, depth + 1))
-  }
-  const ids = new Set(finished.map((s) => s.spanId))
-  finished.filter((s) => !ids.has(Option.getOrUndefined(s.parent)?.spanId ?? "")).forEach((root) => walk(root, 0))
-  return Console.log(`\nspans:\n${lines.join("\n")}`)
-})
+/** Exports every span to `url` as OTLP/JSON; what is still buffered is sent when the layer's scope closes. */
+const OtlpTracing = (url: string) =>
+  OtlpTracer.layer({ url, resource: { serviceName: "tracing-example" }, exportInterval: "1 second" }).pipe(
+    Layer.provide(OtlpSerialization.layerJson),
+    Layer.provide(FetchHttpClient.layer)
+  )
 
 // ---------------------------------------------------------------------------------------------------------------------
 // The traced program: a session with a tool call, then an interrupted turn.
@@ -118,9 +68,13 @@ const program = Effect.gen(function*() {
   yield* Console.log("the essay was interrupted")
 }).pipe(Effect.scoped, Effect.withSpan("example"))
 
-program.pipe(
-  Effect.provide(NodeClaudeAgent.layer),
-  Effect.ensuring(printTree),
-  Effect.provide(ConsoleTracer),
-  NodeRuntime.runMain
-)
+const main = Effect.gen(function*() {
+  const receiver = yield* OtlpReceiver.start
+  // the tracer's scope closes when the program is done: the exporter sends what it still holds
+  yield* program.pipe(Effect.provide(OtlpTracing(`${receiver.url}/v1/traces`)))
+  const spans = receiver.spans()
+  yield* Console.log(`\nthe OTLP receiver got ${spans.length} spans:\n${OtlpReceiver.tree(spans)}`)
+  if (!spans.some((s) => s.name === "Session.turn")) return yield* Effect.dieMessage("no Session.turn span exported")
+}).pipe(Effect.scoped)
+
+main.pipe(Effect.provide(NodeClaudeAgent.layer), NodeRuntime.runMain)

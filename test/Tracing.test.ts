@@ -1,21 +1,8 @@
 import { expect, it } from "@effect/vitest"
-import { Effect, Layer, Option, Schema, Stream, Tracer } from "effect"
+import { Effect, Layer, Option, Schema, Stream, type Tracer } from "effect"
 import { ClaudeAgent, SdkMcp } from "effect-claude-agent"
 import { ScriptedCli } from "effect-claude-agent/testing"
-
-/** A tracer that records every span the native tracer makes. */
-const recordingTracer = Effect.map(Effect.tracer, (base) => {
-  const spans: Array<Tracer.Span> = []
-  const tracer = Tracer.make({
-    span: (...args) => {
-      const span = base.span(...args)
-      spans.push(span)
-      return span
-    },
-    context: base.context
-  })
-  return { spans, tracer }
-})
+import { recordingTracer } from "./support/spans.js"
 
 const ancestry = (span: Tracer.Span): ReadonlyArray<string> => {
   const names: Array<string> = []

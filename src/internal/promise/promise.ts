@@ -29,6 +29,7 @@ import * as PermissionsInternal from "../rules/permissions.js"
 import * as PromiseLogger from "./promiseLogger.js"
 import * as PromptSource from "../session/promptSource.js"
 import * as session from "../session/session.js"
+import * as TraceContext from "../transport/traceContext.js"
 
 /** @internal */
 export class AbortError extends Error {
@@ -452,13 +453,19 @@ const defaultLogging = PromiseLogger.withLogging({})
 const loggingOf = (options: Options) =>
   options.logger === undefined && options.logLevel === undefined ? defaultLogging : PromiseLogger.withLogging(options)
 
-/** Provides a query's Permissions and Hooks services (the session reads them once, when it starts). */
+/**
+ * Provides a query's Permissions and Hooks services (the session reads them once, when it starts), and the
+ * OpenTelemetry trace context active now, when the query is made, for the CLI to inherit
+ * (src/internal/transport/traceContext.ts).
+ */
 const withExtensions = <A, E, R>(options: Options, effect: Effect.Effect<A, E, R>) => {
   const { canUseTool, hooks, permissionTimeoutMs } = options
   const permitted = canUseTool === undefined
     ? effect
     : Effect.provideService(effect, Permissions.Permissions, permissionsService(canUseTool, permissionTimeoutMs))
-  return hooks === undefined ? permitted : Effect.provide(permitted, hooksLayer(hooks))
+  return TraceContext.withActiveOpenTelemetry(
+    hooks === undefined ? permitted : Effect.provide(permitted, hooksLayer(hooks))
+  )
 }
 
 /**

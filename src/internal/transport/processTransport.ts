@@ -28,6 +28,7 @@ import * as Conn from "./connection.js"
 import { DEFAULT_MAX_LINE_BYTES, makeLineFramer } from "./framing.js"
 import { liveAwaitBounded, liveTimeout } from "./liveTimer.js"
 import * as Reaper from "./reaper.js"
+import * as TraceContext from "./traceContext.js"
 import { makeStderrTail, type StderrTail } from "./stderrTail.js"
 import { SUPPORTED_CLI_VERSIONS } from "./version.js"
 
@@ -115,7 +116,8 @@ const launch = (
   platform: NodeJS.Platform
 ): Effect.Effect<Launched, CliNotFound | SpawnFailed | VersionIncompatible | InvalidOptions, Scope.Scope> =>
   Effect.gen(function*() {
-    const base = commandEnv({ parent: process.env, env: spec.env, mode: spec.envMode, keep: spec.keepEnv })
+    const trace = yield* TraceContext.current
+    const base = commandEnv({ parent: process.env, env: spec.env, mode: spec.envMode, keep: spec.keepEnv, trace })
     // every process the CLI starts inherits the marker, which finds it at close wherever it went
     const marker = Reaper.supported && spec.reapToolProcesses !== false ? Reaper.makeMarker() : undefined
     const env = marker === undefined ? base.env : { ...base.env, [marker.name]: marker.value }
