@@ -1,0 +1,103 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
+import * as Stream from "effect/Stream"
+import type { Message } from "effect-claude-agent"
+import { AgentCluster } from "effect-claude-agent/cluster"
+import { ScriptedCli } from "effect-claude-agent/testing"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+
+const types = (messages: Chunk.Chunk<Message.SdkMessage>) => Chunk.toReadonlyArray(messages).map((m) => m.type)
+
+/** The value of `--name=value` in argv. */
+const flag = (args: ReadonlyArray<string>, name: string) =>
+  args.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1)
+
+/** A scratch SQLite file, removed with the scope. */
+const dbFile = Effect.acquireRelease(
+  Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "eca-cluster-"))),
+  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+).pipe(Effect.map((dir) => path.join(dir, "cluster.db")))
+
+/** A fake CLI that answers every prompt with its text, recording every launch and prompt. */
+const recordingCli = Effect.gen(function*() {
+  const launches = yield* Ref.make<ReadonlyArray<ReadonlyArray<string>>>([])
+  const prompts = yield* Ref.make<ReadonlyArray<string>>([])
+  const ended = yield* Ref.make(0)
+  const layer = ScriptedCli.layer((cli) =>
+    Effect.gen(function*() {
+      // however the fake CLI ends (stdin closed, transport closed), it is gone
+      yield* Effect.addFinalizer(() => Ref.update(ended, (n) => n + 1))
+      yield* Ref.update(launches, (l) => [...l, cli.spec.args])
+      while (true) {
+        const next = yield* cli.nextUser
+        if (next._tag === "None") break
+        const text = ScriptedCli.textOf(next.value)
+        yield* Ref.update(prompts, (p) => [...p, text])
+        yield* cli.turn(`echo: ${text}`)
+      }
+    }).pipe(Effect.scoped)
+  )
+  return { layer, launches, prompts, ended }
+})
+
+const runner = (filename: string, cli: Layer.Layer<import("effect-claude-agent").Transport.Transport>) =>
+  AgentCluster.layerSqlite({ filename }).pipe(Layer.provide(cli))
+
+describe("AgentCluster (single runner on SQLite, scripted CLI)", () => {
+  it.scopedLive("two turns on one entity: one CLI, each turn's messages up to its result", () =>
+    Effect.gen(function*() {
+      const filename = yield* dbFile
+      const cli = yield* recordingCli
+      yield* Effect.gen(function*() {
+        const session = yield* AgentCluster.session("s1")
+        const first = yield* Stream.runCollect(session.turn("hello"))
+        const second = yield* Stream.runCollect(session.turn("again"))
+        expect(types(first)).toEqual(["system", "assistant", "result"])
+        expect(Chunk.unsafeLast(second)).toMatchObject({ type: "result", result: "echo: again" })
+      }).pipe(Effect.provide(runner(filename, cli.layer)))
+      expect(yield* Ref.get(cli.prompts)).toEqual(["hello", "again"])
+      expect((yield* Ref.get(cli.launches)).length).toBe(1)
+      // the runner's shutdown stopped the entity, and with it the CLI (stdin closed, script ended)
+      expect(yield* Ref.get(cli.ended)).toBe(1)
+    }))
+
+  it.scopedLive("a retried turn id is not run twice", () =>
+    Effect.gen(function*() {
+      const filename = yield* dbFile
+      const cli = yield* recordingCli
+      yield* Effect.gen(function*() {
+        const session = yield* AgentCluster.session("s2")
+        const first = yield* Stream.runCollect(session.turn("once", { turnId: "t-1" }))
+        const retry = yield* Stream.runCollect(session.turn("once", { turnId: "t-1" }))
+        expect(Chunk.unsafeLast(first)).toMatchObject({ type: "result", result: "echo: once" })
+        expect(Chunk.size(retry)).toBe(0)
+      }).pipe(Effect.provide(runner(filename, cli.layer)))
+      expect(yield* Ref.get(cli.prompts)).toEqual(["once"])
+    }))
+
+  it.scopedLive("a runner started again on the same file resumes the session, with its settings", () =>
+    Effect.gen(function*() {
+      const filename = yield* dbFile
+      const cli = yield* recordingCli
+      yield* Effect.gen(function*() {
+        const session = yield* AgentCluster.session("s3", { model: "claude-test-model" })
+        yield* Stream.runDrain(session.turn("remember me"))
+      }).pipe(Effect.provide(runner(filename, cli.layer)))
+      yield* Effect.gen(function*() {
+        const session = yield* AgentCluster.session("s3")
+        const again = yield* Stream.runCollect(session.turn("and now?"))
+        expect(Chunk.unsafeLast(again)).toMatchObject({ type: "result", result: "echo: and now?" })
+      }).pipe(Effect.provide(runner(filename, cli.layer)))
+      const [first, second] = yield* Ref.get(cli.launches)
+      const sessionId = flag(first!, "--session-id")
+      expect(sessionId).toMatch(/^[0-9a-f-]{36}$/)
+      expect(flag(second!, "--resume")).toBe(sessionId)
+      expect(flag(second!, "--session-id")).toBeUndefined()
+      expect(flag(second!, "--model")).toBe("claude-test-model")
+    }))
+})
