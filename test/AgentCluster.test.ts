@@ -1,10 +1,14 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
+import * as Deferred from "effect/Deferred"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Scope from "effect/Scope"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
-import type { Message } from "effect-claude-agent"
+import type { Message, Transport } from "effect-claude-agent"
 import { AgentCluster } from "effect-claude-agent/cluster"
 import { ScriptedCli } from "effect-claude-agent/testing"
 import * as fs from "node:fs"
@@ -45,8 +49,11 @@ const recordingCli = Effect.gen(function*() {
   return { layer, launches, prompts, ended }
 })
 
-const runner = (filename: string, cli: Layer.Layer<import("effect-claude-agent").Transport.Transport>) =>
-  AgentCluster.layerSqlite({ filename }).pipe(Layer.provide(cli))
+const runner = (
+  filename: string,
+  cli: Layer.Layer<Transport.Transport>,
+  options: Omit<AgentCluster.SqliteOptions, "filename"> = {}
+) => AgentCluster.layerSqlite({ filename, shardingConfig: { entityTerminationTimeout: 500 }, ...options }).pipe(Layer.provide(cli))
 
 describe("AgentCluster (single runner on SQLite, scripted CLI)", () => {
   it.scopedLive("two turns on one entity: one CLI, each turn's messages up to its result", () =>
@@ -100,4 +107,66 @@ describe("AgentCluster (single runner on SQLite, scripted CLI)", () => {
       expect(flag(second!, "--session-id")).toBeUndefined()
       expect(flag(second!, "--model")).toBe("claude-test-model")
     }))
+
+  it.scopedLive("a turn cut off by its runner's end ends with session_restarted when delivered again, not run twice", () =>
+    Effect.gen(function*() {
+      const filename = yield* dbFile
+      const launches = yield* Ref.make(0)
+      const prompted = yield* Deferred.make<void>()
+      const prompts = yield* Ref.make<ReadonlyArray<string>>([])
+      const cli = ScriptedCli.layer((cli) =>
+        Effect.gen(function*() {
+          const launch = yield* Ref.updateAndGet(launches, (n) => n + 1)
+          while (true) {
+            const next = yield* cli.nextUser
+            if (next._tag === "None") return
+            yield* Ref.update(prompts, (p) => [...p, ScriptedCli.textOf(next.value)])
+            // the first CLI takes the prompt and never answers: its runner goes away mid-turn
+            if (launch === 1) {
+              yield* Deferred.succeed(prompted, undefined)
+              return yield* Effect.never
+            }
+            yield* cli.turn(`echo: ${ScriptedCli.textOf(next.value)}`)
+          }
+        })
+      )
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(runner(filename, cli), scope)
+      const cutOff = yield* AgentCluster.session("s4").pipe(
+        Effect.flatMap((session) => Stream.runCollect(session.turn("long job", { turnId: "t-cut" }))),
+        Effect.provide(context),
+        Effect.fork
+      )
+      yield* Deferred.await(prompted)
+      // the runner goes away under the turn (its caller stays: a caller that leaves interrupts its turn)
+      yield* Scope.close(scope, Exit.void)
+      yield* Fiber.interrupt(cutOff)
+
+      yield* Effect.gen(function*() {
+        const session = yield* AgentCluster.session("s4")
+        const retried = yield* Stream.runCollect(session.turn("long job", { turnId: "t-cut" }))
+        expect(Chunk.toReadonlyArray(retried)).toEqual([
+          expect.objectContaining({ type: "session_restarted", interruptedTurn: true })
+        ])
+        const next = yield* Stream.runCollect(session.turn("next"))
+        expect(Chunk.unsafeLast(next)).toMatchObject({ type: "result", result: "echo: next" })
+      }).pipe(Effect.provide(runner(filename, cli)))
+      expect(yield* Ref.get(prompts)).toEqual(["long job", "next"])
+    }))
+
+  it.scopedLive("an idle entity stops, and its CLI with it; the next message starts it again", () =>
+    Effect.gen(function*() {
+      const filename = yield* dbFile
+      const cli = yield* recordingCli
+      yield* Effect.gen(function*() {
+        const session = yield* AgentCluster.session("s5")
+        yield* Stream.runDrain(session.turn("hello"))
+        expect(yield* Ref.get(cli.ended)).toBe(0)
+        // the reaper looks every 5 s at the soonest
+        while ((yield* Ref.get(cli.ended)) === 0) yield* Effect.sleep("200 millis")
+        const again = yield* Stream.runCollect(session.turn("back"))
+        expect(Chunk.unsafeLast(again)).toMatchObject({ type: "result", result: "echo: back" })
+        expect((yield* Ref.get(cli.launches)).length).toBe(2)
+      }).pipe(Effect.provide(runner(filename, cli.layer, { maxIdleTime: "1 second" })))
+    }), 30_000)
 })
