@@ -49,18 +49,21 @@ describe("AgentCluster against the real CLI", () => {
       expect(history).toContain("user prompts: SAY first | HISTORY")
     }))
 
-  live("an idle entity's CLI is reaped while the runner runs; the next turn resumes the conversation", () =>
-    Effect.gen(function*() {
-      const { options } = yield* realCli()
-      const filename = path.join(yield* tempDir("eca-cluster-"), "cluster.db")
-      yield* Effect.gen(function*() {
-        yield* reply("cy", "SAY before the nap")
-        expect(descendants(process.pid).length).toBeGreaterThan(0)
-        // the reaper looks every 5 s at the soonest; the CLI goes with the entity
-        const deadline = Date.now() + 30_000
-        while (descendants(process.pid).length > 0 && Date.now() < deadline) yield* Effect.sleep("200 millis")
-        expect(descendants(process.pid)).toEqual([])
-        expect(yield* reply("cy", "HISTORY")).toContain("user prompts: SAY before the nap | HISTORY")
-      }).pipe(Effect.provide(cluster(filename, options(), { maxIdleTime: "1 second" })))
-    }))
+  live(
+    "an idle entity's CLI is reaped while the runner runs; the next turn resumes the conversation",
+    () =>
+      Effect.gen(function*() {
+        const { options } = yield* realCli()
+        const filename = path.join(yield* tempDir("eca-cluster-"), "cluster.db")
+        yield* Effect.gen(function*() {
+          yield* reply("cy", "SAY before the nap")
+          expect(descendants(process.pid).length).toBeGreaterThan(0)
+          // the reaper looks every 5 s at the soonest; the CLI goes with the entity
+          const deadline = Date.now() + 30_000
+          while (descendants(process.pid).length > 0 && Date.now() < deadline) yield* Effect.sleep("200 millis")
+          expect(descendants(process.pid)).toEqual([])
+          expect(yield* reply("cy", "HISTORY")).toContain("user prompts: SAY before the nap | HISTORY")
+        }).pipe(Effect.provide(cluster(filename, options(), { maxIdleTime: "1 second" })))
+      })
+  )
 })

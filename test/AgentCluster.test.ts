@@ -53,7 +53,12 @@ const runner = (
   filename: string,
   cli: Layer.Layer<Transport.Transport>,
   options: Omit<AgentCluster.SqliteOptions, "filename"> = {}
-) => AgentCluster.layerSqlite({ filename, shardingConfig: { entityTerminationTimeout: 500 }, ...options }).pipe(Layer.provide(cli))
+) =>
+  AgentCluster.layerSqlite({
+    filename,
+    shardingConfig: { entityTerminationTimeout: 500, entityMessagePollInterval: 500 },
+    ...options
+  }).pipe(Layer.provide(cli))
 
 describe("AgentCluster (single runner on SQLite, scripted CLI)", () => {
   it.scopedLive("two turns on one entity: one CLI, each turn's messages up to its result", () =>
@@ -154,19 +159,23 @@ describe("AgentCluster (single runner on SQLite, scripted CLI)", () => {
       expect(yield* Ref.get(prompts)).toEqual(["long job", "next"])
     }))
 
-  it.scopedLive("an idle entity stops, and its CLI with it; the next message starts it again", () =>
-    Effect.gen(function*() {
-      const filename = yield* dbFile
-      const cli = yield* recordingCli
-      yield* Effect.gen(function*() {
-        const session = yield* AgentCluster.session("s5")
-        yield* Stream.runDrain(session.turn("hello"))
-        expect(yield* Ref.get(cli.ended)).toBe(0)
-        // the reaper looks every 5 s at the soonest
-        while ((yield* Ref.get(cli.ended)) === 0) yield* Effect.sleep("200 millis")
-        const again = yield* Stream.runCollect(session.turn("back"))
-        expect(Chunk.unsafeLast(again)).toMatchObject({ type: "result", result: "echo: back" })
-        expect((yield* Ref.get(cli.launches)).length).toBe(2)
-      }).pipe(Effect.provide(runner(filename, cli.layer, { maxIdleTime: "1 second" })))
-    }), 30_000)
+  it.scopedLive(
+    "an idle entity stops, and its CLI with it; the next message starts it again",
+    () =>
+      Effect.gen(function*() {
+        const filename = yield* dbFile
+        const cli = yield* recordingCli
+        yield* Effect.gen(function*() {
+          const session = yield* AgentCluster.session("s5")
+          yield* Stream.runDrain(session.turn("hello"))
+          expect(yield* Ref.get(cli.ended)).toBe(0)
+          // the reaper looks every 5 s at the soonest
+          while ((yield* Ref.get(cli.ended)) === 0) yield* Effect.sleep("200 millis")
+          const again = yield* Stream.runCollect(session.turn("back"))
+          expect(Chunk.unsafeLast(again)).toMatchObject({ type: "result", result: "echo: back" })
+          expect((yield* Ref.get(cli.launches)).length).toBe(2)
+        }).pipe(Effect.provide(runner(filename, cli.layer, { maxIdleTime: "1 second" })))
+      }),
+    30_000
+  )
 })

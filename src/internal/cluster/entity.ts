@@ -13,6 +13,7 @@ import * as Either from "effect/Either"
 import * as Cause from "effect/Cause"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
+import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as SynchronizedRef from "effect/SynchronizedRef"
@@ -127,6 +128,20 @@ const cutOff = (record: SessionRecord): Message.SessionRestartedMessage => ({
   interruptedTurn: true
 })
 
+/** How long a turn its caller left may take to end once interrupted. */
+const SETTLE_TIMEOUT = "5 seconds"
+
+/** Interrupts the turn in flight and reads what is left of it, up to its `result` (bounded). */
+const settle = (session: Session) =>
+  session.interrupt.pipe(
+    Effect.ignore,
+    Effect.zipRight(session.messages.pipe(Stream.takeUntil((m) => m.type === "result"), Stream.runDrain)),
+    Effect.timeout(SETTLE_TIMEOUT),
+    Effect.ignore,
+    // it runs as a finalizer: the timeout must be able to stop it
+    Effect.interruptible
+  )
+
 /**
  * The handlers of one entity. Runs in the entity's scope: the CLI it starts is the entity's, and so are the
  * Permissions / Hooks / MCP services of the runner's context.
@@ -179,7 +194,12 @@ const build = (base: Options) =>
           return Stream.make(cutOff(record))
         }
         yield* save((r) => ({ ...r, started: true, openTurn: turnId }))
+        // a caller that leaves mid-turn leaves the CLI mid-turn: it is interrupted and the rest of its turn read
+        // here, so that the next turn reads only its own messages
+        const answered = yield* Ref.make(false)
+        yield* Effect.addFinalizer(() => Effect.unlessEffect(settle(session), Ref.get(answered)))
         return session.turn(prompt).pipe(
+          Stream.tap((m) => m.type === "result" ? Ref.set(answered, true) : Effect.void),
           // an interrupt is the runner shutting down (the turn is delivered again) or the caller leaving: the turn
           // stays open, so that its redelivery is announced instead of run again
           Stream.onDone(() => Effect.asVoid(save((r) => ({ ...r, openTurn: null })))),

@@ -13,7 +13,7 @@
 import { PersistenceError } from "@effect/cluster/ClusterError"
 import * as MessageStorage from "@effect/cluster/MessageStorage"
 import * as Reply from "@effect/cluster/Reply"
-import * as ShardingConfig from "@effect/cluster/ShardingConfig"
+import type * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as Snowflake from "@effect/cluster/Snowflake"
 import * as SqlMessageStorage from "@effect/cluster/SqlMessageStorage"
 import type * as Rpc from "@effect/rpc/Rpc"
