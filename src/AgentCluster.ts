@@ -32,6 +32,7 @@
  */
 import type * as Sharding from "@effect/cluster/Sharding"
 import type * as ShardingConfig from "@effect/cluster/ShardingConfig"
+import type * as SqlClient from "@effect/sql/SqlClient"
 import type * as Duration from "effect/Duration"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -188,9 +189,21 @@ export const layerRunner: (options?: RunnerOptions) => Layer.Layer<never, never,
   internal.layerRunner
 
 /**
+ * A runner of the cluster, with its storage and the client, on the `SqlClient` in the environment (e.g. `PgClient`
+ * for a database shared by several runners).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerSql = (
+  options: RunnerOptions = {}
+): Layer.Layer<AgentCluster | Sharding.Sharding, never, Transport | SqlClient.SqlClient> =>
+  Layer.provideMerge(layerClient, internal.layerSql(options))
+
+/**
  * A whole cluster on one machine with no server: one runner on an SQLite file (shard locks, messages and session
  * records in it), the entity registered, and the client. A runner started again on the same file resumes the
- * sessions it holds.
+ * sessions it holds. Needs `@effect/sql-sqlite-node`, loaded when the layer is built.
  *
  * @since 0.1.0
  * @category layers

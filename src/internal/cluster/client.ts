@@ -9,7 +9,6 @@ import * as Runners from "@effect/cluster/Runners"
 import * as Sharding from "@effect/cluster/Sharding"
 import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
-import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -93,14 +92,29 @@ export const layerSqlStorage = (options: AgentCluster.RunnerOptions = {}) =>
 export type RunnerContext = Sharding.Sharding | Transport | SqlClient.SqlClient
 
 /**
- * The runner, its storage and its entity on one SQLite file (the client is added by the public module).
+ * The runner, its storage and its entity on the `SqlClient` (the client is added by the public module).
+ *
+ * @internal
+ */
+export const layerSql = (
+  options: AgentCluster.RunnerOptions
+): Layer.Layer<Sharding.Sharding, never, Transport | SqlClient.SqlClient> =>
+  Layer.provideMerge(layerRunner(options), layerSqlStorage(options)).pipe(Layer.orDie)
+
+/**
+ * `layerSql` on one SQLite file. The driver is loaded when the layer is built, so that the entry point loads without
+ * `@effect/sql-sqlite-node` installed.
  *
  * @internal
  */
 export const layerSqlite = (
   options: AgentCluster.SqliteOptions
 ): Layer.Layer<Sharding.Sharding, never, Transport> =>
-  Layer.provideMerge(layerRunner(options), layerSqlStorage(options)).pipe(
-    Layer.provide(SqliteClient.layer({ filename: options.filename })),
-    Layer.orDie
+  Layer.provide(
+    layerSql(options),
+    Layer.unwrapEffect(
+      Effect.promise(() => import("@effect/sql-sqlite-node/SqliteClient")).pipe(
+        Effect.map((SqliteClient) => Layer.orDie(SqliteClient.layer({ filename: options.filename })))
+      )
+    )
   )
