@@ -32,10 +32,20 @@ const recordingCli = Effect.gen(function*() {
   const launches = yield* Ref.make<ReadonlyArray<ReadonlyArray<string>>>([])
   const prompts = yield* Ref.make<ReadonlyArray<string>>([])
   const ended = yield* Ref.make(0)
+  const controls = yield* Ref.make<ReadonlyArray<string>>([])
   const layer = ScriptedCli.layer((cli) =>
     Effect.gen(function*() {
       // however the fake CLI ends (stdin closed, transport closed), it is gone
-      yield* Effect.addFinalizer(() => Ref.update(ended, (n) => n + 1))
+      yield* Effect.addFinalizer(() =>
+        Effect.zipRight(
+          Ref.update(ended, (n) => n + 1),
+          Effect.flatMap(cli.received, (frames) =>
+            Ref.update(controls, (c) => [
+              ...c,
+              ...frames.flatMap((f) => f.type === "control_request" ? [f.request.subtype] : [])
+            ]))
+        )
+      )
       yield* Ref.update(launches, (l) => [...l, cli.spec.args])
       while (true) {
         const next = yield* cli.nextUser
@@ -46,7 +56,7 @@ const recordingCli = Effect.gen(function*() {
       }
     }).pipe(Effect.scoped)
   )
-  return { layer, launches, prompts, ended }
+  return { layer, launches, prompts, ended, controls }
 })
 
 const runner = (
@@ -178,4 +188,31 @@ describe("AgentCluster (single runner on SQLite, scripted CLI)", () => {
       }),
     30_000
   )
+
+  it.scopedLive("send, the setters, interrupt and close reach the entity's CLI", () =>
+    Effect.gen(function*() {
+      const filename = yield* dbFile
+      const cli = yield* recordingCli
+      yield* Effect.gen(function*() {
+        const session = yield* AgentCluster.session("s7", { permissionMode: "plan" })
+        yield* session.send("in the background", { turnId: "bg" })
+        const turn = yield* Stream.runCollect(session.turn("in front"))
+        expect(Chunk.unsafeLast(turn)).toMatchObject({ type: "result", result: "echo: in front" })
+        yield* session.setModel("claude-other")
+        yield* session.setMaxThinkingTokens(1024)
+        yield* session.interrupt
+        yield* session.close
+        const closed = yield* Effect.flip(Stream.runCollect(session.turn("too late")))
+        expect(closed).toMatchObject({ _tag: "InputClosed", reason: "SessionClosed" })
+      }).pipe(Effect.provide(runner(filename, cli.layer)))
+      // the background turn ran first, once; nothing ran after close
+      expect(yield* Ref.get(cli.prompts)).toEqual(["in the background", "in front"])
+      expect(yield* Ref.get(cli.controls)).toEqual([
+        "initialize",
+        "set_permission_mode",
+        "set_model",
+        "set_max_thinking_tokens",
+        "interrupt"
+      ])
+    }))
 })
