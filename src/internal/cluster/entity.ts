@@ -128,18 +128,16 @@ const cutOff = (record: SessionRecord): Message.SessionRestartedMessage => ({
   interruptedTurn: true
 })
 
-/** How long a turn its caller left may take to end once interrupted. */
+/** How long the rest of a turn its caller left may take to come, once interrupted. */
 const SETTLE_TIMEOUT = "5 seconds"
 
-/** Interrupts the turn in flight and reads what is left of it, up to its `result` (bounded). */
+/** Reads what is left of a turn its caller left, up to its `result` (bounded). */
 const settle = (session: Session) =>
-  session.interrupt.pipe(
-    Effect.ignore,
-    Effect.zipRight(session.messages.pipe(Stream.takeUntil((m) => m.type === "result"), Stream.runDrain)),
+  session.messages.pipe(
+    Stream.takeUntil((m) => m.type === "result"),
+    Stream.runDrain,
     Effect.timeout(SETTLE_TIMEOUT),
-    Effect.ignore,
-    // it runs as a finalizer: the timeout must be able to stop it
-    Effect.interruptible
+    Effect.ignore
   )
 
 /**
@@ -149,6 +147,7 @@ const settle = (session: Session) =>
 const build = (base: Options) =>
   Effect.gen(function*() {
     const address = yield* Entity.CurrentAddress
+    const entityScope = yield* Effect.scope
     const entityId = address.entityId
     const directory = yield* SessionDirectory
     const stored = yield* directory.get(entityId)
@@ -178,6 +177,8 @@ const build = (base: Options) =>
     )
     // one turn at a time: a second waits for the first's result, as prompts queue in a local session
     const turns = yield* Effect.makeSemaphore(1)
+    // whether the last turn started has not given its result to its reader
+    const unanswered = yield* Ref.make(false)
 
     const runTurn = (
       turnId: string,
@@ -193,13 +194,21 @@ const build = (base: Options) =>
           yield* save((r) => ({ ...r, openTurn: null }))
           return Stream.make(cutOff(record))
         }
+        // a caller that left mid-turn left the CLI mid-turn: the rest of that turn is read first, so that this turn
+        // reads only its own messages
+        if (yield* Ref.get(unanswered)) yield* settle(session)
         yield* save((r) => ({ ...r, started: true, openTurn: turnId }))
-        // a caller that leaves mid-turn leaves the CLI mid-turn: it is interrupted and the rest of its turn read
-        // here, so that the next turn reads only its own messages
-        const answered = yield* Ref.make(false)
-        yield* Effect.addFinalizer(() => Effect.unlessEffect(settle(session), Ref.get(answered)))
+        yield* Ref.set(unanswered, true)
+        // on the way out (the caller left, the runner stops), a turn without its result is interrupted, on a fiber of
+        // the entity's scope: a CLI that does not answer holds up neither this turn's end nor the entity's stop
+        yield* Effect.addFinalizer(() =>
+          Effect.whenEffect(
+            Effect.forkIn(Effect.interruptible(Effect.ignore(session.interrupt)), entityScope),
+            Ref.get(unanswered)
+          )
+        )
         return session.turn(prompt).pipe(
-          Stream.tap((m) => m.type === "result" ? Ref.set(answered, true) : Effect.void),
+          Stream.tap((m) => m.type === "result" ? Ref.set(unanswered, false) : Effect.void),
           // an interrupt is the runner shutting down (the turn is delivered again) or the caller leaving: the turn
           // stays open, so that its redelivery is announced instead of run again
           Stream.onDone(() => Effect.asVoid(save((r) => ({ ...r, openTurn: null })))),
