@@ -216,27 +216,31 @@ describe("AgentCluster (single runner on SQLite, scripted CLI)", () => {
       ])
     }))
 
-  it.scopedLive("a caller that leaves mid-turn: the turn is interrupted, the next turn reads only its own messages", () =>
-    Effect.gen(function*() {
-      const filename = yield* dbFile
-      const cli = ScriptedCli.layer((cli) =>
-        Effect.gen(function*() {
-          yield* cli.expectUser
-          yield* cli.init()
-          yield* cli.assistant("working on it")
-          yield* cli.expectControl("interrupt")
-          yield* cli.result("interrupted")
-          const next = yield* cli.expectUser
-          yield* cli.turn(`echo: ${ScriptedCli.textOf(next)}`)
-        })
-      )
-      yield* Effect.gen(function*() {
-        const session = yield* AgentCluster.session("s6")
-        const partial = yield* Stream.runCollect(session.turn("long job").pipe(Stream.take(2)))
-        expect(types(partial)).toEqual(["system", "assistant"])
-        const next = yield* Stream.runCollect(session.turn("next"))
-        expect(types(next)).toEqual(["system", "assistant", "result"])
-        expect(Chunk.unsafeLast(next)).toMatchObject({ type: "result", result: "echo: next" })
-      }).pipe(Effect.provide(runner(filename, cli)))
-    }), 30_000)
+  it.scopedLive(
+    "a caller that leaves mid-turn: the turn is interrupted, the next turn reads only its own messages",
+    () =>
+      Effect.gen(function*() {
+        const filename = yield* dbFile
+        const cli = ScriptedCli.layer((cli) =>
+          Effect.gen(function*() {
+            yield* cli.expectUser
+            yield* cli.init()
+            yield* cli.assistant("working on it")
+            yield* cli.expectControl("interrupt")
+            yield* cli.result("interrupted")
+            const next = yield* cli.expectUser
+            yield* cli.turn(`echo: ${ScriptedCli.textOf(next)}`)
+          })
+        )
+        yield* Effect.gen(function*() {
+          const session = yield* AgentCluster.session("s6")
+          const partial = yield* Stream.runCollect(session.turn("long job").pipe(Stream.take(2)))
+          expect(types(partial)).toEqual(["system", "assistant"])
+          const next = yield* Stream.runCollect(session.turn("next"))
+          expect(types(next)).toEqual(["system", "assistant", "result"])
+          expect(Chunk.unsafeLast(next)).toMatchObject({ type: "result", result: "echo: next" })
+        }).pipe(Effect.provide(runner(filename, cli)))
+      }),
+    30_000
+  )
 })
