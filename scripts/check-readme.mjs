@@ -49,10 +49,12 @@ fs.writeFileSync(
         paths: {
           "effect-claude-agent": [rel("src/index.ts")],
           "effect-claude-agent/promise": [rel("src/promise.ts")],
-          "effect-claude-agent/testing": [rel("src/testing.ts")]
+          "effect-claude-agent/testing": [rel("src/testing.ts")],
+          "effect-claude-agent/cluster": [rel("src/cluster.ts")]
         }
       },
-      include: ["*.ts"]
+      // @effect/rpc's typings name the DOM's `Transferable` (the cluster entry's snippets load them)
+      include: ["*.ts", rel("src/internal/cluster/transferable.d.ts")]
     },
     null,
     2

@@ -1,0 +1,120 @@
+/**
+ * The client side of the agent cluster (`AgentCluster.session`), and the layers of a cluster on one SQL database.
+ *
+ * @internal
+ */
+import type { AlreadyProcessingMessage, MailboxFull, PersistenceError } from "@effect/cluster/ClusterError"
+import * as RunnerHealth from "@effect/cluster/RunnerHealth"
+import * as Runners from "@effect/cluster/Runners"
+import * as Sharding from "@effect/cluster/Sharding"
+import * as ShardingConfig from "@effect/cluster/ShardingConfig"
+import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import type * as AgentCluster from "../../AgentCluster.js"
+import { ClusterError } from "../../ClusterError.js"
+import type { Transport } from "../../Transport.js"
+import * as Directory from "./directory.js"
+import * as AgentSessionEntity from "./entity.js"
+import { layerMessageStorage } from "./storage.js"
+
+type Failure = MailboxFull | AlreadyProcessingMessage | PersistenceError
+
+const mapFailure = <A, E, R>(
+  effect: Effect.Effect<A, E | Failure, R>
+): Effect.Effect<A, Exclude<E, Failure> | ClusterError, R> =>
+  Effect.catchIf(
+    effect,
+    (e): e is Failure =>
+      typeof e === "object" && e !== null && "_tag" in e &&
+      (e._tag === "MailboxFull" || e._tag === "AlreadyProcessingMessage" || e._tag === "PersistenceError"),
+    (e) => Effect.fail(new ClusterError({ reason: e._tag, cause: e }))
+  ) as Effect.Effect<A, Exclude<E, Failure> | ClusterError, R>
+
+/** @internal */
+export const make: Effect.Effect<AgentCluster.Service, never, Sharding.Sharding> = Effect.gen(function*() {
+  const client = yield* AgentSessionEntity.AgentSession.client
+  const session = (id: string, options: AgentCluster.SessionOptions = {}) =>
+    Effect.gen(function*() {
+      const entity = client(id)
+      const handle: AgentCluster.ClusterSession = {
+        id,
+        turn: (prompt, turnOptions) =>
+          Stream.suspend(() =>
+            entity.Turn({ turnId: turnOptions?.turnId ?? crypto.randomUUID(), prompt }).pipe(
+              Stream.catchAll((e) => Stream.fromEffect(mapFailure(Effect.fail(e))))
+            )
+          ),
+        send: (prompt, turnOptions) =>
+          mapFailure(
+            Effect.suspend(() =>
+              entity.Send({ turnId: turnOptions?.turnId ?? crypto.randomUUID(), prompt }, { discard: true })
+            )
+          ),
+        interrupt: mapFailure(entity.Interrupt()),
+        setModel: (model) => mapFailure(entity.SetModel(model === undefined ? {} : { model })),
+        setPermissionMode: (mode) => mapFailure(entity.SetPermissionMode({ mode })),
+        setMaxThinkingTokens: (maxThinkingTokens, display) =>
+          mapFailure(
+            entity.SetMaxThinkingTokens(display === undefined ? { maxThinkingTokens } : { maxThinkingTokens, display })
+          ),
+        close: mapFailure(entity.Close())
+      }
+      if (options.model !== undefined) yield* handle.setModel(options.model)
+      if (options.permissionMode !== undefined) yield* handle.setPermissionMode(options.permissionMode)
+      if (options.maxThinkingTokens !== undefined) yield* handle.setMaxThinkingTokens(options.maxThinkingTokens)
+      return handle
+    })
+  return { session }
+})
+
+/** @internal */
+export const layerRunner = (options: AgentCluster.RunnerOptions = {}) =>
+  AgentSessionEntity.layer({ options: options.options, maxIdleTime: options.maxIdleTime }).pipe(
+    Layer.provide(Directory.layerSql(options.prefix))
+  )
+
+/** @internal */
+export const layerSqlStorage = (options: AgentCluster.RunnerOptions = {}) =>
+  Sharding.layer.pipe(
+    Layer.provideMerge(Runners.layerNoop),
+    Layer.provideMerge(layerMessageStorage(options.prefix)),
+    Layer.provide([
+      Layer.orDie(SqlRunnerStorage.layerWith({ prefix: options.prefix ?? "cluster" })),
+      RunnerHealth.layerNoop
+    ]),
+    Layer.provide(ShardingConfig.layer(options.shardingConfig))
+  )
+
+/** What a runner's entities need from the runner. @internal */
+export type RunnerContext = Sharding.Sharding | Transport | SqlClient.SqlClient
+
+/**
+ * The runner, its storage and its entity on the `SqlClient` (the client is added by the public module).
+ *
+ * @internal
+ */
+export const layerSql = (
+  options: AgentCluster.RunnerOptions
+): Layer.Layer<Sharding.Sharding, never, Transport | SqlClient.SqlClient> =>
+  Layer.provideMerge(layerRunner(options), layerSqlStorage(options)).pipe(Layer.orDie)
+
+/**
+ * `layerSql` on one SQLite file. The driver is loaded when the layer is built, so that the entry point loads without
+ * `@effect/sql-sqlite-node` installed.
+ *
+ * @internal
+ */
+export const layerSqlite = (
+  options: AgentCluster.SqliteOptions
+): Layer.Layer<Sharding.Sharding, never, Transport> =>
+  Layer.provide(
+    layerSql(options),
+    Layer.unwrapEffect(
+      Effect.promise(() => import("@effect/sql-sqlite-node/SqliteClient")).pipe(
+        Effect.map((SqliteClient) => Layer.orDie(SqliteClient.layer({ filename: options.filename })))
+      )
+    )
+  )

@@ -1,0 +1,107 @@
+/**
+ * The SQL storage of an agent cluster: @effect/cluster's own `SqlMessageStorage` and `SqlRunnerStorage`, with one
+ * read corrected.
+ *
+ * `SqlMessageStorage` 0.60.2 stores a streamed reply's chunks with `kind = NULL` and reads every reply back with
+ * `Number(row.kind) === 0`, so a chunk read from storage is taken for the final reply (`Number(null)` is `0`) and the
+ * client's stream dies with a ParseError before its first message. A streamed, persisted RPC (an agent turn) reads
+ * its replies from storage on every path, so `repliesFor` is answered here by the same query, reading `NULL` as a
+ * chunk. Everything else is the package's own.
+ *
+ * @internal
+ */
+import { PersistenceError } from "@effect/cluster/ClusterError"
+import * as MessageStorage from "@effect/cluster/MessageStorage"
+import * as Reply from "@effect/cluster/Reply"
+import type * as ShardingConfig from "@effect/cluster/ShardingConfig"
+import * as Snowflake from "@effect/cluster/Snowflake"
+import * as SqlMessageStorage from "@effect/cluster/SqlMessageStorage"
+import type * as Rpc from "@effect/rpc/Rpc"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberRef from "effect/FiberRef"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+
+interface ReplyRow {
+  readonly id: string | bigint
+  readonly kind: string | number | bigint | null
+  readonly request_id: string | bigint
+  readonly payload: string
+  readonly sequence: string | number | bigint | null
+}
+
+const WITH_EXIT = 0
+
+const fromRow = (row: ReplyRow): Reply.ReplyEncoded<Rpc.Any> =>
+  row.kind !== null && Number(row.kind) === WITH_EXIT
+    ? { _tag: "WithExit", id: String(row.id), requestId: String(row.request_id), exit: JSON.parse(row.payload) }
+    : {
+      _tag: "Chunk",
+      id: String(row.id),
+      requestId: String(row.request_id),
+      values: JSON.parse(row.payload),
+      sequence: Number(row.sequence)
+    }
+
+/** `SqlMessageStorage.make`, with `repliesFor` reading chunks as chunks. */
+const make = (prefix: string) =>
+  Effect.gen(function*() {
+    const storage = yield* SqlMessageStorage.make({ prefix })
+    const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+    const snowflakes = yield* Snowflake.Generator
+    const replies = sql(`${prefix}_replies`)
+    const unacked = sql.onDialectOrElse({ sqlite: () => 0, mssql: () => 0, orElse: () => false })
+
+    const repliesFor: MessageStorage.MessageStorage["Type"]["repliesFor"] = (requests) =>
+      Effect.gen(function*() {
+        const byId = new Map(Array.from(requests, (request) => [String(request.envelope.requestId), request]))
+        if (byId.size === 0) return []
+        const rows = yield* sql<ReplyRow>`
+          SELECT id, kind, request_id, payload, sequence
+          FROM ${replies}
+          WHERE request_id IN (${sql.literal(Array.from(byId.keys()).join(","))})
+          AND (kind = ${WITH_EXIT} OR (kind IS NULL AND acked = ${unacked}))
+          ORDER BY rowid ASC
+        `.unprepared.pipe(Effect.provideService(SqlClient.SafeIntegers, true), PersistenceError.refail)
+        const out: Array<Reply.Reply<Rpc.Any>> = []
+        // as the package does: a reply that does not decode ends its request with a defect, and the rest of that
+        // request's replies are skipped
+        const broken = new Set<string>()
+        for (const row of rows) {
+          const encoded = fromRow(row)
+          const request = byId.get(encoded.requestId)
+          if (request === undefined || broken.has(encoded.requestId)) continue
+          const decoded = yield* Schema.decode(Reply.Reply(request.rpc))(encoded).pipe(
+            Effect.locally(FiberRef.currentContext, request.context),
+            Effect.either
+          )
+          if (decoded._tag === "Right") {
+            out.push(decoded.right)
+          } else {
+            broken.add(encoded.requestId)
+            out.push(
+              new Reply.WithExit({
+                id: snowflakes.unsafeNext(),
+                requestId: Snowflake.Snowflake(encoded.requestId),
+                exit: Exit.die(decoded.left)
+              })
+            )
+          }
+        }
+        return out
+      })
+
+    return MessageStorage.MessageStorage.of({ ...storage, repliesFor })
+  })
+
+/**
+ * The cluster's message storage on the `SqlClient` (tables prefixed with `prefix`).
+ *
+ * @internal
+ */
+export const layerMessageStorage = (
+  prefix = "cluster"
+): Layer.Layer<MessageStorage.MessageStorage, never, SqlClient.SqlClient | ShardingConfig.ShardingConfig> =>
+  Layer.scoped(MessageStorage.MessageStorage, make(prefix)).pipe(Layer.provide(Snowflake.layerGenerator))
