@@ -49,7 +49,6 @@
  */
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
-import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -58,7 +57,12 @@ import * as Predicate from "effect/Predicate"
 import * as fileSystem from "./internal/transcript/fileSystem.js"
 import * as memory from "./internal/transcript/memory.js"
 import * as promiseStore from "./internal/transcript/promiseStore.js"
-import { TranscriptStore, TranscriptStoreError, TranscriptStoreErrorTypeId } from "./internal/transcript/store.js"
+import {
+  Mirror,
+  TranscriptStore,
+  TranscriptStoreError,
+  TranscriptStoreErrorTypeId
+} from "./internal/transcript/store.js"
 
 // ---------------------------------------------------------------------------------------------------------------------
 // models
@@ -206,16 +210,16 @@ export interface MirrorSettings {
   readonly closeTimeout: Duration.DurationInput
 }
 
-/**
- * The {@link MirrorSettings} sessions use; provide another value with `Effect.provideService` or
- * `Layer.succeed(TranscriptStore.Mirror, …)`.
- *
- * @since 0.1.0
- * @category tags
- */
-export class Mirror extends Context.Reference<Mirror>()("effect-claude-agent/TranscriptStore/Mirror", {
-  defaultValue: (): MirrorSettings => ({ flush: "batched", loadTimeout: "60 seconds", closeTimeout: "10 seconds" })
-}) {}
+export {
+  /**
+   * The {@link MirrorSettings} sessions use; provide another value with `Effect.provideService` or
+   * `Layer.succeed(TranscriptStore.Mirror, …)`.
+   *
+   * @since 0.1.0
+   * @category tags
+   */
+  Mirror
+}
 
 // ---------------------------------------------------------------------------------------------------------------------
 // implementations

@@ -62,6 +62,15 @@ export interface KeyParts {
   readonly subpath?: string | undefined
 }
 
+/** @internal */
+export class Mirror extends Context.Reference<Mirror>()("effect-claude-agent/TranscriptStore/Mirror", {
+  defaultValue: (): Api.MirrorSettings => ({
+    flush: "batched",
+    loadTimeout: "60 seconds",
+    closeTimeout: "10 seconds"
+  })
+}) {}
+
 const keyFields = (key: KeyParts) => ({
   ...(key.projectKey !== undefined ? { projectKey: key.projectKey } : {}),
   ...(key.sessionId !== undefined ? { sessionId: key.sessionId } : {}),
