@@ -10,7 +10,8 @@ export const bundleFile = path.join(import.meta.dirname, ".tmp", "promise-bundle
 export const entries = (promise: string) => [
   { find: /^effect-claude-agent$/, replacement: src("index.ts") },
   { find: /^effect-claude-agent\/promise$/, replacement: promise },
-  { find: /^effect-claude-agent\/testing$/, replacement: src("testing.ts") }
+  { find: /^effect-claude-agent\/testing$/, replacement: src("testing.ts") },
+  { find: /^effect-claude-agent\/sql$/, replacement: src("sql.ts") }
 ]
 
 const shared = {
