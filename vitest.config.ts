@@ -42,6 +42,7 @@ export default defineConfig({
             "test/promise.errors.test.ts",
             "test/promise.abandon.test.ts",
             "test/promise.outputs.test.ts",
+            "test/TranscriptStore.promise.cli.test.ts",
             "test/**/*.bundle.test.ts"
           ],
           globalSetup: ["./test/bundle.setup.ts"]

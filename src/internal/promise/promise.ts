@@ -27,6 +27,7 @@ import * as PermissionsInternal from "../rules/permissions.js"
 import * as PromiseLogger from "./promiseLogger.js"
 import * as PromptSource from "../session/promptSource.js"
 import * as session from "../session/session.js"
+import * as SessionStoreOptions from "../transcript/promiseOptions.js"
 
 /** @internal */
 export class AbortError extends Error {
@@ -114,11 +115,6 @@ const unsupportedOptions: Readonly<Record<string, (value: unknown) => string | u
         `binary or a wrapper script`,
   spawnClaudeCodeProcess: () =>
     "a custom spawn function is not supported; pass options.transport (a Transport layer) to run the CLI elsewhere",
-  sessionStore: () =>
-    "mirroring transcripts to an external store is not supported; the CLI writes transcripts to disk (read them " +
-    "with the SessionStore module of effect-claude-agent)",
-  sessionStoreFlush: () => "only applies to sessionStore, which is not supported",
-  loadTimeoutMs: () => "only applies to sessionStore, which is not supported",
   onUserDialog: () => "rendering the CLI's dialogs (request_user_dialog) is not supported",
   supportedDialogKinds: () => "only applies to onUserDialog, which is not supported",
   perTaskStopAffordance: () =>
@@ -179,7 +175,8 @@ const PromiseOptionsSchema = Schema.Struct({
   })),
   transport: Schema.optional(Schema.declare(Layer.isLayer, { identifier: "Layer" })),
   logger: Schema.optional(fn),
-  logLevel: Schema.optional(Schema.Literal(...PromiseLogger.minimumLevels))
+  logLevel: Schema.optional(Schema.Literal(...PromiseLogger.minimumLevels)),
+  ...SessionStoreOptions.optionFields
 })
 
 const checkPromiseOptions = Opts.checker(PromiseOptionsSchema)
@@ -217,6 +214,9 @@ const toEffectOptions = (options: Options): AgentOptions.Options => {
     onElicitation,
     permissionTimeoutMs: _p,
     transport: _t,
+    sessionStore: _s,
+    sessionStoreFlush: _sf,
+    loadTimeoutMs: _lt,
     ...rest
   } = options
   return onElicitation === undefined ? rest : { ...rest, onElicitation: elicitationHandler(onElicitation) }
@@ -342,7 +342,8 @@ const begin = (
     const permitted = canUseTool === undefined
       ? effect
       : Effect.provideService(effect, Permissions.Permissions, permissionsService(canUseTool, permissionTimeoutMs))
-    return hooks === undefined ? permitted : Effect.provide(permitted, hooksLayer(hooks))
+    const hooked = hooks === undefined ? permitted : Effect.provide(permitted, hooksLayer(hooks))
+    return SessionStoreOptions.withSessionStore(options)(hooked)
   }
   const abort = options.abortController
   let aborted = abort?.signal.aborted === true
