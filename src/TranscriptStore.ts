@@ -23,9 +23,9 @@
  * import * as Effect from "effect/Effect"
  * import * as Layer from "effect/Layer"
  * import * as Stream from "effect/Stream"
- * import { ClaudeAgent, NodeClaudeAgent, TranscriptStore } from "effect-claude-agent"
+ * import { type AgentOptions, ClaudeAgent, NodeClaudeAgent, TranscriptStore } from "effect-claude-agent"
  *
- * const turn = (options: ClaudeAgent.SessionOptions, prompt: string) =>
+ * const turn = (options: AgentOptions.Options, prompt: string) =>
  *   Effect.scoped(Effect.gen(function*() {
  *     const session = yield* ClaudeAgent.session(options)
  *     yield* Stream.runDrain(session.turn(prompt))
