@@ -8,20 +8,21 @@ import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { ClaudeAgent, Message, SessionStore, TranscriptStore, type Transport } from "effect-claude-agent"
-import { NodeClaudeAgent, noClaudeLeft, realCli } from "./support/cli.js"
+import { TranscriptStoreSql } from "effect-claude-agent/sql"
+import { NodeClaudeAgent, noClaudeLeft, realCli, tempDir } from "./support/cli.js"
+import { layerPgStore, pgUrl } from "./transcriptStorePg.js"
 
-const live = <A, E>(
-  name: string,
-  body: () => Effect.Effect<A, E, Transport.Transport | TranscriptStore.TranscriptStore | Scope.Scope>
-) =>
-  it.live(
-    name,
-    () =>
-      noClaudeLeft(Effect.scoped(body())).pipe(
-        Effect.provide(Layer.merge(NodeClaudeAgent.layer, TranscriptStore.layerMemory))
-      ),
-    120_000
-  )
+/** The stores the sessions run with: in memory, and SQLite on a temporary file (removed after). */
+const stores: ReadonlyArray<readonly [string, Layer.Layer<TranscriptStore.TranscriptStore, unknown>]> = [
+  ["memory", TranscriptStore.layerMemory],
+  [
+    "SQLite",
+    Layer.unwrapScoped(
+      Effect.map(tempDir("eca-sqlite-"), (dir) => TranscriptStoreSql.layerSqlite({ filename: path.join(dir, "t.db") }))
+    )
+  ],
+  ...(pgUrl === undefined ? [] : [["PostgreSQL", layerPgStore(pgUrl)] as const])
+]
 
 const lastResult = (messages: Chunk.Chunk<Message.SdkMessage>) => {
   const result = Chunk.toReadonlyArray(messages).filter(Message.isResultMessage).at(-1)
@@ -44,7 +45,17 @@ const runSession = (options: Parameters<typeof ClaudeAgent.session>[0], prompts:
 
 const BASH = `TOOL Bash {"command":"echo from-the-tool"}`
 
-describe("TranscriptStore against the real CLI", () => {
+describe.each(stores)("TranscriptStore against the real CLI (%s)", (_name, storeLayer) => {
+  const live = <A, E>(
+    name: string,
+    body: () => Effect.Effect<A, E, Transport.Transport | TranscriptStore.TranscriptStore | Scope.Scope>
+  ) =>
+    it.live(
+      name,
+      () => noClaudeLeft(Effect.scoped(body())).pipe(Effect.provide(Layer.merge(NodeClaudeAgent.layer, storeLayer))),
+      120_000
+    )
+
   live(
     "mirrors every entry, tool calls included, and resumes on another config dir from the store",
     () =>

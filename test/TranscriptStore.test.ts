@@ -13,6 +13,7 @@ import { ClaudeAgent, TranscriptStore } from "effect-claude-agent"
 import { TranscriptStoreSql } from "effect-claude-agent/sql"
 import { ScriptedCli } from "effect-claude-agent/testing"
 import { keyOfFile, mirrorFrame } from "../src/internal/transcript/mirror.js"
+import { makePgStore, pgUrl } from "./transcriptStorePg.js"
 
 const tempDir = Effect.acquireRelease(
   Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "eca-transcripts-"))),
@@ -41,6 +42,12 @@ const implementations: ReadonlyArray<
         )
     )
   ],
+  ...(pgUrl === undefined ? [] : [
+    [
+      "PostgreSQL",
+      makePgStore(pgUrl)
+    ] as const
+  ]),
   [
     "official shape (round trip)",
     Effect.flatMap(
