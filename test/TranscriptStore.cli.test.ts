@@ -57,7 +57,7 @@ describe.each(stores)("TranscriptStore against the real CLI (%s)", (_name, store
     )
 
   live(
-    "mirrors every entry, tool calls included, and resumes on another config dir from the store",
+    "mirrors every entry, tool calls included; resumes and forks on other config dirs from the store",
     () =>
       Effect.gen(function*() {
         const { options, server, cwd } = yield* realCli()
@@ -95,6 +95,15 @@ describe.each(stores)("TranscriptStore against the real CLI (%s)", (_name, store
         const after = Option.getOrThrow(yield* store.load({ projectKey, sessionId: first.sessionId }))
         expect(after.length).toBeGreaterThan(stored.length)
         expect(JSON.stringify(after)).toContain("HISTORY")
+
+        // machine C forks it: a new id, the whole history (the turn machine B added included)
+        const fork = yield* runSession(
+          options({ env: server.env({ freshHome: true }), resume: first.sessionId, forkSession: true }),
+          ["HISTORY"]
+        )
+        expect(fork.sessionId).not.toBe(first.sessionId)
+        expect(fork.replies[0]).toContain(`user prompts: SAY one | ${BASH} | HISTORY | HISTORY`)
+        expect(Option.isSome(yield* store.load({ projectKey, sessionId: fork.sessionId }))).toBe(true)
       })
   )
 })
