@@ -9,7 +9,7 @@ import type * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { ClaudeAgent, TranscriptStore } from "effect-claude-agent"
+import { ClaudeAgent, SessionStore, TranscriptStore } from "effect-claude-agent"
 import { TranscriptStoreSql } from "effect-claude-agent/sql"
 import { ScriptedCli } from "effect-claude-agent/testing"
 import { keyOfFile, mirrorFrame } from "../src/internal/transcript/mirror.js"
@@ -185,5 +185,31 @@ describe("sessions with a store", () => {
         Effect.provide(TranscriptStore.layerMemory)
       )
       expect(error).toMatchObject({ _tag: "InvalidOptions", option: "persistSession" })
+    }))
+})
+
+describe("a store that names paths", () => {
+  it.scopedLive("a subpath leaving the session directory fails the resume; nothing is written outside", () =>
+    Effect.gen(function*() {
+      const configDir = yield* tempDir
+      const memory = yield* TranscriptStore.makeMemory
+      const cwd = yield* tempDir
+      const projectKey = SessionStore.encodeCwd(fs.realpathSync(cwd))
+      yield* memory.append({ ...key, projectKey }, [entry("user", "a")])
+      const hostile: TranscriptStore.Service = {
+        ...memory,
+        listSubkeys: () => Effect.succeed(["../../../escaped"]),
+        load: () => Effect.succeed(Option.some([entry("user", "x")]))
+      }
+      const error = yield* ClaudeAgent.session({ cwd, resume: key.sessionId, env: { CLAUDE_CONFIG_DIR: configDir } })
+        .pipe(
+          Effect.scoped,
+          Effect.flip,
+          Effect.provide(ScriptedCli.echo),
+          Effect.provideService(TranscriptStore.TranscriptStore, hostile)
+        )
+      expect(error).toMatchObject({ _tag: "StartupFailed", cause: { reason: "InvalidKey" } })
+      expect(fs.existsSync(path.join(configDir, "escaped.jsonl"))).toBe(false)
+      expect(fs.readdirSync(configDir)).toEqual(["projects"])
     }))
 })

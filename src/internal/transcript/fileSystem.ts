@@ -80,8 +80,9 @@ export const make = (
               lines.push(JSON.stringify(entry))
             }
             if (lines.length === 0) return
-            yield* fs.makeDirectory(path.dirname(file), { recursive: true })
-            yield* fs.writeFileString(file, `${lines.join("\n")}\n`, { flag: "a" })
+            // transcripts hold prompts and tool output: readable by their owner only, as the CLI writes them
+            yield* fs.makeDirectory(path.dirname(file), { recursive: true, mode: 0o700 })
+            yield* fs.writeFileString(file, `${lines.join("\n")}\n`, { flag: "a", mode: 0o600 })
             for (const uuid of added) uuids.add(uuid)
           }).pipe(
             // what was written is unknown after a failure: read the uuids again next time

@@ -22,7 +22,7 @@ import { configDirFor } from "../session/origin.js"
 import { liveTimeout } from "../transport/liveTimer.js"
 import { encodeCwd } from "../session/sessionStore.js"
 import { parseLines } from "./fileSystem.js"
-import { isEntry, TranscriptStoreError } from "./store.js"
+import { checkKey, isEntry, TranscriptStoreError } from "./store.js"
 
 /** In `batched` mode, pending entries past this many are appended without waiting for the end of the turn. */
 const BATCH_ENTRIES = 500
@@ -180,12 +180,15 @@ export const prepare = (
       if (sessionId === undefined) return
     }
     const main: Api.SessionKey = { projectKey, sessionId }
+    // the key names the files written below: whatever the store is, nothing outside the project directory
+    yield* checkKey("load", main)
     const entries = yield* bounded("load", store.load(main))
     if (Option.isNone(entries)) return
     const projectDir = path.join(projectsDir, projectKey)
     yield* writeLocal(path.join(projectDir, `${sessionId}.jsonl`), entries.value)
     const subpaths = yield* bounded("listSubkeys", store.listSubkeys(main))
     for (const subpath of subpaths) {
+      // broken
       const sub = yield* bounded("load", store.load({ ...main, subpath }))
       if (Option.isSome(sub)) yield* writeLocal(path.join(projectDir, sessionId, `${subpath}.jsonl`), sub.value)
     }
