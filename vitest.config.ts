@@ -11,7 +11,8 @@ export const entries = (promise: string) => [
   { find: /^effect-claude-agent$/, replacement: src("index.ts") },
   { find: /^effect-claude-agent\/promise$/, replacement: promise },
   { find: /^effect-claude-agent\/testing$/, replacement: src("testing.ts") },
-  { find: /^effect-claude-agent\/cluster$/, replacement: src("cluster.ts") }
+  { find: /^effect-claude-agent\/cluster$/, replacement: src("cluster.ts") },
+  { find: /^effect-claude-agent\/sql$/, replacement: src("sql.ts") }
 ]
 
 const shared = {
@@ -42,6 +43,7 @@ export default defineConfig({
             "test/promise.errors.test.ts",
             "test/promise.abandon.test.ts",
             "test/promise.outputs.test.ts",
+            "test/TranscriptStore.promise.cli.test.ts",
             "test/**/*.bundle.test.ts"
           ],
           globalSetup: ["./test/bundle.setup.ts"]

@@ -425,6 +425,8 @@ export interface Extensions {
   readonly initialize?: Readonly<Record<string, unknown>> | undefined
   /** Extra `allowedTools` entries. */
   readonly allowedTools?: ReadonlyArray<string> | undefined
+  /** Pass `--session-mirror` (a `TranscriptStore` is present: the CLI writes `transcript_mirror` frames). */
+  readonly sessionMirror?: boolean | undefined
 }
 
 /**

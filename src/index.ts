@@ -110,6 +110,14 @@ export * as SessionPool from "./SessionPool.js"
 export * as SessionStore from "./SessionStore.js"
 
 /**
+ * Session transcripts kept outside the machine that ran them (the official `sessionStore`): sessions mirror their
+ * transcript to the store and load `resume`d sessions from it.
+ *
+ * @since 0.1.0
+ */
+export * as TranscriptStore from "./TranscriptStore.js"
+
+/**
  * The Transport service: one CLI process per session, framed and decoded, always cleaned up.
  *
  * @since 0.1.0

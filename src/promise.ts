@@ -28,6 +28,7 @@ import type * as Elicitation from "./Elicitation.js"
 import type * as Hooks from "./Hooks.js"
 import * as internal from "./internal/promise/promise.js"
 import * as mcp from "./internal/promise/promiseMcp.js"
+import * as transcriptImport from "./internal/transcript/promiseOptions.js"
 import type * as PromiseLogger from "./internal/promise/promiseLogger.js"
 import type * as Message from "./Message.js"
 import type * as Permissions from "./Permissions.js"
@@ -353,8 +354,7 @@ export type LogFunction = PromiseLogger.LogFunction
 /**
  * The official `Options`, plus this SDK's knobs (see `AgentOptions.Options`).
  *
- * Official options this SDK does not implement are left out of this type: `sessionStore`, `sessionStoreFlush`,
- * `loadTimeoutMs`, `onUserDialog`, `supportedDialogKinds`, `perTaskStopAffordance`, `spawnClaudeCodeProcess`, and
+ * Official options this SDK does not implement are left out of this type: `onUserDialog`, `supportedDialogKinds`, `perTaskStopAffordance`, `spawnClaudeCodeProcess`, and
  * `executable` / `mcpServersDelivery` / `pluginDelivery` other than their default (`"node"`, `"argv"`). Passed
  * anyway (plain JavaScript, a cast), one fails the query with `InvalidOptions` naming it (the iterator and every
  * method reject with it; no CLI is started) rather than being silently ignored.
@@ -388,7 +388,90 @@ export interface Options extends Omit<AgentOptions.Options, "onElicitation"> {
    * `ScriptedCli.layer(...)` from `effect-claude-agent/testing` to test code offline without a CLI.
    */
   readonly transport?: Layer.Layer<Transport.Transport> | undefined
+  /**
+   * Mirror the session's transcript to this store (the CLI still writes it to its config dir), and load a
+   * `resume`d / `continue`d / forked session from it before the CLI starts, so a session resumes on another machine
+   * (another `CLAUDE_CONFIG_DIR`). Cannot be combined with `persistSession: false`. See `TranscriptStore` for the
+   * Effect form.
+   */
+  readonly sessionStore?: SessionStore | undefined
+  /**
+   * `"batched"` (default): entries reach `sessionStore.append` at the end of each turn (and every 500 entries);
+   * `"eager"`: one `append` per transcript write. Closing the query waits (up to 10 s) for what is pending.
+   */
+  readonly sessionStoreFlush?: SessionStoreFlush | undefined
+  /** The bound of each store call made to load a session before the CLI starts. Defaults to 60 000. */
+  readonly loadTimeoutMs?: number | undefined
 }
+
+/**
+ * Where a transcript lives in a {@link SessionStore} (the official `SessionKey`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type SessionKey = { projectKey: string; sessionId: string; subpath?: string }
+
+/**
+ * One transcript line (the official `SessionStoreEntry`): a JSON object with a string `type`, passed through.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type SessionStoreEntry = { type: string; uuid?: string; timestamp?: string; [k: string]: unknown }
+
+/**
+ * An external transcript store (the official `SessionStore`): `append` and `load` are required; a store without
+ * `listSessions` cannot `continue`, one without `listSubkeys` resumes the main transcript only, one without `delete`
+ * keeps everything.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type SessionStore = {
+  append(key: SessionKey, entries: Array<SessionStoreEntry>): Promise<void>
+  load(key: SessionKey): Promise<Array<SessionStoreEntry> | null>
+  listSessions?(projectKey: string): Promise<Array<{ sessionId: string; mtime: number }>>
+  delete?(key: SessionKey): Promise<void>
+  listSubkeys?(key: { projectKey: string; sessionId: string }): Promise<Array<string>>
+}
+
+/**
+ * How transcript entries are flushed to {@link Options.sessionStore} (the official `SessionStoreFlush`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type SessionStoreFlush = "batched" | "eager"
+
+/**
+ * Options of {@link importSessionToStore} (the official `ImportSessionToStoreOptions`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ImportSessionToStoreOptions = {
+  /** The session's project directory (its cwd). Leave it out to search every project for the session. */
+  dir?: string
+  /** Import the subagent transcripts too. Defaults to `true`. */
+  includeSubagents?: boolean
+  /** Entries per `store.append()` call. Defaults to 500. */
+  batchSize?: number
+}
+
+/**
+ * Copies a session the CLI wrote under its config dir (`CLAUDE_CONFIG_DIR`, else `~/.claude`) into a
+ * {@link SessionStore}, in batches (the official `importSessionToStore`). Rejects with a `TranscriptStoreError` when
+ * the session is not found or the store fails.
+ *
+ * @since 0.1.0
+ * @category functions
+ */
+export const importSessionToStore: (
+  sessionId: string,
+  store: SessionStore,
+  options?: ImportSessionToStoreOptions
+) => Promise<void> = transcriptImport.importSessionToStore
 
 /**
  * A running query: an async generator of messages with the control methods of the official `Query`.

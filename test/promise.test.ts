@@ -784,9 +784,6 @@ describe("promise API: Query methods (scripted CLI)", () => {
 
 describe("promise API: official options this SDK does not implement", () => {
   const rejected: ReadonlyArray<readonly [string, unknown]> = [
-    ["sessionStore", { append: async () => {}, load: async () => null }],
-    ["sessionStoreFlush", "eager"],
-    ["loadTimeoutMs", 1000],
     ["onUserDialog", async () => ({})],
     ["supportedDialogKinds", ["confirm"]],
     ["perTaskStopAffordance", true],

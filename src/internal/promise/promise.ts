@@ -29,6 +29,7 @@ import * as PermissionsInternal from "../rules/permissions.js"
 import * as PromiseLogger from "./promiseLogger.js"
 import * as PromptSource from "../session/promptSource.js"
 import * as session from "../session/session.js"
+import * as SessionStoreOptions from "../transcript/promiseOptions.js"
 import * as TraceContext from "../transport/traceContext.js"
 
 /** @internal */
@@ -117,11 +118,6 @@ const unsupportedOptions: Readonly<Record<string, (value: unknown) => string | u
         `binary or a wrapper script`,
   spawnClaudeCodeProcess: () =>
     "a custom spawn function is not supported; pass options.transport (a Transport layer) to run the CLI elsewhere",
-  sessionStore: () =>
-    "mirroring transcripts to an external store is not supported; the CLI writes transcripts to disk (read them " +
-    "with the SessionStore module of effect-claude-agent)",
-  sessionStoreFlush: () => "only applies to sessionStore, which is not supported",
-  loadTimeoutMs: () => "only applies to sessionStore, which is not supported",
   onUserDialog: () => "rendering the CLI's dialogs (request_user_dialog) is not supported",
   supportedDialogKinds: () => "only applies to onUserDialog, which is not supported",
   perTaskStopAffordance: () =>
@@ -182,7 +178,8 @@ const PromiseOptionsSchema = Schema.Struct({
   })),
   transport: Schema.optional(Schema.declare(Layer.isLayer, { identifier: "Layer" })),
   logger: Schema.optional(fn),
-  logLevel: Schema.optional(Schema.Literal(...PromiseLogger.minimumLevels))
+  logLevel: Schema.optional(Schema.Literal(...PromiseLogger.minimumLevels)),
+  ...SessionStoreOptions.optionFields
 })
 
 const checkPromiseOptions = Opts.checker(PromiseOptionsSchema)
@@ -220,6 +217,9 @@ const toEffectOptions = (options: Options): AgentOptions.Options => {
     onElicitation,
     permissionTimeoutMs: _p,
     transport: _t,
+    sessionStore: _s,
+    sessionStoreFlush: _sf,
+    loadTimeoutMs: _lt,
     ...rest
   } = options
   return onElicitation === undefined ? rest : { ...rest, onElicitation: elicitationHandler(onElicitation) }
@@ -454,8 +454,8 @@ const loggingOf = (options: Options) =>
   options.logger === undefined && options.logLevel === undefined ? defaultLogging : PromiseLogger.withLogging(options)
 
 /**
- * Provides a query's Permissions and Hooks services (the session reads them once, when it starts), and the
- * OpenTelemetry trace context active now, when the query is made, for the CLI to inherit
+ * Provides a query's Permissions and Hooks services and its transcript store (the session reads them once, when it
+ * starts), and the OpenTelemetry trace context active now, when the query is made, for the CLI to inherit
  * (src/internal/transport/traceContext.ts).
  */
 const withExtensions = <A, E, R>(options: Options, effect: Effect.Effect<A, E, R>) => {
@@ -463,9 +463,8 @@ const withExtensions = <A, E, R>(options: Options, effect: Effect.Effect<A, E, R
   const permitted = canUseTool === undefined
     ? effect
     : Effect.provideService(effect, Permissions.Permissions, permissionsService(canUseTool, permissionTimeoutMs))
-  return TraceContext.withActiveOpenTelemetry(
-    hooks === undefined ? permitted : Effect.provide(permitted, hooksLayer(hooks))
-  )
+  const hooked = hooks === undefined ? permitted : Effect.provide(permitted, hooksLayer(hooks))
+  return TraceContext.withActiveOpenTelemetry(SessionStoreOptions.withSessionStore(options)(hooked))
 }
 
 /**

@@ -79,6 +79,8 @@ export interface Owned extends ControlProtocol {
    * all it waits for, or has to stop. SDK messages the CLI writes later are dropped.
    */
   readonly endMessages: Effect.Effect<void>
+  /** Completes once the reader has seen the end of the CLI's stdout (every frame it wrote has been routed). */
+  readonly readerDone: Effect.Effect<void>
 }
 
 /**
@@ -514,7 +516,12 @@ export const make = (
       Effect.zipRight(outbound.terminate(() => new InputClosed({ reason: "SessionClosed" })), buffer.endMessages)
     )
     yield* Effect.addFinalizer(() => inbound.abandonAll)
-    yield* Effect.forkScoped(readConnection(connection, options.onMessage, outbound, inbound, buffer))
+    const readerDone = yield* Deferred.make<void>()
+    yield* Effect.forkScoped(
+      readConnection(connection, options.onMessage, outbound, inbound, buffer).pipe(
+        Effect.ensuring(Deferred.succeed(readerDone, undefined))
+      )
+    )
 
     return {
       request: outbound.request,
@@ -525,6 +532,7 @@ export const make = (
       takeMessages: buffer.takeMessages,
       pullMessages: buffer.pullMessages,
       endMessages: buffer.endMessages,
+      readerDone: Deferred.await(readerDone),
       pendingCount: outbound.pendingCount,
       inFlightCount: inbound.inFlightCount,
       connection

@@ -14,6 +14,8 @@ import { contribution as elicitationContribution, declined } from "../mcp/elicit
 import { contribution as hooksContributionOf, invalidTimeout as invalidHookTimeout } from "../rules/hooks.js"
 import { type InternalStore, contribution as permissionsContribution, makeStore } from "../rules/permissions.js"
 import { contribution as sdkMcpContribution } from "../mcp/sdkMcp.js"
+import * as Mirror from "../transcript/mirror.js"
+import { Mirror as MirrorSettings, TranscriptStore } from "../transcript/store.js"
 
 /**
  * A session's in-process MCP servers, as `setMcpServers` and `mcpServerStatus` see them.
@@ -53,6 +55,8 @@ export const noMcpServers: McpServersControl = {
 export interface Contribution {
   /** Pass `--permission-prompt-tool=stdio`. */
   readonly permissionPromptStdio?: boolean | undefined
+  /** Pass `--session-mirror`. */
+  readonly sessionMirror?: boolean | undefined
   /** Fields merged (shallowly) into the `initialize` request. */
   readonly initialize?: Readonly<Record<string, unknown>> | undefined
   /** Extra `allowedTools` entries. */
@@ -94,6 +98,7 @@ export const combine = (contributions: ReadonlyArray<Contribution>): SessionExte
   const initialize: Record<string, unknown> = {}
   const allowedTools: Array<string> = []
   let permissionPromptStdio = false
+  let sessionMirror = false
   const onProtocol: Array<NonNullable<Contribution["onProtocol"]>> = []
   const onInitialized: Array<NonNullable<Contribution["onInitialized"]>> = []
   const onMessage: Array<NonNullable<Contribution["onMessage"]>> = []
@@ -104,6 +109,7 @@ export const combine = (contributions: ReadonlyArray<Contribution>): SessionExte
     Object.assign(initialize, c.initialize)
     allowedTools.push(...(c.allowedTools ?? []))
     if (c.permissionPromptStdio === true) permissionPromptStdio = true
+    if (c.sessionMirror === true) sessionMirror = true
     if (c.onProtocol) onProtocol.push(c.onProtocol)
     if (c.onInitialized) onInitialized.push(c.onInitialized)
     if (c.onMessage) onMessage.push(c.onMessage)
@@ -115,6 +121,7 @@ export const combine = (contributions: ReadonlyArray<Contribution>): SessionExte
     initialize,
     allowedTools,
     permissionPromptStdio,
+    sessionMirror,
     onProtocol: (protocol) =>
       onProtocol.length === 0 ? Effect.void : Effect.forEach(onProtocol, (f) => f(protocol), { discard: true }),
     onInitialized: (response) =>
@@ -175,5 +182,10 @@ export const collectExtensions = (
     if (hooksContribution !== undefined) contributions.push(hooksContribution)
     contributions.push(yield* sdkMcpContribution(options))
     if (options.onElicitation !== undefined) contributions.push(elicitationContribution(options.onElicitation))
+    const transcripts = yield* Effect.serviceOption(TranscriptStore)
+    if (Option.isSome(transcripts)) {
+      const mirroring = yield* Mirror.make(transcripts.value, yield* MirrorSettings, options)
+      contributions.push({ sessionMirror: true, ...mirroring })
+    }
     return { ...combine(contributions), permissionStore }
   })

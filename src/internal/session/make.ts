@@ -28,6 +28,8 @@ import * as Control from "./control.js"
 import * as Startup from "./startup.js"
 import * as State from "./state.js"
 import * as Watchdog from "./watchdog.js"
+import { prepare as prepareTranscript } from "../transcript/mirror.js"
+import { Mirror as MirrorSettings, TranscriptStore } from "../transcript/store.js"
 
 /** How long the CLI may take to report idle after a result before stdin is closed anyway. */
 const IDLE_AFTER_RESULT = Duration.seconds(1)
@@ -71,6 +73,8 @@ export const make = (
 ): Effect.Effect<SessionInternal, SessionError, Transport | Scope.Scope> =>
   Effect.gen(function*() {
     yield* Opts.validate(requested)
+    const transcripts = yield* Effect.serviceOption(TranscriptStore)
+    if (Option.isSome(transcripts)) yield* prepareTranscript(transcripts.value, yield* MirrorSettings, requested)
     const { options, origin } = resolveOrigin(requested)
     const limits = yield* Startup.limitsOf(options)
     const extensions = yield* collectExtensions(options, internals.permissionStore)

@@ -582,6 +582,12 @@ export const launchOf = (options: Options, extensions: Extensions = {}): Effect.
     if (options.resumeSessionAt !== undefined) args.push(flag("resume-session-at", options.resumeSessionAt))
     if (options.resumeDropsTurn !== undefined) args.push(flag("resume-drops-turn", options.resumeDropsTurn))
     if (options.persistSession === false) args.push("--no-session-persistence")
+    if (extensions.sessionMirror === true) {
+      if (options.persistSession === false) {
+        return invalid("persistSession", "cannot be false with a transcript store (the CLI mirrors what it writes)")
+      }
+      args.push("--session-mirror")
+    }
 
     if (options.settings !== undefined || options.sandbox !== undefined) {
       if (settingsObject === undefined && typeof options.settings === "string") {
