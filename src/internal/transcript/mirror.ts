@@ -188,7 +188,8 @@ export const prepare = (
     yield* writeLocal(path.join(projectDir, `${sessionId}.jsonl`), entries.value)
     const subpaths = yield* bounded("listSubkeys", store.listSubkeys(main))
     for (const subpath of subpaths) {
-      // broken
+      // a subagent's path comes from the store too: it must stay inside the session's directory
+      yield* checkKey("load", { ...main, subpath })
       const sub = yield* bounded("load", store.load({ ...main, subpath }))
       if (Option.isSome(sub)) yield* writeLocal(path.join(projectDir, sessionId, `${subpath}.jsonl`), sub.value)
     }
