@@ -28,6 +28,12 @@ const localSpawn = () => {
   return { fn, calls, started }
 }
 
+/** Promise options that run the fake CLI with `scenario`. */
+const fake = (scenario: FakeCli.Scenario) => {
+  const { executable, executableArgs } = FakeCli.executable()
+  return { pathToClaudeCodeExecutable: executable, executableArgs, env: FakeCli.env(scenario) }
+}
+
 const drain = async (q: AsyncIterable<unknown>) => {
   const out: Array<unknown> = []
   for await (const m of q) out.push(m)
@@ -45,7 +51,7 @@ describe("spawnClaudeCodeProcess (fake CLI)", () => {
     const messages = await drain(query({
       prompt: "hello",
       options: {
-        ...FakeCli.options(FakeCli.echoScenario),
+        ...fake(FakeCli.echoScenario),
         env: { ...FakeCli.env(FakeCli.echoScenario), SPAWN_MARK: "yes" },
         spawnClaudeCodeProcess: local.fn
       }
@@ -65,11 +71,11 @@ describe("spawnClaudeCodeProcess (fake CLI)", () => {
     const stall = FakeCli.scenario([FakeCli.ignoreSigterm, FakeCli.echo])
     const q = query({
       prompt: "hello",
-      options: { ...FakeCli.options(stall), killGraceMillis: 100, spawnClaudeCodeProcess: local.fn }
+      options: { ...fake(stall), killGraceMillis: 100, spawnClaudeCodeProcess: local.fn }
     })
     const iterator = q[Symbol.asyncIterator]()
     await iterator.next()
-    q.close()
+    await q.close()
     const child = local.started[0]!
     await new Promise<void>((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) resolve()
@@ -82,7 +88,7 @@ describe("spawnClaudeCodeProcess (fake CLI)", () => {
     const error = await failure(drain(query({
       prompt: "hello",
       options: {
-        ...FakeCli.options(FakeCli.echoScenario),
+        ...fake(FakeCli.echoScenario),
         spawnClaudeCodeProcess: () => {
           throw new Error("no VM today")
         }
@@ -98,7 +104,7 @@ describe("spawnClaudeCodeProcess (fake CLI)", () => {
       const error = await failure(drain(query({
         prompt: "hello",
         options: {
-          ...FakeCli.options(FakeCli.scenario([FakeCli.exit(3, "cannot start here\n")])),
+          ...fake(FakeCli.scenario([FakeCli.exit(3, "cannot start here\n")])),
           spawnClaudeCodeProcess: localSpawn().fn
         }
       })))
