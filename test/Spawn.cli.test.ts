@@ -2,10 +2,10 @@
 // container runner would) starts the pinned CLI, which answers from the scripted model server.
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { spawn } from "node:child_process"
 import { Message } from "effect-claude-agent"
-import { query, type SpawnedProcess, type SpawnOptions } from "effect-claude-agent/promise"
+import { query } from "effect-claude-agent/promise"
 import { noClaudeLeft, realCli } from "./support/cli.js"
+import { localSpawn } from "./support/spawn.js"
 
 describe("spawnClaudeCodeProcess against the real CLI", () => {
   it.live(
@@ -14,20 +14,7 @@ describe("spawnClaudeCodeProcess against the real CLI", () => {
       noClaudeLeft(Effect.scoped(Effect.gen(function*() {
         const { options } = yield* realCli()
         const base = options()
-        const calls: Array<SpawnOptions> = []
-        const started: Array<SpawnedProcess> = []
-        const spawnCli = (o: SpawnOptions): SpawnedProcess => {
-          calls.push(o)
-          const child = spawn(o.command, o.args, {
-            ...(o.cwd === undefined ? {} : { cwd: o.cwd }),
-            env: o.env,
-            signal: o.signal,
-            stdio: ["pipe", "pipe", "pipe"]
-          })
-          child.on("error", () => undefined)
-          started.push(child)
-          return child
-        }
+        const { calls, fn: spawnCli, started } = localSpawn()
         const messages = yield* Effect.promise(async () => {
           const out: Array<Message.SdkMessage> = []
           const q = query({

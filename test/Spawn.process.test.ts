@@ -2,31 +2,11 @@
 // node:child_process); the SDK frames its output, closes and kills it, and turns a failed spawn into a typed error.
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { spawn } from "node:child_process"
 import { AgentError, Transport } from "effect-claude-agent"
-import { query, type SpawnedProcess, type SpawnOptions } from "effect-claude-agent/promise"
+import { query } from "effect-claude-agent/promise"
 import { FakeCli } from "effect-claude-agent/testing"
 import { noClaudeLeft } from "./support/cli.js"
-
-/** A spawn function that runs the command locally, recording what it was asked and the process it started. */
-const localSpawn = () => {
-  const calls: Array<SpawnOptions> = []
-  const started: Array<SpawnedProcess & { readonly pid?: number | undefined }> = []
-  const fn = (options: SpawnOptions): SpawnedProcess => {
-    calls.push(options)
-    const child = spawn(options.command, options.args, {
-      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
-      env: options.env,
-      signal: options.signal,
-      stdio: ["pipe", "pipe", "pipe"]
-    })
-    // the abort error of the signal is expected at close
-    child.on("error", () => undefined)
-    started.push(child)
-    return child
-  }
-  return { fn, calls, started }
-}
+import { localSpawn } from "./support/spawn.js"
 
 /** Promise options that run the fake CLI with `scenario`. */
 const fake = (scenario: FakeCli.Scenario) => {
