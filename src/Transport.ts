@@ -21,6 +21,7 @@ import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
+import type { Readable, Writable } from "node:stream"
 import type {
   CliNotFound,
   InputClosed,
@@ -33,6 +34,7 @@ import type { CliResolver } from "./CliResolver.js"
 import * as connection from "./internal/transport/connection.js"
 import * as memory from "./internal/transport/memoryTransport.js"
 import * as proc from "./internal/transport/processTransport.js"
+import * as spawnTransport from "./internal/transport/spawnTransport.js"
 import * as version from "./internal/transport/version.js"
 import type * as Message from "./Message.js"
 
@@ -244,6 +246,74 @@ export const layerProcess: Layer.Layer<
   Transport,
   proc.make
 )
+
+/**
+ * What a spawn function is asked to run (the official SDK's `SpawnOptions`): the command and its arguments, the
+ * working directory, the whole environment, and a signal that aborts when the SDK signals the process (after stdin
+ * EOF and the close grace), or when the scope closes: passing it to `child_process.spawn` or a VM API is safe.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SpawnOptions {
+  readonly command: string
+  readonly args: Array<string>
+  readonly cwd?: string
+  readonly env: { [name: string]: string | undefined }
+  readonly signal: AbortSignal
+}
+
+/**
+ * A process a spawn function started (the official SDK's `SpawnedProcess`; a Node `ChildProcess` is one): its stdin
+ * and stdout, its exit status, `kill`, and its `exit` / `error` events. A `stderr` Readable, when it has one, feeds
+ * the stderr tail; a numeric `pid`, when it has one, is the connection's.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SpawnedProcess {
+  readonly stdin: Writable
+  readonly stdout: Readable
+  readonly killed: boolean
+  readonly exitCode: number | null
+  readonly signalCode?: NodeJS.Signals | null
+  kill(signal: NodeJS.Signals): boolean
+  on(event: "exit", listener: (code: number | null, signal: NodeJS.Signals | null) => void): void
+  on(event: "error", listener: (error: Error) => void): void
+  once(event: "exit", listener: (code: number | null, signal: NodeJS.Signals | null) => void): void
+  once(event: "error", listener: (error: Error) => void): void
+  off(event: "exit", listener: (code: number | null, signal: NodeJS.Signals | null) => void): void
+  off(event: "error", listener: (error: Error) => void): void
+}
+
+/**
+ * Starts the CLI somewhere (a container, a VM, over SSH, or locally): the official SDK's `spawnClaudeCodeProcess`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type SpawnFunction = (options: SpawnOptions) => SpawnedProcess
+
+/**
+ * A Transport whose processes `spawn` starts: the official SDK's `spawnClaudeCodeProcess`, to run the CLI in a
+ * container, over SSH or in a VM. The connection is the process transport's: the same framing, stderr tail (from the
+ * process's `stderr` when it has one; a process that emitted `error` has its message there), exit status and close
+ * (stdin EOF, the close grace, then `kill("SIGTERM")`, `kill("SIGKILL")` after the kill grace; closing always ends
+ * what `spawn` returned, and aborts {@link SpawnOptions.signal}).
+ *
+ * `spawn` gets the command this machine would run: the CLI the `CliResolver` finds (a JavaScript one through its
+ * runtime), else `LaunchSpec.executable`, else `claude`. Nothing is checked on this machine: not the working
+ * directory, nor the CLI's version (the process may run elsewhere). What this SDK cannot do for a process it did
+ * not start: signal its process group, or end the tool processes it started outside it
+ * ({@link LaunchSpec.reapToolProcesses} does not apply): ending those is the spawn function's (e.g. a container
+ * that is removed with its process). A `spawn` that throws, or returns something that is not a process, fails
+ * `open` with `SpawnFailed`; a process that exits at once fails the session with `ProcessExited`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerSpawn = (spawn: SpawnFunction): Layer.Layer<Transport, never, CliResolver> =>
+  Layer.effect(Transport, spawnTransport.make(spawn))
 
 /**
  * The peer side of an in-memory connection: what a scripted fake CLI sees.

@@ -354,7 +354,7 @@ export type LogFunction = PromiseLogger.LogFunction
 /**
  * The official `Options`, plus this SDK's knobs (see `AgentOptions.Options`).
  *
- * Official options this SDK does not implement are left out of this type: `onUserDialog`, `supportedDialogKinds`, `perTaskStopAffordance`, `spawnClaudeCodeProcess`, and
+ * Official options this SDK does not implement are left out of this type: `onUserDialog`, `supportedDialogKinds`, `perTaskStopAffordance`, and
  * `executable` / `mcpServersDelivery` / `pluginDelivery` other than their default (`"node"`, `"argv"`). Passed
  * anyway (plain JavaScript, a cast), one fails the query with `InvalidOptions` naming it (the iterator and every
  * method reject with it; no CLI is started) rather than being silently ignored.
@@ -402,7 +402,31 @@ export interface Options extends Omit<AgentOptions.Options, "onElicitation"> {
   readonly sessionStoreFlush?: SessionStoreFlush | undefined
   /** The bound of each store call made to load a session before the CLI starts. Defaults to 60 000. */
   readonly loadTimeoutMs?: number | undefined
+  /**
+   * Starts the CLI instead of the local spawn (in a VM, a container, over SSH): called with the command, its
+   * arguments, the working directory, the whole environment and a signal that aborts once the graceful close has
+   * run; returns a `SpawnedProcess` (a `ChildProcess` is one). See `Transport.layerSpawn` for what the SDK still does
+   * (framing, stderr tail, exit status, close and kill) and what it cannot (reaping the tool processes the CLI
+   * started). Not with `transport`.
+   */
+  readonly spawnClaudeCodeProcess?: ((options: SpawnOptions) => SpawnedProcess) | undefined
 }
+
+/**
+ * What `spawnClaudeCodeProcess` is called with (see `Transport.SpawnOptions`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type SpawnOptions = Transport.SpawnOptions
+
+/**
+ * What `spawnClaudeCodeProcess` returns (see `Transport.SpawnedProcess`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type SpawnedProcess = Transport.SpawnedProcess
 
 /**
  * Where a transcript lives in a {@link SessionStore} (the official `SessionKey`).

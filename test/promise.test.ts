@@ -787,7 +787,6 @@ describe("promise API: official options this SDK does not implement", () => {
     ["onUserDialog", async () => ({})],
     ["supportedDialogKinds", ["confirm"]],
     ["perTaskStopAffordance", true],
-    ["spawnClaudeCodeProcess", () => ({})],
     ["executable", "bun"],
     ["mcpServersDelivery", "initialize"],
     ["pluginDelivery", "initialize"]

@@ -21,7 +21,8 @@ import * as Hooks from "../../Hooks.js"
 import type * as Message from "../../Message.js"
 import * as NodeClaudeAgent from "../../NodeClaudeAgent.js"
 import * as Permissions from "../../Permissions.js"
-import type * as Transport from "../../Transport.js"
+import * as CliResolver from "../../CliResolver.js"
+import * as Transport from "../../Transport.js"
 import type { CanUseTool, HookCallbackMatcher, OnElicitation, Options, Query, WarmQuery } from "../../promise.js"
 import * as HooksInternal from "../rules/hooks.js"
 import * as Opts from "../session/options.js"
@@ -116,8 +117,6 @@ const unsupportedOptions: Readonly<Record<string, (value: unknown) => string | u
       : `${JSON.stringify(value)} is not supported: a JavaScript CLI (.js/.mjs/.cjs) is always run with the current ` +
         `Node executable (executable: "node"); for another runtime, set pathToClaudeCodeExecutable to a native ` +
         `binary or a wrapper script`,
-  spawnClaudeCodeProcess: () =>
-    "a custom spawn function is not supported; pass options.transport (a Transport layer) to run the CLI elsewhere",
   onUserDialog: () => "rendering the CLI's dialogs (request_user_dialog) is not supported",
   supportedDialogKinds: () => "only applies to onUserDialog, which is not supported",
   perTaskStopAffordance: () =>
@@ -177,6 +176,7 @@ const PromiseOptionsSchema = Schema.Struct({
     )
   })),
   transport: Schema.optional(Schema.declare(Layer.isLayer, { identifier: "Layer" })),
+  spawnClaudeCodeProcess: Schema.optional(fn),
   logger: Schema.optional(fn),
   logLevel: Schema.optional(Schema.Literal(...PromiseLogger.minimumLevels)),
   ...SessionStoreOptions.optionFields
@@ -192,7 +192,27 @@ const checkPromiseOptions = Opts.checker(PromiseOptionsSchema)
  */
 export const invalidOptions = (options: unknown): InvalidOptions | undefined =>
   (typeof options === "object" && options !== null ? unsupportedOption(options) : undefined) ??
-    checkPromiseOptions(options)
+    checkPromiseOptions(options) ?? bothTransports(options)
+
+/** `transport` and `spawnClaudeCodeProcess` both say how to start the CLI: one of them only. */
+const bothTransports = (options: unknown): InvalidOptions | undefined =>
+  Predicate.hasProperty(options, "transport") && options.transport !== undefined &&
+    Predicate.hasProperty(options, "spawnClaudeCodeProcess") && options.spawnClaudeCodeProcess !== undefined
+    ? new InvalidOptions({
+      option: "spawnClaudeCodeProcess",
+      description: "cannot be combined with transport: pass one of them"
+    })
+    : undefined
+
+/**
+ * The caller's own Transport: `transport`, or the process transport over `spawnClaudeCodeProcess` (with its own CLI
+ * resolver, for the command the spawn function is asked to run).
+ */
+const ownTransport = (options: Options): Layer.Layer<Transport.Transport> | undefined =>
+  options.transport ??
+    (options.spawnClaudeCodeProcess === undefined
+      ? undefined
+      : Transport.layerSpawn(options.spawnClaudeCodeProcess).pipe(Layer.provide(CliResolver.layer())))
 
 /**
  * The official callback as an `onElicitation` Effect: a throw or a rejection fails (the session then answers
@@ -220,6 +240,7 @@ const toEffectOptions = (options: Options): AgentOptions.Options => {
     sessionStore: _s,
     sessionStoreFlush: _sf,
     loadTimeoutMs: _lt,
+    spawnClaudeCodeProcess: _spawn,
     ...rest
   } = options
   return onElicitation === undefined ? rest : { ...rest, onElicitation: elicitationHandler(onElicitation) }
@@ -712,7 +733,8 @@ const begin = (
   const invalid = invalidOptions(given)
   const options: Options = invalid === undefined ? given : {}
   // a transport of the caller's own is built for this query alone (it may hold state); the default one is shared
-  const runtime = options.transport === undefined ? nodeRuntime : ManagedRuntime.make(options.transport)
+  const own = ownTransport(options)
+  const runtime = own === undefined ? nodeRuntime : ManagedRuntime.make(own)
   const logged = loggingOf(options)
   const gate = warm ? warmGate() : undefined
   const source = gate ?? (isPrompt(promptNow) ? promptNow : undefined)
@@ -725,7 +747,7 @@ const begin = (
         ? Effect.fail(promptError(promptNow))
         : runSession(options, source, up)
     ))
-  const life = lifecycle(runtime, options.transport !== undefined, start, options.abortController)
+  const life = lifecycle(runtime, own !== undefined, start, options.abortController)
   const query = queryMethods(iterate(life), life.close, runOn(life, runtime, logged))
   if (gate === undefined) return { query, warm: notWarm }
   void life.started.then((exit) => {

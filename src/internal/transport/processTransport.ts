@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
 import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
+import type * as Sink from "effect/Sink"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import {
@@ -64,7 +65,7 @@ const errorText = (error: unknown): string => {
  * Sends a signal to the process group (the CLI and the processes it started that stayed in its group), falling back
  * to the process while it has not been reaped (once it has, its pid may belong to another process).
  */
-const signal = (pid: number, sig: NodeJS.Signals, reaped = false) =>
+const signalGroup = (pid: number) => (sig: NodeJS.Signals, reaped: boolean) =>
   Effect.sync(() => {
     try {
       process.kill(-pid, sig)
@@ -158,7 +159,7 @@ const exitStatusOf = (proc: CommandExecutor.Process): Effect.Effect<ExitStatus> 
  * that fails just ends.
  */
 const drainStderr = (
-  source: CommandExecutor.Process["stderr"],
+  source: Stream.Stream<Uint8Array, unknown>,
   stderr: StderrTail
 ): Effect.Effect<Fiber.RuntimeFiber<void>, never, Scope.Scope> =>
   Stream.toPull(source).pipe(
@@ -182,7 +183,7 @@ const drainStderr = (
  * pull ends as `afterStdout` says (a failure for a CLI that exited with an error).
  */
 const makeFramePull = (
-  stdout: CommandExecutor.Process["stdout"],
+  stdout: Stream.Stream<Uint8Array, unknown>,
   maxLineBytes: number,
   afterStdout: Effect.Effect<void, ProcessExited>
 ): Effect.Effect<FramePull, never, Scope.Scope> =>
@@ -214,7 +215,10 @@ const makeFramePull = (
 
 /** A started CLI as `makeShutdown` sees it; `status` and `exitNumber` stay `undefined` until it has exited. */
 interface Child {
-  readonly pid: number
+  /** For logs and for the descendants snapshot (only with a marker). */
+  readonly pid: number | undefined
+  /** Sends a signal to the process and its group where it has one; `exited`: the process has exited already. */
+  readonly signal: (sig: NodeJS.Signals, exited: boolean) => Effect.Effect<void>
   readonly marker: Marker | undefined
   readonly exited: Deferred.Deferred<ExitStatus>
   readonly status: () => ExitStatus | undefined
@@ -233,7 +237,7 @@ const makeShutdown = (
   scans: Reaper.Scans,
   spec: LaunchSpec
 ): { readonly terminate: Effect.Effect<void>; readonly close: Effect.Effect<void> } => {
-  const { exited, marker, pid } = child
+  const { exited, marker, pid, signal } = child
   const killGraceMillis = spec.killGraceMillis ?? DEFAULT_KILL_GRACE_MILLIS
   // the CLI's descendants when the SDK had to signal it (those that cleared their environment have no marker);
   // a CLI that exits by itself had the chance to end its own tools
@@ -241,12 +245,14 @@ const makeShutdown = (
   // whether the tool processes were sent SIGTERM a whole kill grace ago already
   let toolsHadGrace = false
   const snapshotTools = Effect.sync(() => {
-    if (marker !== undefined && child.status() === undefined) tools = Reaper.union(tools, Reaper.descendants(pid))
+    if (marker !== undefined && pid !== undefined && child.status() === undefined) {
+      tools = Reaper.union(tools, Reaper.descendants(pid))
+    }
   })
 
   const terminate = Effect.gen(function*() {
     yield* snapshotTools
-    yield* signal(pid, "SIGTERM")
+    yield* signal("SIGTERM", false)
     // tool processes outside the CLI's group get their SIGTERM at the same time
     if (marker !== undefined) {
       yield* Effect.sync(() => {
@@ -258,7 +264,7 @@ const makeShutdown = (
     if (Option.isNone(terminated)) {
       toolsHadGrace = true
       yield* Effect.logWarning("CLI ignored SIGTERM: SIGKILL").pipe(Effect.annotateLogs({ pid }))
-      yield* signal(pid, "SIGKILL")
+      yield* signal("SIGKILL", false)
       yield* liveTimeout(Effect.interruptible(Deferred.await(exited)), REAP_TIMEOUT_MILLIS)
     }
   })
@@ -276,7 +282,7 @@ const makeShutdown = (
       }
     }
     // whatever the CLI left behind in its process group (tool subprocesses)
-    yield* signal(pid, "SIGKILL", child.status() !== undefined)
+    yield* signal("SIGKILL", child.status() !== undefined)
     // and outside it (own process groups, re-parented to init)
     if (marker !== undefined) {
       const exitNumber = child.exitNumber()
@@ -291,6 +297,111 @@ const makeShutdown = (
 
   return { terminate, close }
 }
+
+/**
+ * A started process as the connection sees it, whoever started it: this SDK through the `CommandExecutor`, or the
+ * caller's spawn function (`Transport.layerSpawn`). @internal
+ */
+export interface Started {
+  readonly pid: number | undefined
+  readonly command: ReadonlyArray<string>
+  /** The reaper's marker in the process's environment, when its tool processes are reaped. */
+  readonly marker: Marker | undefined
+  readonly stdin: Sink.Sink<void, Uint8Array, never, unknown>
+  readonly stdout: Stream.Stream<Uint8Array, unknown>
+  readonly stderr: Stream.Stream<Uint8Array, unknown>
+  /** Completes when the process exits, with how. */
+  readonly exitStatus: Effect.Effect<ExitStatus>
+  /** Sends a signal to the process (and its group, where it has one); `exited`: the process has exited already. */
+  readonly signal: (sig: NodeJS.Signals, exited: boolean) => Effect.Effect<void>
+}
+
+/**
+ * The connection to a started process, in the scope: the single stdin writer, the stderr tail, the exit watcher,
+ * the frame reader, and the shutdown (closing the scope ends the process, see `makeShutdown`). @internal
+ */
+export const connect = (
+  started: Started,
+  spec: LaunchSpec,
+  scans: Reaper.Scans
+): Effect.Effect<Connection, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const { command, marker, pid } = started
+
+    const stderr = makeStderrTail(spec.stderrTailBytes ?? DEFAULT_STDERR_TAIL_BYTES, spec.onStderr)
+    const exited = yield* Deferred.make<ExitStatus>()
+    let status: ExitStatus | undefined
+    // which exit of this Transport's CLIs it was (see `Reaper.Scans`)
+    let exitNumber: number | undefined
+    let inputEnded = false
+    const input = yield* Mailbox.make<Uint8Array>()
+    const endInput = Effect.suspend(() => {
+      inputEnded = true
+      return Effect.asVoid(input.end)
+    })
+
+    const processExited = (s: ExitStatus) =>
+      new ProcessExited({ code: s.code, signal: s.signal, stderrTail: stderr.tail() })
+
+    // the one writer of stdin
+    yield* Mailbox.toStream(input).pipe(
+      Stream.run(started.stdin),
+      Effect.ignore,
+      Effect.forkScoped
+    )
+    const stderrFiber = yield* drainStderr(started.stderr, stderr)
+    yield* started.exitStatus.pipe(
+      Effect.tap((s) =>
+        Effect.sync(() => {
+          status = s
+          if (marker !== undefined) exitNumber = scans.exited()
+        })
+      ),
+      Effect.flatMap((s) => Deferred.succeed(exited, s)),
+      Effect.forkScoped
+    )
+
+    const { close, terminate } = makeShutdown(
+      {
+        pid,
+        signal: started.signal,
+        marker,
+        exited,
+        status: () => status,
+        exitNumber: () => exitNumber,
+        endInput
+      },
+      scans,
+      spec
+    )
+    // Registered after everything else in this scope, so it runs first when the scope closes.
+    yield* Effect.addFinalizer(() => close)
+
+    const afterStdout = Effect.gen(function*() {
+      const s = yield* Deferred.await(exited)
+      yield* liveAwaitBounded(stderrFiber, STDERR_DRAIN_MILLIS)
+      if (s.code !== 0) return yield* Effect.fail(processExited(s))
+    })
+
+    const connection: Connection = Conn.make({
+      pid: Option.fromNullable(pid),
+      command,
+      pull: makeFramePull(started.stdout, spec.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, afterStdout),
+      unsafeSend: (message) => {
+        // the caller's own end of input wins over an exit that may have followed it
+        if (inputEnded) return new InputClosed({ reason: "InputEnded" })
+        if (status !== undefined) return processExited(status)
+        input.unsafeOffer(Buffer.from(JSON.stringify(message) + "\n", "utf8"))
+        return undefined
+      },
+      endInput,
+      awaitExit: Deferred.await(exited),
+      exitStatus: Effect.sync(() => Option.fromNullable(status)),
+      stderrTail: Effect.sync(() => stderr.tail()),
+      kill: Effect.suspend(() => (status !== undefined ? Effect.void : terminate)).pipe(Effect.uninterruptible)
+    })
+    return connection
+  })
 
 /** @internal */
 export const make = Effect.gen(function*() {
@@ -309,80 +420,20 @@ export const make = Effect.gen(function*() {
       if (spec.cwd !== undefined) yield* checkCwd(fs, spec.cwd)
       yield* removeStale
       const { command, marker, proc } = yield* launch(executor, resolver, spec, platform)
-      const pid = proc.pid
-
-      const stderr = makeStderrTail(spec.stderrTailBytes ?? DEFAULT_STDERR_TAIL_BYTES, spec.onStderr)
-      const exited = yield* Deferred.make<ExitStatus>()
-      let status: ExitStatus | undefined
-      // which exit of this Transport's CLIs it was (see `Reaper.Scans`)
-      let exitNumber: number | undefined
-      let inputEnded = false
-      const input = yield* Mailbox.make<Uint8Array>()
-      const endInput = Effect.suspend(() => {
-        inputEnded = true
-        return Effect.asVoid(input.end)
-      })
-
-      const processExited = (s: ExitStatus) =>
-        new ProcessExited({ code: s.code, signal: s.signal, stderrTail: stderr.tail() })
-
-      // the one writer of stdin
-      yield* Mailbox.toStream(input).pipe(
-        Stream.run(proc.stdin),
-        Effect.ignore,
-        Effect.forkScoped
-      )
-      const stderrFiber = yield* drainStderr(proc.stderr, stderr)
-      yield* exitStatusOf(proc).pipe(
-        Effect.tap((s) =>
-          Effect.sync(() => {
-            status = s
-            if (marker !== undefined) exitNumber = scans.exited()
-          })
-        ),
-        Effect.flatMap((s) => Deferred.succeed(exited, s)),
-        Effect.forkScoped
-      )
-
-      const { close, terminate } = makeShutdown(
+      return yield* connect(
         {
-          pid,
+          pid: proc.pid,
+          command,
           marker,
-          exited,
-          status: () => status,
-          exitNumber: () => exitNumber,
-          endInput
+          stdin: proc.stdin,
+          stdout: proc.stdout,
+          stderr: proc.stderr,
+          exitStatus: exitStatusOf(proc),
+          signal: signalGroup(proc.pid)
         },
-        scans,
-        spec
+        spec,
+        scans
       )
-      // Registered after everything else in this scope, so it runs first when the scope closes.
-      yield* Effect.addFinalizer(() => close)
-
-      const afterStdout = Effect.gen(function*() {
-        const s = yield* Deferred.await(exited)
-        yield* liveAwaitBounded(stderrFiber, STDERR_DRAIN_MILLIS)
-        if (s.code !== 0) return yield* Effect.fail(processExited(s))
-      })
-
-      const connection: Connection = Conn.make({
-        pid: Option.some(pid),
-        command,
-        pull: makeFramePull(proc.stdout, spec.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, afterStdout),
-        unsafeSend: (message) => {
-          // the caller's own end of input wins over an exit that may have followed it
-          if (inputEnded) return new InputClosed({ reason: "InputEnded" })
-          if (status !== undefined) return processExited(status)
-          input.unsafeOffer(Buffer.from(JSON.stringify(message) + "\n", "utf8"))
-          return undefined
-        },
-        endInput,
-        awaitExit: Deferred.await(exited),
-        exitStatus: Effect.sync(() => Option.fromNullable(status)),
-        stderrTail: Effect.sync(() => stderr.tail()),
-        kill: Effect.suspend(() => (status !== undefined ? Effect.void : terminate)).pipe(Effect.uninterruptible)
-      })
-      return connection
     })
 
   return { open }

@@ -1,0 +1,149 @@
+/** @internal */
+import * as NodeSink from "@effect/platform-node/NodeSink"
+import * as NodeStream from "@effect/platform-node/NodeStream"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { Readable } from "node:stream"
+import { type CliNotFound, type InvalidOptions, SpawnFailed } from "../../AgentError.js"
+import { CliResolver, type ResolvedCli } from "../../CliResolver.js"
+import type { Connection, ExitStatus, LaunchSpec, SpawnedProcess, SpawnFunction } from "../../Transport.js"
+import { commandEnv } from "./env.js"
+import { BASE_ARGS, connect } from "./processTransport.js"
+import * as Reaper from "./reaper.js"
+import * as TraceContext from "./traceContext.js"
+
+const errorText = (error: unknown): string => error instanceof Error ? error.message : String(error)
+
+/**
+ * The command the spawn function is asked to run: the CLI this machine would run (a JavaScript one through its
+ * runtime), else the path the caller gave, else `claude`: the spawn function may run it somewhere this machine cannot
+ * see (a container, a VM, over SSH).
+ */
+const commandOf = (
+  resolver: CliResolver["Type"],
+  spec: LaunchSpec
+): Effect.Effect<ResolvedCli, CliNotFound | InvalidOptions> => {
+  const lookup = (name: string) => spec.env !== undefined && name in spec.env ? spec.env[name] : process.env[name]
+  return resolver.resolve({
+    explicit: spec.executable,
+    env: { CLAUDE_CLI_PATH: lookup("CLAUDE_CLI_PATH"), PATH: lookup("PATH"), PATHEXT: lookup("PATHEXT") },
+    executableArgs: spec.executableArgs
+  }).pipe(
+    Effect.catchTag("CliNotFound", () => {
+      const command = spec.executable ?? "claude"
+      return Effect.succeed<ResolvedCli>({ command, prefixArgs: [], path: command })
+    })
+  )
+}
+
+/** What the spawn function returned, checked: a value without the streams and methods the contract names fails. */
+const checkSpawned = (value: unknown): value is SpawnedProcess =>
+  typeof value === "object" && value !== null && "stdin" in value && "stdout" in value &&
+  value.stdout instanceof Readable && "kill" in value && typeof value.kill === "function" && "on" in value &&
+  typeof value.on === "function" && "off" in value && typeof value.off === "function"
+
+const hasExited = (child: SpawnedProcess): boolean =>
+  child.exitCode !== null || (child.signalCode !== undefined && child.signalCode !== null)
+
+/**
+ * Completes when the process exits: its `exit` event, or an `error` event (a process that could not start, e.g. a
+ * missing command, emits only that; its message goes to the stderr tail through `onError`).
+ */
+const exitOf = (child: SpawnedProcess, onError: (error: Error) => void): Effect.Effect<ExitStatus> =>
+  Effect.async<ExitStatus>((resume) => {
+    if (hasExited(child)) {
+      resume(Effect.succeed({ code: child.exitCode, signal: child.signalCode ?? null }))
+      return
+    }
+    const onExit = (code: number | null, signal: NodeJS.Signals | null) => resume(Effect.succeed({ code, signal }))
+    const onFail = (error: Error) => {
+      onError(error)
+      resume(Effect.succeed({ code: null, signal: null }))
+    }
+    child.on("exit", onExit)
+    child.on("error", onFail)
+    return Effect.sync(() => {
+      child.off("exit", onExit)
+      child.off("error", onFail)
+    })
+  })
+
+/** @internal */
+export const make = (spawn: SpawnFunction) =>
+  Effect.gen(function*() {
+    const resolver = yield* CliResolver
+    const scans = Reaper.makeScans()
+
+    const open = (
+      spec: LaunchSpec
+    ): Effect.Effect<Connection, CliNotFound | SpawnFailed | InvalidOptions, Scope.Scope> =>
+      Effect.gen(function*() {
+        const cli = yield* commandOf(resolver, spec)
+        const trace = yield* TraceContext.current
+        const base = commandEnv({ parent: process.env, env: spec.env, mode: spec.envMode, keep: spec.keepEnv, trace })
+        const env = base.extend ? { ...process.env, ...base.env } : base.env
+        const args = [...cli.prefixArgs, ...BASE_ARGS, ...spec.args]
+        // aborted when the SDK signals the process: after stdin EOF and the close grace, as the official SDK does
+        const controller = new AbortController()
+        yield* Effect.addFinalizer(() => Effect.sync(() => controller.abort()))
+        const child = yield* Effect.try({
+          try: () =>
+            spawn({
+              command: cli.command,
+              args,
+              ...(spec.cwd === undefined ? {} : { cwd: spec.cwd }),
+              env,
+              signal: controller.signal
+            }),
+          catch: (cause) => new SpawnFailed({ command: cli.command, description: errorText(cause), cause })
+        })
+        if (!checkSpawned(child)) {
+          return yield* new SpawnFailed({
+            command: cli.command,
+            description: "spawnClaudeCodeProcess returned no SpawnedProcess (stdin, stdout, kill, on, off)"
+          })
+        }
+        let exited = false
+        const done = yield* Deferred.make<void>()
+        const errors: Array<Error> = []
+        // the process's stderr when it has one (a ChildProcess does), then, once it exited, why it failed if it did
+        const stderrOf = "stderr" in child && child.stderr instanceof Readable ? child.stderr : undefined
+        const stderr = Stream.concat(
+          stderrOf === undefined ? Stream.empty : NodeStream.fromReadable(() => stderrOf, (e) => e),
+          Stream.unwrap(Effect.as(
+            Deferred.await(done),
+            Stream.suspend(() => Stream.fromIterable(errors.map((e) => Buffer.from(`spawn error: ${e.message}\n`))))
+          ))
+        )
+        return yield* connect(
+          {
+            pid: "pid" in child && typeof child.pid === "number" ? child.pid : undefined,
+            command: [cli.command, ...args],
+            marker: undefined,
+            stdin: NodeSink.fromWritable(() => child.stdin, (e) => e),
+            stdout: NodeStream.fromReadable(() => child.stdout, (e) => e),
+            stderr,
+            exitStatus: exitOf(child, (error) => errors.push(error)).pipe(
+              Effect.tap(() => Effect.sync(() => exited = true)),
+              Effect.tap(() => Deferred.succeed(done, undefined))
+            ),
+            signal: (sig, gone) =>
+              Effect.sync(() => {
+                controller.abort()
+                if (gone || exited || hasExited(child)) return
+                try {
+                  child.kill(sig)
+                } catch {
+                  // a kill that throws is a process that is gone, or one this SDK cannot reach
+                }
+              })
+          },
+          spec,
+          scans
+        )
+      })
+
+    return { open }
+  })
