@@ -48,8 +48,9 @@ const hasExited = (child: SpawnedProcess): boolean =>
   child.exitCode !== null || (child.signalCode !== undefined && child.signalCode !== null)
 
 /**
- * Completes when the process exits: its `exit` event, or an `error` event (a process that could not start, e.g. a
- * missing command, emits only that; its message goes to the stderr tail through `onError`).
+ * Completes when the process exits: its `exit` event, or an `error` event of a process that never started (a missing
+ * command emits only that, and has no pid). An `error` of a running process (the abort signal firing, a failed kill)
+ * does not end it: only its `exit` does. Every error's message goes to the stderr tail through `onError`.
  */
 const exitOf = (child: SpawnedProcess, onError: (error: Error) => void): Effect.Effect<ExitStatus> =>
   Effect.async<ExitStatus>((resume) => {
@@ -60,7 +61,8 @@ const exitOf = (child: SpawnedProcess, onError: (error: Error) => void): Effect.
     const onExit = (code: number | null, signal: NodeJS.Signals | null) => resume(Effect.succeed({ code, signal }))
     const onFail = (error: Error) => {
       onError(error)
-      resume(Effect.succeed({ code: null, signal: null }))
+      if (hasExited(child)) resume(Effect.succeed({ code: child.exitCode, signal: child.signalCode ?? null }))
+      else if (!("pid" in child) || typeof child.pid !== "number") resume(Effect.succeed({ code: null, signal: null }))
     }
     child.on("exit", onExit)
     child.on("error", onFail)
