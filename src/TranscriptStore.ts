@@ -281,10 +281,15 @@ export const layerFileSystem = (
  * @category models
  */
 export interface PromiseSessionStore {
+  /** Appends entries to a transcript (called again with the same entries after a failure: keep it idempotent). */
   append(key: SessionKey, entries: Array<Entry>): Promise<void>
+  /** The whole transcript, or `null` when the store has none. */
   load(key: SessionKey): Promise<Array<Entry> | null>
+  /** The sessions of a project, with their modification times (without it, `continue` finds nothing). */
   listSessions?(projectKey: string): Promise<Array<{ sessionId: string; mtime: number }>>
+  /** Removes a transcript. */
   delete?(key: SessionKey): Promise<void>
+  /** The subpaths (subagent transcripts) stored under a session. */
   listSubkeys?(key: { projectKey: string; sessionId: string }): Promise<Array<string>>
 }
 

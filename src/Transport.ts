@@ -277,12 +277,19 @@ export interface SpawnedProcess {
   readonly killed: boolean
   readonly exitCode: number | null
   readonly signalCode?: NodeJS.Signals | null
+  /** Sends the process a signal; `false` when it could not. */
   kill(signal: NodeJS.Signals): boolean
+  /** Called once the process has exited, with its exit code or the signal that ended it. */
   on(event: "exit", listener: (code: number | null, signal: NodeJS.Signals | null) => void): void
+  /** Called when the process could not be started, signalled or written to. */
   on(event: "error", listener: (error: Error) => void): void
+  /** `on("exit")`, called at most once. */
   once(event: "exit", listener: (code: number | null, signal: NodeJS.Signals | null) => void): void
+  /** `on("error")`, called at most once. */
   once(event: "error", listener: (error: Error) => void): void
+  /** Removes an `exit` listener. */
   off(event: "exit", listener: (code: number | null, signal: NodeJS.Signals | null) => void): void
+  /** Removes an `error` listener. */
   off(event: "error", listener: (error: Error) => void): void
 }
 

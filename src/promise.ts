@@ -453,10 +453,15 @@ export type SessionStoreEntry = { type: string; uuid?: string; timestamp?: strin
  * @category models
  */
 export type SessionStore = {
+  /** Appends entries to a transcript (called again with the same entries after a failure: keep it idempotent). */
   append(key: SessionKey, entries: Array<SessionStoreEntry>): Promise<void>
+  /** The whole transcript, or `null` when the store has none. */
   load(key: SessionKey): Promise<Array<SessionStoreEntry> | null>
+  /** The sessions of a project, with their modification times (without it, `continue` finds nothing). */
   listSessions?(projectKey: string): Promise<Array<{ sessionId: string; mtime: number }>>
+  /** Removes a transcript. */
   delete?(key: SessionKey): Promise<void>
+  /** The subpaths (subagent transcripts) stored under a session. */
   listSubkeys?(key: { projectKey: string; sessionId: string }): Promise<Array<string>>
 }
 
