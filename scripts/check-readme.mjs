@@ -46,11 +46,14 @@ fs.writeFileSync(
         noEmit: true,
         // a snippet may show a value without using it
         noUnusedLocals: false,
+        // the testing kit's frames are plain JavaScript shared with the fake CLI program (src/internal/testing)
+        allowJs: true,
         paths: {
           "effect-claude-agent": [rel("src/index.ts")],
           "effect-claude-agent/promise": [rel("src/promise.ts")],
           "effect-claude-agent/testing": [rel("src/testing.ts")],
-          "effect-claude-agent/cluster": [rel("src/cluster.ts")]
+          "effect-claude-agent/cluster": [rel("src/cluster.ts")],
+          "effect-claude-agent/sql": [rel("src/sql.ts")]
         }
       },
       // @effect/rpc's typings name the DOM's `Transferable` (the cluster entry's snippets load them)
