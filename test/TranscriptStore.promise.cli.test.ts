@@ -1,11 +1,5 @@
 // The official `sessionStore` options through the Promise API, against the real CLI (offline).
-import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as Scope from "effect/Scope"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
+import { describe, expect, it } from "vitest"
 import {
   importSessionToStore,
   query,
@@ -14,28 +8,10 @@ import {
   type SessionStore,
   type SessionStoreEntry
 } from "effect-claude-agent/promise"
-import { ScriptedModelServer } from "effect-claude-agent/testing"
-import { descendants, OWNER_ENV, ownedProcesses } from "./support/process.js"
+import { OWNER_ENV } from "./support/process.js"
+import { cwd, server, usePromiseCli } from "./support/promiseCli.js"
 
-let scope: Scope.CloseableScope
-let server: ScriptedModelServer.ScriptedModelServer
-let cwd: string
-let before: Set<number>
-
-const alive = () => [...new Set([...descendants(process.pid), ...ownedProcesses()])]
-
-beforeEach(async () => {
-  before = new Set(alive())
-  scope = Effect.runSync(Scope.make())
-  server = await Effect.runPromise(ScriptedModelServer.make().pipe(Scope.extend(scope)))
-  cwd = fs.mkdtempSync(path.join(os.tmpdir(), "eca-store-"))
-})
-
-afterEach(async () => {
-  await Effect.runPromise(Scope.close(scope, Exit.void))
-  fs.rmSync(cwd, { recursive: true, force: true })
-  expect(alive().filter((p) => !before.has(p))).toEqual([])
-})
+usePromiseCli("eca-store-")
 
 /** A fresh config dir: another machine. */
 const machine = () => {

@@ -1,11 +1,8 @@
 // The official SDK's documented usage, with only the import changed, against the real CLI (offline).
-import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
-import * as Scope from "effect/Scope"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import * as z from "zod"
 import {
@@ -18,28 +15,10 @@ import {
   tool
 } from "effect-claude-agent/promise"
 import { ScriptedModelServer } from "effect-claude-agent/testing"
-import { descendants, isAlive, OWNER_ENV, ownedProcesses } from "./support/process.js"
+import { isAlive, OWNER_ENV } from "./support/process.js"
+import { alive, cwd, server, usePromiseCli } from "./support/promiseCli.js"
 
-let scope: Scope.CloseableScope
-let server: ScriptedModelServer.ScriptedModelServer
-let cwd: string
-let before: Set<number>
-
-const alive = () => [...new Set([...descendants(process.pid), ...ownedProcesses()])]
-
-beforeEach(async () => {
-  before = new Set(alive())
-  scope = Effect.runSync(Scope.make())
-  server = await Effect.runPromise(ScriptedModelServer.make().pipe(Scope.extend(scope)))
-  cwd = fs.mkdtempSync(path.join(os.tmpdir(), "eca-promise-"))
-})
-
-afterEach(async () => {
-  await Effect.runPromise(Scope.close(scope, Exit.void))
-  fs.rmSync(cwd, { recursive: true, force: true })
-  // every test leaves no process behind
-  expect(alive().filter((p) => !before.has(p))).toEqual([])
-})
+usePromiseCli("eca-promise-")
 
 const base = () => ({ cwd, env: { ...server.env(), [OWNER_ENV]: String(process.pid) } })
 const bash = (command: string) => `TOOL Bash ${JSON.stringify({ command, description: "scripted" })}`
