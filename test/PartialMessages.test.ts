@@ -646,7 +646,8 @@ describe("PartialMessages against the real CLI", () => {
         const order = derived.map((e) => e.type)
         expect(order.indexOf("thinking-end")).toBeLessThan(order.indexOf("text-start"))
         expect(order.indexOf("tool-input-available")).toBeLessThan(order.indexOf("message-finish"))
-        expect(order.indexOf("message-finish")).toBeLessThan(order.indexOf("tool-output-available"))
+        // the CLI runs a tool as soon as its input is complete: its output may come before the message's last event
+        expect(order.indexOf("tool-input-available")).toBeLessThan(order.indexOf("tool-output-available"))
         // the pass-through ends with the result
         expect(events.at(-1)).toMatchObject({ type: "message", message: { type: "result", subtype: "success" } })
       }))).pipe(Effect.provide(NodeClaudeAgent.layer)),
