@@ -21,7 +21,7 @@ import {
   spawnRunner,
   waitFor,
   waitForBalance
-} from "./support/cluster.js"
+} from "../scripts/demo-cluster-processes.js"
 import { descendants } from "./support/process.js"
 
 const pgUrl = process.env.ECA_TEST_PG_URL

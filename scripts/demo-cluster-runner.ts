@@ -1,10 +1,13 @@
 /**
- * A runner process of a test cluster: `AgentCluster.layerSocket` on 127.0.0.1, its storage on PostgreSQL
- * (`ECA_RUNNER_PG_URL`) or an SQLite file (`ECA_RUNNER_SQLITE`), its sessions' CLIs scripted in process (every
- * launch and prompt appended to `ECA_RUNNER_LOG` as a JSON line). A prompt starting with `HANG` is taken and never
- * answered: the turn is in flight when the test kills this process.
+ * A runner process of a local cluster (npm run demo:cluster, and the cluster tests): `AgentCluster.layerSocket` on
+ * 127.0.0.1, its storage on PostgreSQL (`ECA_RUNNER_PG_URL`) or an SQLite file (`ECA_RUNNER_SQLITE`), its events
+ * appended to `ECA_RUNNER_LOG` as JSON lines (started, the shards it holds).
  *
- *   node --import tsx test/support/clusterRunner.ts
+ * With `ECA_RUNNER_OPTIONS` (the sessions' options as JSON: `cwd`, `env`) its sessions run the real CLI. Without,
+ * their CLIs are scripted in this process: each answers `echo: <prompt>`, records its launch and prompts, and takes a
+ * prompt starting with `HANG` without ever answering it (a turn in flight when the runner is killed).
+ *
+ *   node --import tsx scripts/demo-cluster-runner.ts
  */
 import * as ShardId from "@effect/cluster/ShardId"
 import * as Sharding from "@effect/cluster/Sharding"
@@ -17,10 +20,12 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Redacted from "effect/Redacted"
+import type { AgentOptions, Transport } from "effect-claude-agent"
+import { NodeClaudeAgent } from "effect-claude-agent"
+import { AgentCluster } from "effect-claude-agent/cluster"
+import { ScriptedCli } from "effect-claude-agent/testing"
 import * as fs from "node:fs"
-import { AgentCluster } from "../../src/cluster.js"
-import { ScriptedCli } from "../../src/testing.js"
-import { clusterTiming, type RunnerEvent } from "./cluster.js"
+import { clusterTiming, type RunnerEvent } from "./demo-cluster-processes.js"
 
 const env = (name: string) => {
   const value = process.env[name]
@@ -31,7 +36,7 @@ const env = (name: string) => {
 const log = env("ECA_RUNNER_LOG")
 const record = (event: RunnerEvent) => fs.appendFileSync(log, JSON.stringify(event) + "\n")
 
-const cli = ScriptedCli.layer((cli) =>
+const scripted = ScriptedCli.layer((cli) =>
   Effect.gen(function*() {
     record({ pid: process.pid, launch: cli.spec.args })
     const session = cli.spec.args.find((a) => a.startsWith("--session-id=") || a.startsWith("--resume="))
@@ -47,6 +52,10 @@ const cli = ScriptedCli.layer((cli) =>
   })
 )
 
+const realOptions = process.env["ECA_RUNNER_OPTIONS"]
+const options: AgentOptions.Options = realOptions === undefined ? {} : JSON.parse(realOptions)
+const cli: Layer.Layer<Transport.Transport> = realOptions === undefined ? scripted : NodeClaudeAgent.layer
+
 const sql: Layer.Layer<SqlClient.SqlClient> = process.env["ECA_RUNNER_PG_URL"] !== undefined
   ? Layer.orDie(PgClient.layer({ url: Redacted.make(env("ECA_RUNNER_PG_URL")) }))
   : Layer.orDie(SqliteClient.layer({ filename: env("ECA_RUNNER_SQLITE") }))
@@ -54,22 +63,23 @@ const sql: Layer.Layer<SqlClient.SqlClient> = process.env["ECA_RUNNER_PG_URL"] !
 const runner = AgentCluster.layerSocket({
   address: { host: "127.0.0.1", port: Number(env("ECA_RUNNER_PORT")) },
   prefix: env("ECA_RUNNER_PREFIX"),
-  shardingConfig: clusterTiming
+  shardingConfig: clusterTiming,
+  options
 }).pipe(
   Layer.provide(cli),
   Layer.provide(sql)
 )
 
-/** Records how many of the cluster's shards this runner holds, whenever that changes. */
+/** Records the shards this runner holds, whenever they change. */
 const recordShards = Effect.gen(function*() {
   const sharding = yield* Sharding.Sharding
   const shardsPerGroup = clusterTiming.shardsPerGroup ?? 300
-  let held = -1
+  let held = ""
   while (true) {
-    let now = 0
-    for (let i = 1; i <= shardsPerGroup; i++) if (sharding.hasShardId(ShardId.make("default", i))) now++
-    if (now !== held) record({ pid: process.pid, shards: now })
-    held = now
+    const shards: Array<number> = []
+    for (let i = 1; i <= shardsPerGroup; i++) if (sharding.hasShardId(ShardId.make("default", i))) shards.push(i)
+    if (shards.join() !== held) record({ pid: process.pid, shards })
+    held = shards.join()
     yield* Effect.sleep("100 millis")
   }
 })

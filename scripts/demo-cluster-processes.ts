@@ -1,8 +1,10 @@
 /**
- * Runner processes of a test cluster (test/support/clusterRunner.ts), on 127.0.0.1, and what they record.
+ * Runner processes of a local cluster (scripts/demo-cluster-runner.ts) on 127.0.0.1, and what they record: for
+ * npm run demo:cluster and the cluster tests.
  */
 import type * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as Effect from "effect/Effect"
+import type { AgentOptions } from "effect-claude-agent"
 import * as Schedule from "effect/Schedule"
 import * as cp from "node:child_process"
 import * as fs from "node:fs"
@@ -12,7 +14,7 @@ import * as path from "node:path"
 /** What a runner process records: its start, each CLI launch (argv) and each prompt its CLIs took. */
 export type RunnerEvent =
   | { readonly pid: number; readonly ready: true }
-  | { readonly pid: number; readonly shards: number }
+  | { readonly pid: number; readonly shards: ReadonlyArray<number> }
   | { readonly pid: number; readonly launch: ReadonlyArray<string> }
   | { readonly pid: number; readonly session: string; readonly prompt: string }
 
@@ -55,9 +57,9 @@ export const waitFor = (log: string, found: (events: ReadonlyArray<RunnerEvent>)
     Effect.retry({ schedule: Schedule.spaced("100 millis"), times: 600 })
   )
 
-/** The number of shards each runner holds last, by pid. */
-export const shardsHeld = (es: ReadonlyArray<RunnerEvent>): ReadonlyMap<number, number> => {
-  const held = new Map<number, number>()
+/** The shards each runner holds last, by pid. */
+export const shardsHeld = (es: ReadonlyArray<RunnerEvent>): ReadonlyMap<number, ReadonlyArray<number>> => {
+  const held = new Map<number, ReadonlyArray<number>>()
   for (const e of es) if ("shards" in e) held.set(e.pid, e.shards)
   return held
 }
@@ -66,7 +68,7 @@ export const shardsHeld = (es: ReadonlyArray<RunnerEvent>): ReadonlyMap<number, 
 export const waitForBalance = (log: string, pids: ReadonlyArray<number>) =>
   waitFor(log, (es) => {
     const held = shardsHeld(es)
-    const counts = pids.map((pid) => held.get(pid) ?? 0)
+    const counts = pids.map((pid) => held.get(pid)?.length ?? 0)
     return counts.every((n) => n > 0) && counts.reduce((a, b) => a + b, 0) === clusterTiming.shardsPerGroup
   }, `runners ${pids.join(", ")} to share the shards`)
 
@@ -81,14 +83,16 @@ export const spawnRunner = (options: {
   readonly storage: RunnerStorage
   readonly prefix: string
   readonly log: string
+  /** The sessions' options (JSON): the runner runs the real CLI. Without: scripted CLIs in the runner. */
+  readonly options?: AgentOptions.Options | undefined
 }) =>
   Effect.gen(function*() {
     const port = yield* freePort
     const stderr = fs.openSync(`${options.log}.${port}.err`, "a")
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
-        cp.spawn(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "clusterRunner.ts")], {
-          cwd: path.join(import.meta.dirname, "..", ".."),
+        cp.spawn(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "demo-cluster-runner.ts")], {
+          cwd: path.join(import.meta.dirname, ".."),
           env: {
             ...process.env,
             ECA_RUNNER_LOG: options.log,
@@ -96,7 +100,8 @@ export const spawnRunner = (options: {
             ECA_RUNNER_PREFIX: options.prefix,
             ...("pgUrl" in options.storage
               ? { ECA_RUNNER_PG_URL: options.storage.pgUrl }
-              : { ECA_RUNNER_SQLITE: options.storage.sqlite })
+              : { ECA_RUNNER_SQLITE: options.storage.sqlite }),
+            ...(options.options !== undefined ? { ECA_RUNNER_OPTIONS: JSON.stringify(options.options) } : {})
           },
           stdio: ["ignore", "ignore", stderr]
         })
