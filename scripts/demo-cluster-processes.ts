@@ -64,6 +64,10 @@ export const shardsHeld = (es: ReadonlyArray<RunnerEvent>): ReadonlyMap<number, 
   return held
 }
 
+/** Which of the runners `pids` holds `shard` (by their last events), if one does. */
+export const holderOf = (es: ReadonlyArray<RunnerEvent>, shard: number, pids: Iterable<number>): number | undefined =>
+  [...pids].find((pid) => shardsHeld(es).get(pid)?.includes(shard) === true)
+
 /** Waits until the runners `pids` hold every shard between them, each some. */
 export const waitForBalance = (log: string, pids: ReadonlyArray<number>) =>
   waitFor(log, (es) => {

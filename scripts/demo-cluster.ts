@@ -19,7 +19,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { descendants, isAlive } from "../test/support/process.js"
-import { clusterTiming, events, shardsHeld, spawnRunner, waitForBalance } from "./demo-cluster-processes.js"
+import { clusterTiming, events, holderOf, shardsHeld, spawnRunner, waitForBalance } from "./demo-cluster-processes.js"
 
 const color = (code: number) => (text: string) => (process.stdout.isTTY ? `\x1b[${code}m${text}\x1b[0m` : text)
 const dim = color(2)
@@ -74,7 +74,7 @@ const program = Effect.gen(function*() {
   const runnerOf = (id: string) =>
     Effect.map(events(log), (es) => {
       const shard = sharding.getShardId(EntityId.make(id), "default").id
-      const owner = [...alive].find((pid) => shardsHeld(es).get(pid)?.includes(shard) === true)
+      const owner = holderOf(es, shard, alive)
       return owner === undefined ? "no runner" : name(owner)
     })
   const say = (id: string, prompt: string) =>
