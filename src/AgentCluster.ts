@@ -246,6 +246,9 @@ export const layerSqlite = (options: SqliteOptions): Layer.Layer<AgentCluster | 
  * a `session_restarted` message. The sessions' CLIs read and write their transcripts in the CLI config dir, so the
  * runners of one cluster share it (one machine), or the sessions use a shared transcript store.
  *
+ * A runner killed outright runs no finalizer: its CLIs see their stdin close and finish the turn they are in before
+ * they exit (SECURITY.md, "the host being killed"). Run runners under a supervisor that kills the process tree.
+ *
  * @since 0.1.0
  * @category layers
  */
