@@ -165,6 +165,33 @@ export interface SqliteOptions extends RunnerOptions {
 }
 
 /**
+ * A runner that other processes reach over TCP (`@effect/cluster`'s socket runner), its shard locks, messages and
+ * session records in the SQL database shared by every runner.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SocketOptions extends RunnerOptions {
+  /** The address the other runners and the clients reach this one at (a client-only node gives its own name). */
+  readonly address: { readonly host: string; readonly port: number }
+  /** Where the runner listens, when not on `address` (e.g. `0.0.0.0` in a container). */
+  readonly listenAddress?: { readonly host: string; readonly port: number } | undefined
+}
+
+/**
+ * A node that only sends to a socket cluster.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ClientOptions {
+  /** The prefix of the cluster's tables. Defaults to `"cluster"`. */
+  readonly prefix?: string | undefined
+  /** Passed to @effect/cluster's `ShardingConfig.layer`; give it the runners' `shardsPerGroup` and shard groups. */
+  readonly shardingConfig?: Partial<ShardingConfig.ShardingConfig["Type"]> | undefined
+}
+
+/**
  * @since 0.1.0
  * @category constructors
  */
@@ -210,3 +237,34 @@ export const layerSql = (
  */
 export const layerSqlite = (options: SqliteOptions): Layer.Layer<AgentCluster | Sharding.Sharding, never, Transport> =>
   Layer.provideMerge(layerClient, internal.layerSqlite(options))
+
+/**
+ * A runner of a cluster over several processes or machines: it listens on `address`, runs the entities of the
+ * shards it holds, and shares the SQL database in the environment (e.g. `PgClient`) with the other runners. When a
+ * runner dies, the others take its shards (once its shard locks expire or its pings fail), and its sessions
+ * continue there: each resumes the CLI session its record names, and a turn the dead runner had started ends with
+ * a `session_restarted` message. The sessions' CLIs read and write their transcripts in the CLI config dir, so the
+ * runners of one cluster share it (one machine), or the sessions use a shared transcript store.
+ *
+ * A runner killed outright runs no finalizer: its CLIs see their stdin close and finish the turn they are in before
+ * they exit (SECURITY.md, "the host being killed"). Run runners under a supervisor that kills the process tree.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerSocket = (
+  options: SocketOptions
+): Layer.Layer<AgentCluster | Sharding.Sharding, never, Transport | SqlClient.SqlClient> =>
+  Layer.provideMerge(layerClient, internal.layerSocket(options))
+
+/**
+ * A client of a socket cluster that runs no entity: it stores its messages in the shared SQL database and sends
+ * them to the runners holding their shards.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerSocketClient = (
+  options: ClientOptions = {}
+): Layer.Layer<AgentCluster | Sharding.Sharding, never, SqlClient.SqlClient> =>
+  Layer.provideMerge(layerClient, internal.layerSocketClient(options))

@@ -4,14 +4,19 @@
  * @internal
  */
 import type { AlreadyProcessingMessage, MailboxFull, PersistenceError } from "@effect/cluster/ClusterError"
+import * as RunnerAddress from "@effect/cluster/RunnerAddress"
 import * as RunnerHealth from "@effect/cluster/RunnerHealth"
 import * as Runners from "@effect/cluster/Runners"
 import * as Sharding from "@effect/cluster/Sharding"
 import * as ShardingConfig from "@effect/cluster/ShardingConfig"
+import * as SocketRunner from "@effect/cluster/SocketRunner"
 import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
+import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
+import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import type * as AgentCluster from "../../AgentCluster.js"
 import { ClusterError } from "../../ClusterError.js"
@@ -87,6 +92,67 @@ export const layerSqlStorage = (options: AgentCluster.RunnerOptions = {}) =>
     ]),
     Layer.provide(ShardingConfig.layer(options.shardingConfig))
   )
+
+/** The sharding config of a socket runner: its address, the caller's settings over the defaults. */
+const socketConfig = (options: AgentCluster.RunnerOptions & Partial<AgentCluster.SocketOptions>) =>
+  ShardingConfig.layer({
+    ...options.shardingConfig,
+    ...(options.address !== undefined
+      ? { runnerAddress: Option.some(RunnerAddress.make(options.address.host, options.address.port)) }
+      : {}),
+    ...(options.listenAddress !== undefined
+      ? { runnerListenAddress: Option.some(RunnerAddress.make(options.listenAddress.host, options.listenAddress.port)) }
+      : {})
+  })
+
+/**
+ * Sharding over sockets, its storage on the `SqlClient`: a runner listens on its address and pings the others (an
+ * unreachable runner is marked unhealthy and its shards move); a client-only node sends without listening.
+ *
+ * @internal
+ */
+export const layerSocketStorage = (
+  options: AgentCluster.RunnerOptions & Partial<AgentCluster.SocketOptions>,
+  clientOnly: boolean
+) => {
+  const prefix = options.prefix ?? "cluster"
+  const runners = clientOnly
+    ? Layer.provide(SocketRunner.layerClientOnly, NodeClusterSocket.layerClientProtocol)
+    : Layer.provide(SocketRunner.layer, [
+      NodeClusterSocket.layerSocketServer,
+      NodeClusterSocket.layerClientProtocol,
+      RunnerHealth.layerPing.pipe(
+        Layer.provide(Runners.layerRpc),
+        Layer.provide(NodeClusterSocket.layerClientProtocol)
+      )
+    ])
+  return runners.pipe(
+    Layer.provideMerge(layerMessageStorage(prefix)),
+    Layer.provide(Layer.orDie(SqlRunnerStorage.layerWith({ prefix }))),
+    Layer.provide(socketConfig(options)),
+    Layer.provide(RpcSerialization.layerMsgPack),
+    Layer.orDie
+  )
+}
+
+/**
+ * A socket runner with its entity, on the `SqlClient` (the client is added by the public module).
+ *
+ * @internal
+ */
+export const layerSocket = (
+  options: AgentCluster.SocketOptions
+): Layer.Layer<Sharding.Sharding, never, Transport | SqlClient.SqlClient> =>
+  Layer.provideMerge(layerRunner(options), layerSocketStorage(options, false))
+
+/**
+ * A node that only sends to the cluster's runners (no entity, no listener), on the `SqlClient`.
+ *
+ * @internal
+ */
+export const layerSocketClient = (
+  options: AgentCluster.ClientOptions
+): Layer.Layer<Sharding.Sharding, never, SqlClient.SqlClient> => layerSocketStorage(options, true)
 
 /** What a runner's entities need from the runner. @internal */
 export type RunnerContext = Sharding.Sharding | Transport | SqlClient.SqlClient

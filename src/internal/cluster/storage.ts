@@ -6,7 +6,15 @@
  * `Number(row.kind) === 0`, so a chunk read from storage is taken for the final reply (`Number(null)` is `0`) and the
  * client's stream dies with a ParseError before its first message. A streamed, persisted RPC (an agent turn) reads
  * its replies from storage on every path, so `repliesFor` is answered here by the same query, reading `NULL` as a
- * chunk. Everything else is the package's own.
+ * chunk.
+ *
+ * Its runner reads a stored message only while the request it belongs to has no unacknowledged chunk, and that holds
+ * for an `Interrupt` too: a caller that leaves a streamed turn before acknowledging the chunk it last received (it
+ * stopped reading) stores an interrupt no runner ever reads, and the turn runs on. Whether that happens depends on
+ * how the chunks were batched (with PostgreSQL it does). A caller that interrupts a request reads none of its
+ * replies any more, so `saveEnvelope` acknowledges them as it stores the interrupt.
+ *
+ * Everything else is the package's own.
  *
  * @internal
  */
@@ -45,7 +53,7 @@ const fromRow = (row: ReplyRow): Reply.ReplyEncoded<Rpc.Any> =>
       sequence: Number(row.sequence)
     }
 
-/** `SqlMessageStorage.make`, with `repliesFor` reading chunks as chunks. */
+/** `SqlMessageStorage.make`, with `repliesFor` reading chunks as chunks and an interrupt acknowledging its request. */
 const make = (prefix: string) =>
   Effect.gen(function*() {
     const storage = yield* SqlMessageStorage.make({ prefix })
@@ -53,6 +61,13 @@ const make = (prefix: string) =>
     const snowflakes = yield* Snowflake.Generator
     const replies = sql(`${prefix}_replies`)
     const unacked = sql.onDialectOrElse({ sqlite: () => 0, mssql: () => 0, orElse: () => false })
+    const acked = sql.onDialectOrElse({ sqlite: () => 1, mssql: () => 1, orElse: () => true })
+
+    const saveEnvelope: MessageStorage.MessageStorage["Type"]["saveEnvelope"] = (message) =>
+      message.envelope._tag === "Interrupt"
+        ? sql`UPDATE ${replies} SET acked = ${acked} WHERE request_id = ${String(message.envelope.requestId)}
+            AND kind IS NULL`.pipe(PersistenceError.refail, Effect.zipRight(storage.saveEnvelope(message)))
+        : storage.saveEnvelope(message)
 
     const repliesFor: MessageStorage.MessageStorage["Type"]["repliesFor"] = (requests) =>
       Effect.gen(function*() {
@@ -93,7 +108,7 @@ const make = (prefix: string) =>
         return out
       })
 
-    return MessageStorage.MessageStorage.of({ ...storage, repliesFor })
+    return MessageStorage.MessageStorage.of({ ...storage, saveEnvelope, repliesFor })
   })
 
 /**
