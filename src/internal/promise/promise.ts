@@ -17,12 +17,21 @@ import type * as Stream from "effect/Stream"
 import { InputClosed, InvalidOptions } from "../../AgentError.js"
 import type * as AgentOptions from "../../AgentOptions.js"
 import type * as Elicitation from "../../Elicitation.js"
+import type * as UserDialog from "../../UserDialog.js"
 import * as Hooks from "../../Hooks.js"
 import type * as Message from "../../Message.js"
 import * as NodeClaudeAgent from "../../NodeClaudeAgent.js"
 import * as Permissions from "../../Permissions.js"
 import type * as Transport from "../../Transport.js"
-import type { CanUseTool, HookCallbackMatcher, OnElicitation, Options, Query, WarmQuery } from "../../promise.js"
+import type {
+  CanUseTool,
+  HookCallbackMatcher,
+  OnElicitation,
+  OnUserDialog,
+  Options,
+  Query,
+  WarmQuery
+} from "../../promise.js"
 import * as HooksInternal from "../rules/hooks.js"
 import * as Opts from "../session/options.js"
 import * as PermissionsInternal from "../rules/permissions.js"
@@ -122,10 +131,6 @@ const unsupportedOptions: Readonly<Record<string, (value: unknown) => string | u
     "with the SessionStore module of effect-claude-agent)",
   sessionStoreFlush: () => "only applies to sessionStore, which is not supported",
   loadTimeoutMs: () => "only applies to sessionStore, which is not supported",
-  onUserDialog: () => "rendering the CLI's dialogs (request_user_dialog) is not supported",
-  supportedDialogKinds: () => "only applies to onUserDialog, which is not supported",
-  perTaskStopAffordance: () =>
-    "not supported: the initialize request never carries it, so interrupt() behaves as without it",
   mcpServersDelivery: (value) =>
     value === "argv"
       ? undefined
@@ -157,6 +162,7 @@ const { fn, isFunction } = Opts
  */
 const PromiseOptionsSchema = Schema.Struct({
   onElicitation: Opts.optionFields.onElicitation,
+  onUserDialog: Opts.optionFields.onUserDialog,
   abortController: Schema.optional(Schema.declare(
     (u: unknown): u is AbortController =>
       Predicate.hasProperty(u, "signal") && Predicate.hasProperty(u.signal, "aborted") &&
@@ -210,6 +216,13 @@ const elicitationHandler = (onElicitation: OnElicitation): Elicitation.OnElicita
         : Effect.succeed(result)
   )
 
+/**
+ * The official callback as an `onUserDialog` Effect: a throw or a rejection fails (the session then answers
+ * `cancelled`), interruption aborts the signal, `null` (answered out of band) sends nothing.
+ */
+const userDialogHandler = (onUserDialog: OnUserDialog): UserDialog.OnUserDialog => ({ requestId, ...request }) =>
+  Effect.tryPromise({ try: (signal) => onUserDialog(request, { signal, requestId }), catch: (error) => error })
+
 const toEffectOptions = (options: Options): AgentOptions.Options => {
   const {
     abortController: _a,
@@ -218,11 +231,16 @@ const toEffectOptions = (options: Options): AgentOptions.Options => {
     logger: _l,
     logLevel: _ll,
     onElicitation,
+    onUserDialog,
     permissionTimeoutMs: _p,
     transport: _t,
     ...rest
   } = options
-  return onElicitation === undefined ? rest : { ...rest, onElicitation: elicitationHandler(onElicitation) }
+  return {
+    ...rest,
+    ...(onElicitation === undefined ? {} : { onElicitation: elicitationHandler(onElicitation) }),
+    ...(onUserDialog === undefined ? {} : { onUserDialog: userDialogHandler(onUserDialog) })
+  }
 }
 
 /**

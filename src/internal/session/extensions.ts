@@ -14,6 +14,7 @@ import { contribution as elicitationContribution, declined } from "../mcp/elicit
 import { contribution as hooksContributionOf, invalidTimeout as invalidHookTimeout } from "../rules/hooks.js"
 import { type InternalStore, contribution as permissionsContribution, makeStore } from "../rules/permissions.js"
 import { contribution as sdkMcpContribution } from "../mcp/sdkMcp.js"
+import { contribution as userDialogContribution, unanswered as unansweredDialog } from "./userDialog.js"
 
 /**
  * A session's in-process MCP servers, as `setMcpServers` and `mcpServerStatus` see them.
@@ -132,8 +133,10 @@ export const combine = (contributions: ReadonlyArray<Contribution>): SessionExte
 /** Without an `onElicitation` handler the official SDK declines MCP elicitations. */
 const declineElicitation: InboundHandler = effectHandler(() => Effect.succeed(declined))
 
-/** The contributions every session has. @internal */
-export const defaults: Contribution = { handlers: new Map([["elicitation", declineElicitation]]) }
+/** The contributions every session has (without `onUserDialog`, dialogs are left unanswered). @internal */
+export const defaults: Contribution = {
+  handlers: new Map([["elicitation", declineElicitation], ["request_user_dialog", unansweredDialog]])
+}
 
 /**
  * Collects the contributions of the optional services present in the environment (and of the options) for one
@@ -175,5 +178,8 @@ export const collectExtensions = (
     if (hooksContribution !== undefined) contributions.push(hooksContribution)
     contributions.push(yield* sdkMcpContribution(options))
     if (options.onElicitation !== undefined) contributions.push(elicitationContribution(options.onElicitation))
+    if (options.onUserDialog !== undefined) {
+      contributions.push(userDialogContribution(options.onUserDialog, options.supportedDialogKinds ?? []))
+    }
     return { ...combine(contributions), permissionStore }
   })
