@@ -305,7 +305,9 @@ export const optionFields = {
   strictMcpConfig: Schema.optional(Schema.Boolean),
   onElicitation: Schema.optional(fn),
   onUserDialog: Schema.optional(fn),
-  supportedDialogKinds: Schema.optional(Schema.Array(Text)),
+  supportedDialogKinds: Schema.optional(Schema.Array(Text.pipe(
+    Schema.filter((s) => s.length > 0 || "a dialog kind must be a non-empty string")
+  ))),
   perTaskStopAffordance: Schema.optional(Schema.Boolean),
   resume: Schema.optional(Text),
   continue: Schema.optional(Schema.Boolean),
