@@ -28,7 +28,8 @@
  *   supportedDialogKinds: ["refusal_fallback_prompt"],
  *   onUserDialog: (request) =>
  *     request.dialogKind === "refusal_fallback_prompt"
- *       ? Effect.map(askRetry(request.payload), (retry) => UserDialog.completed(retry ? "retry_fallback" : "edit"))
+ *       ? Effect.map(askRetry(request.payload), (retry) =>
+ *         retry ? UserDialog.completed("retry_fallback") : UserDialog.cancelled)
  *       : Effect.succeed(UserDialog.cancelled)
  * }).pipe(Stream.runDrain)
  * ```
