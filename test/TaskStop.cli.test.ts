@@ -6,28 +6,12 @@ import * as Fiber from "effect/Fiber"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as fs from "node:fs"
 import { type AgentOptions, ClaudeAgent, Permissions, type Transport } from "effect-claude-agent"
 import { ScriptedModelServer } from "effect-claude-agent/testing"
 import { NodeClaudeAgent, noClaudeLeft, realCli } from "./support/cli.js"
-import { isAlive } from "./support/process.js"
+import { running } from "./support/process.js"
 
 const { reply, text, toolUse } = ScriptedModelServer
-
-/** Live processes whose argv is exactly `argv` (each test sleeps for a duration no other test uses). */
-const running = (...argv: ReadonlyArray<string>): Array<number> => {
-  const wanted = `${argv.join("\0")}\0`
-  const out: Array<number> = []
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      if (fs.readFileSync(`/proc/${entry}/cmdline`, "latin1") === wanted && isAlive(Number(entry))) out.push(+entry)
-    } catch {
-      // gone
-    }
-  }
-  return out
-}
 
 /** Waits (polling, bounded) until `check` holds. */
 const eventually = (what: string, check: () => boolean) =>

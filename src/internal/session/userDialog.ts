@@ -3,6 +3,7 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { effectHandler, type InboundHandler } from "../../ControlProtocol.js"
+import { describeCause } from "../mcp/elicitation.js"
 import { noAnswer } from "../protocol/controlProtocol.js"
 import type { OnUserDialog, UserDialogRequest } from "../../UserDialog.js"
 import type { Contribution } from "./extensions.js"
@@ -26,11 +27,6 @@ const decodeResult = Schema.decodeUnknown(Schema.NullOr(Result))
 
 /** A failing handler: the CLI applies the dialog's default. */
 const cancelled = { behavior: "cancelled" } as const
-
-const describeCause = (cause: Cause.Cause<unknown>): string => {
-  const squashed = Cause.squash(cause)
-  return squashed instanceof Error ? squashed.message : String(squashed)
-}
 
 const toRequest = (wire: typeof WireRequest.Type, requestId: string): UserDialogRequest => ({
   dialogKind: wire.dialog_kind,
