@@ -23,6 +23,7 @@ import type { InvalidOptions, ProcessExited } from "./AgentError.js"
 import type * as Elicitation from "./Elicitation.js"
 import * as internal from "./internal/session/options.js"
 import type * as Message from "./Message.js"
+import type * as UserDialog from "./UserDialog.js"
 
 /**
  * @since 0.1.0
@@ -325,6 +326,26 @@ export interface Options {
    * CLI withdraws the request or the session closes, the handler is interrupted. See `Elicitation`.
    */
   readonly onElicitation?: Elicitation.OnElicitation | undefined
+
+  // --- dialogs and background tasks ----------------------------------------------------------------------------------
+  /**
+   * Answers the CLI's blocking dialogs (`request_user_dialog`) of the kinds in `supportedDialogKinds`. Leave
+   * `undefined` to answer none (the CLI's deadline settles them). A handler that fails, dies or returns an invalid
+   * answer answers `cancelled` (the dialog's default); `null` sends nothing (answered out of band). See `UserDialog`.
+   */
+  readonly onUserDialog?: UserDialog.OnUserDialog | undefined
+  /**
+   * The dialog kinds `onUserDialog` renders, declared in `initialize` (e.g. `"refusal_fallback_prompt"`). The CLI
+   * sends only these; a flow whose kind is not declared takes its no-dialog path. A non-empty list requires
+   * `onUserDialog` (`InvalidOptions` otherwise).
+   */
+  readonly supportedDialogKinds?: ReadonlyArray<string> | undefined
+  /**
+   * Declares, in `initialize`, that this host stops background tasks one at a time (`stopTask`): `interrupt` then ends
+   * only the turn and spares running background tasks. Without it an interrupt also stops them (the CLI fails closed).
+   * A one-shot run whose input is closed still stops them when its held result is released.
+   */
+  readonly perTaskStopAffordance?: boolean | undefined
 
   // --- sessions ----------------------------------------------------------------------------------------------------
   /** Resume this session id. */

@@ -109,6 +109,15 @@ export interface CallbackHandler {
 export type InboundHandler = EffectHandler | CallbackHandler
 
 /**
+ * What a handler answers to send no response at all: the request stays pending on the CLI's side until the CLI
+ * withdraws it (for a dialog another client renders, or one answered out of band).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const noAnswer: typeof internal.noAnswer = internal.noAnswer
+
+/**
  * An {@link EffectHandler}.
  *
  * @since 0.1.0

@@ -123,3 +123,10 @@ export * as TranscriptStore from "./TranscriptStore.js"
  * @since 0.1.0
  */
 export * as Transport from "./Transport.js"
+
+/**
+ * The CLI's blocking dialogs (`request_user_dialog`) answered by the `onUserDialog` option.
+ *
+ * @since 0.1.0
+ */
+export * as UserDialog from "./UserDialog.js"

@@ -34,6 +34,7 @@ import type * as Message from "./Message.js"
 import type * as Permissions from "./Permissions.js"
 import type * as SdkMcp from "./SdkMcp.js"
 import type * as Transport from "./Transport.js"
+import type * as UserDialog from "./UserDialog.js"
 import type * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
 
@@ -272,6 +273,37 @@ export type CanUseTool = (
 ) => Promise<PermissionResult | null>
 
 /**
+ * A blocking dialog the CLI asks the host to render (official `UserDialogRequest`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type UserDialogRequest = Omit<UserDialog.UserDialogRequest, "requestId">
+
+/**
+ * The answer to a dialog (official `UserDialogResult`): `{ behavior: "completed", result }` or
+ * `{ behavior: "cancelled" }` (the CLI applies the dialog's default).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type UserDialogResult = UserDialog.UserDialogResult
+
+/**
+ * The dialog callback (official signature): answers `request_user_dialog` for the kinds in `supportedDialogKinds`.
+ * Without it no dialog is answered. Answer `{ behavior: "cancelled" }` for a kind you do not recognize. Throwing,
+ * rejecting or returning an invalid answer answers `cancelled`; `null` means you answered out of band (echoing
+ * `requestId`): nothing is sent. `signal` aborts when the CLI withdraws the dialog or the query closes.
+ *
+ * @since 0.1.0
+ * @category callbacks
+ */
+export type OnUserDialog = (
+  request: UserDialogRequest,
+  options: { readonly signal: AbortSignal; readonly requestId: string }
+) => Promise<UserDialogResult | null>
+
+/**
  * An MCP server's request for user input (official `ElicitationRequest`).
  *
  * @since 0.1.0
@@ -354,19 +386,21 @@ export type LogFunction = PromiseLogger.LogFunction
 /**
  * The official `Options`, plus this SDK's knobs (see `AgentOptions.Options`).
  *
- * Official options this SDK does not implement are left out of this type: `onUserDialog`, `supportedDialogKinds`, `perTaskStopAffordance`, and
- * `executable` / `mcpServersDelivery` / `pluginDelivery` other than their default (`"node"`, `"argv"`). Passed
+ * Official option values this SDK does not implement are left out of this type: `executable` /
+ * `mcpServersDelivery` / `pluginDelivery` other than their default (`"node"`, `"argv"`). Passed
  * anyway (plain JavaScript, a cast), one fails the query with `InvalidOptions` naming it (the iterator and every
  * method reject with it; no CLI is started) rather than being silently ignored.
  *
  * @since 0.1.0
  * @category models
  */
-export interface Options extends Omit<AgentOptions.Options, "onElicitation"> {
+export interface Options extends Omit<AgentOptions.Options, "onElicitation" | "onUserDialog"> {
   /** Aborting closes the query and reaps the CLI; the iterator then throws `AbortError`. */
   readonly abortController?: AbortController | undefined
   readonly canUseTool?: CanUseTool | undefined
   readonly onElicitation?: OnElicitation | undefined
+  /** Answers the CLI's dialogs of the kinds in `supportedDialogKinds` (see {@link OnUserDialog}). */
+  readonly onUserDialog?: OnUserDialog | undefined
   /** How long `canUseTool` may take before the call is denied. Defaults to 5 minutes; `Infinity`: no timeout. */
   readonly permissionTimeoutMs?: number | undefined
   /**

@@ -78,7 +78,7 @@ const rejected: ReadonlyArray<readonly [string, unknown, string, RegExp]> = [
 ]
 
 /** Every shape the official SDK's `Options` accepts (sdk.d.ts), and this SDK's own. */
-const accepted: Omit<AgentOptions.Options, "onElicitation"> = {
+const accepted: Omit<AgentOptions.Options, "onElicitation" | "onUserDialog"> = {
   model: "sonnet",
   fallbackModel: "haiku",
   thinking: { type: "enabled", budgetTokens: 1024, display: "omitted" },

@@ -9,33 +9,17 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as fs from "node:fs"
 import { type AgentOptions, ClaudeAgent, Message, Permissions, type Transport } from "effect-claude-agent"
 import { AbortError, query } from "effect-claude-agent/promise"
 import { ScriptedModelServer } from "effect-claude-agent/testing"
 import { NodeClaudeAgent, noClaudeLeft, realCli } from "./support/cli.js"
-import { isAlive } from "./support/process.js"
+import { running } from "./support/process.js"
 import { expectLogs } from "./support/logs.js"
 
 const { reply, text, toolUse } = ScriptedModelServer
 
 // the CLI refuses a command that starts with a long `sleep`: the foreground ones go through `sh -c`
 const bash = (command: string) => `TOOL Bash ${JSON.stringify({ command, description: "scripted" })}`
-
-/** Live processes whose argv is exactly `argv` (each test sleeps for a duration no other test uses). */
-const running = (...argv: ReadonlyArray<string>): Array<number> => {
-  const wanted = `${argv.join("\0")}\0`
-  const out: Array<number> = []
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      if (fs.readFileSync(`/proc/${entry}/cmdline`, "latin1") === wanted && isAlive(Number(entry))) out.push(+entry)
-    } catch {
-      // gone
-    }
-  }
-  return out
-}
 
 /** Waits (polling, bounded) until `argv` runs. */
 const started = (...argv: ReadonlyArray<string>) =>

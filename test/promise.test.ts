@@ -784,9 +784,6 @@ describe("promise API: Query methods (scripted CLI)", () => {
 
 describe("promise API: official options this SDK does not implement", () => {
   const rejected: ReadonlyArray<readonly [string, unknown]> = [
-    ["onUserDialog", async () => ({})],
-    ["supportedDialogKinds", ["confirm"]],
-    ["perTaskStopAffordance", true],
     ["executable", "bun"],
     ["mcpServersDelivery", "initialize"],
     ["pluginDelivery", "initialize"]

@@ -98,3 +98,18 @@ export const killPending = (pid: number): boolean => {
     return false
   }
 }
+
+/** Live processes whose argv is exactly `argv` (each test sleeps for a duration no other test uses). */
+export const running = (...argv: ReadonlyArray<string>): Array<number> => {
+  const wanted = `${argv.join("\0")}\0`
+  const out: Array<number> = []
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      if (fs.readFileSync(`/proc/${entry}/cmdline`, "latin1") === wanted && isAlive(Number(entry))) out.push(+entry)
+    } catch {
+      // gone
+    }
+  }
+  return out
+}

@@ -40,7 +40,8 @@ export const declined: ElicitResult = { action: "decline" }
 /** A failing handler: the CLI answers the server `cancel` when the official SDK's callback throws. */
 const failedClosed: ElicitResult = { action: "cancel" }
 
-const describeCause = (cause: Cause.Cause<unknown>): string => {
+/** The message of a handler's failure or defect, for the log. @internal */
+export const describeCause = (cause: Cause.Cause<unknown>): string => {
   const squashed = Cause.squash(cause)
   return squashed instanceof Error ? squashed.message : String(squashed)
 }

@@ -17,13 +17,22 @@ import type * as Stream from "effect/Stream"
 import { InputClosed, InvalidOptions } from "../../AgentError.js"
 import type * as AgentOptions from "../../AgentOptions.js"
 import type * as Elicitation from "../../Elicitation.js"
+import type * as UserDialog from "../../UserDialog.js"
 import * as Hooks from "../../Hooks.js"
 import type * as Message from "../../Message.js"
 import * as NodeClaudeAgent from "../../NodeClaudeAgent.js"
 import * as Permissions from "../../Permissions.js"
 import * as CliResolver from "../../CliResolver.js"
 import * as Transport from "../../Transport.js"
-import type { CanUseTool, HookCallbackMatcher, OnElicitation, Options, Query, WarmQuery } from "../../promise.js"
+import type {
+  CanUseTool,
+  HookCallbackMatcher,
+  OnElicitation,
+  OnUserDialog,
+  Options,
+  Query,
+  WarmQuery
+} from "../../promise.js"
 import * as HooksInternal from "../rules/hooks.js"
 import * as Opts from "../session/options.js"
 import * as PermissionsInternal from "../rules/permissions.js"
@@ -117,10 +126,6 @@ const unsupportedOptions: Readonly<Record<string, (value: unknown) => string | u
       : `${JSON.stringify(value)} is not supported: a JavaScript CLI (.js/.mjs/.cjs) is always run with the current ` +
         `Node executable (executable: "node"); for another runtime, set pathToClaudeCodeExecutable to a native ` +
         `binary or a wrapper script`,
-  onUserDialog: () => "rendering the CLI's dialogs (request_user_dialog) is not supported",
-  supportedDialogKinds: () => "only applies to onUserDialog, which is not supported",
-  perTaskStopAffordance: () =>
-    "not supported: the initialize request never carries it, so interrupt() behaves as without it",
   mcpServersDelivery: (value) =>
     value === "argv"
       ? undefined
@@ -152,6 +157,7 @@ const { fn, isFunction } = Opts
  */
 const PromiseOptionsSchema = Schema.Struct({
   onElicitation: Opts.optionFields.onElicitation,
+  onUserDialog: Opts.optionFields.onUserDialog,
   abortController: Schema.optional(Schema.declare(
     (u: unknown): u is AbortController =>
       Predicate.hasProperty(u, "signal") && Predicate.hasProperty(u.signal, "aborted") &&
@@ -227,6 +233,13 @@ const elicitationHandler = (onElicitation: OnElicitation): Elicitation.OnElicita
         : Effect.succeed(result)
   )
 
+/**
+ * The official callback as an `onUserDialog` Effect: a throw or a rejection fails (the session then answers
+ * `cancelled`), interruption aborts the signal, `null` (answered out of band) sends nothing.
+ */
+const userDialogHandler = (onUserDialog: OnUserDialog): UserDialog.OnUserDialog => ({ requestId, ...request }) =>
+  Effect.tryPromise({ try: (signal) => onUserDialog(request, { signal, requestId }), catch: (error) => error })
+
 const toEffectOptions = (options: Options): AgentOptions.Options => {
   const {
     abortController: _a,
@@ -235,6 +248,7 @@ const toEffectOptions = (options: Options): AgentOptions.Options => {
     logger: _l,
     logLevel: _ll,
     onElicitation,
+    onUserDialog,
     permissionTimeoutMs: _p,
     transport: _t,
     sessionStore: _s,
@@ -243,7 +257,11 @@ const toEffectOptions = (options: Options): AgentOptions.Options => {
     spawnClaudeCodeProcess: _spawn,
     ...rest
   } = options
-  return onElicitation === undefined ? rest : { ...rest, onElicitation: elicitationHandler(onElicitation) }
+  return {
+    ...rest,
+    ...(onElicitation === undefined ? {} : { onElicitation: elicitationHandler(onElicitation) }),
+    ...(onUserDialog === undefined ? {} : { onUserDialog: userDialogHandler(onUserDialog) })
+  }
 }
 
 /**

@@ -28,6 +28,10 @@ import { makeWakeup } from "../transport/liveTimer.js"
 
 const DEFAULT_TIMEOUT = Duration.seconds(60)
 const DEFAULT_BUFFER = 4096
+
+/** Sends no response (see `ControlProtocol.noAnswer`). @internal */
+export const noAnswer: unique symbol = Symbol.for("effect-claude-agent/ControlProtocol/noAnswer")
+
 /**
  * Past this many buffered messages the reader waits for the consumer before its next read, at most
  * `CONSUMER_WAIT` per read: a slow consumer keeps a few hundred parsed messages in memory instead of the whole
@@ -298,7 +302,11 @@ const makeInbound = (
     const replyWith = (requestId: string, handled: Effect.Effect<unknown, HandlerFailure>): Effect.Effect<void> =>
       Effect.flatMap(Effect.exit(handled), (exit) =>
         Effect.sync(() => {
-          if (Exit.isSuccess(exit)) return answer(successResponse(requestId, exit.value))
+          if (Exit.isSuccess(exit)) {
+            return exit.value === noAnswer
+              ? undefined
+              : answer(successResponse(requestId, exit.value))
+          }
           const failure = Cause.failureOption(exit.cause)
           if (failure._tag === "Some") return answer(errorResponse(requestId, failure.value.message))
           if (Cause.isInterruptedOnly(exit.cause)) {
@@ -325,7 +333,7 @@ const makeInbound = (
       try {
         entry.abandon = handler.handle({ requestId, request: frame.request }, {
           succeed: (response) => {
-            if (forget(entry)) answer(successResponse(requestId, response))
+            if (forget(entry) && response !== noAnswer) answer(successResponse(requestId, response))
           },
           fail: (message) => {
             if (forget(entry)) answer(errorResponse(requestId, message))

@@ -16,6 +16,7 @@ import { type InternalStore, contribution as permissionsContribution, makeStore 
 import { contribution as sdkMcpContribution } from "../mcp/sdkMcp.js"
 import * as Mirror from "../transcript/mirror.js"
 import { Mirror as MirrorSettings, TranscriptStore } from "../transcript/store.js"
+import { contribution as userDialogContribution, unanswered as unansweredDialog } from "./userDialog.js"
 
 /**
  * A session's in-process MCP servers, as `setMcpServers` and `mcpServerStatus` see them.
@@ -139,8 +140,10 @@ export const combine = (contributions: ReadonlyArray<Contribution>): SessionExte
 /** Without an `onElicitation` handler the official SDK declines MCP elicitations. */
 const declineElicitation: InboundHandler = effectHandler(() => Effect.succeed(declined))
 
-/** The contributions every session has. @internal */
-export const defaults: Contribution = { handlers: new Map([["elicitation", declineElicitation]]) }
+/** The contributions every session has (without `onUserDialog`, dialogs are left unanswered). @internal */
+export const defaults: Contribution = {
+  handlers: new Map([["elicitation", declineElicitation], ["request_user_dialog", unansweredDialog]])
+}
 
 /**
  * Collects the contributions of the optional services present in the environment (and of the options) for one
@@ -186,6 +189,9 @@ export const collectExtensions = (
     if (Option.isSome(transcripts)) {
       const mirroring = yield* Mirror.make(transcripts.value, yield* MirrorSettings, options)
       contributions.push({ sessionMirror: true, ...mirroring })
+    }
+    if (options.onUserDialog !== undefined) {
+      contributions.push(userDialogContribution(options.onUserDialog, options.supportedDialogKinds ?? []))
     }
     return { ...combine(contributions), permissionStore }
   })

@@ -304,6 +304,11 @@ export const optionFields = {
   mcpServers: Schema.optional(McpServers),
   strictMcpConfig: Schema.optional(Schema.Boolean),
   onElicitation: Schema.optional(fn),
+  onUserDialog: Schema.optional(fn),
+  supportedDialogKinds: Schema.optional(Schema.Array(Text.pipe(
+    Schema.filter((s) => s.length > 0 || "a dialog kind must be a non-empty string")
+  ))),
+  perTaskStopAffordance: Schema.optional(Schema.Boolean),
   resume: Schema.optional(Text),
   continue: Schema.optional(Schema.Boolean),
   forkSession: Schema.optional(Schema.Boolean),
@@ -507,6 +512,9 @@ export const launchOf = (options: Options, extensions: Extensions = {}): Effect.
     if (options.permissionPromptToolName !== undefined && extensions.permissionPromptStdio === true) {
       return invalid("permissionPromptToolName", "cannot be combined with a Permissions handler (canUseTool)")
     }
+    if ((options.supportedDialogKinds?.length ?? 0) > 0 && options.onUserDialog === undefined) {
+      return invalid("supportedDialogKinds", "requires onUserDialog: the CLI would send dialogs nobody answers")
+    }
     // a settings string the CLI would read as JSON goes into a private file like an object (the schema checked that
     // it parses to an object)
     const parsedSettings = typeof options.settings === "string" && isInlineJson(options.settings)
@@ -648,6 +656,8 @@ export const launchOf = (options: Options, extensions: Extensions = {}): Effect.
     if (options.forwardSubagentText === true) initialize["forwardSubagentText"] = true
     if (options.planModeInstructions !== undefined) initialize["planModeInstructions"] = options.planModeInstructions
     if (options.toolAliases !== undefined) initialize["toolAliases"] = options.toolAliases
+    if (options.supportedDialogKinds !== undefined) initialize["supportedDialogKinds"] = options.supportedDialogKinds
+    if (options.perTaskStopAffordance === true) initialize["perTaskStopAffordance"] = true
     Object.assign(initialize, extensions.initialize)
 
     return Effect.succeed({ args, env, initialize })
