@@ -57,8 +57,10 @@ describe("G2 closing a scope reaps everything", () => {
         closeMaxMs: Math.max(...closeTimes)
       })
       expect(left).toEqual([])
-      // SIGTERM-ignoring CLIs (1 in 5) cost the 500 ms kill grace; the others close at once
-      expect(median(closeTimes)).toBeLessThan(500)
+      // G2 bounds each close, not its typical time (a figure for bench/, which depends on the machine's load): at most
+      // the close grace (250 ms, for the CLI to exit on stdin EOF), the kill grace (500 ms, for SIGTERM), then SIGKILL
+      // and the reap. Without the kill grace a SIGTERM-ignoring CLI (1 in 5) holds its close for 2 s or more.
+      expect(Math.max(...closeTimes)).toBeLessThan(2000)
     }).pipe(Effect.provide(NodeClaudeAgent.layer)))
 })
 
