@@ -146,23 +146,30 @@ export class ProcessExited extends Schema.TaggedError<ProcessExited>("effect-cla
   }
 }
 
+const messages: Record<InputClosed["reason"], string> = {
+  InputEnded: "Cannot write to the CLI: its input was already ended",
+  SessionClosed: "Cannot write to the CLI: the session is closed",
+  PoolClosed: "Cannot start a session: the SessionPool is closed"
+}
+
 /**
- * A write was attempted after stdin was closed by our side.
+ * A write was attempted after stdin was closed by our side, or a session was asked of a closed `SessionPool`.
  *
  * @since 0.1.0
  * @category errors
  */
 export class InputClosed extends Schema.TaggedError<InputClosed>("effect-claude-agent/InputClosed")("InputClosed", {
-  /** `"InputEnded"`: `endInput` was called; `"SessionClosed"`: the session (or the query) was closed. */
-  reason: Schema.Literal("InputEnded", "SessionClosed")
+  /**
+   * `"InputEnded"`: `endInput` was called; `"SessionClosed"`: the session (or the query) was closed;
+   * `"PoolClosed"`: a session or query was asked of a `SessionPool` whose scope has closed.
+   */
+  reason: Schema.Literal("InputEnded", "SessionClosed", "PoolClosed")
 }) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
-    return this.reason === "InputEnded"
-      ? "Cannot write to the CLI: its input was already ended"
-      : "Cannot write to the CLI: the session is closed"
+    return messages[this.reason]
   }
 }
 

@@ -83,7 +83,8 @@ export interface Service {
    * Borrows a session (a warm one when `options` adds nothing to the pool's, else a fresh one), waiting for a slot
    * when `maxConcurrent` processes are live. With every slot taken, a warm session is used even while it is still
    * starting (or closed to free its slot, when `options` differ). The session is closed, and its slot freed, when the
-   * scope closes.
+   * scope closes. Once the pool's own scope has closed, it fails with `InputClosed` (`reason: "PoolClosed"`), and so
+   * does a borrower still waiting then; nothing is started.
    */
   readonly session: (options?: Options) => Effect.Effect<Session, SessionError, Scope.Scope>
   /** A one-shot query within the pool's limit. */

@@ -8,10 +8,11 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import * as fs from "node:fs"
-import { SessionPool, type Transport } from "effect-claude-agent"
+import { AgentError, SessionPool, type Transport } from "effect-claude-agent"
 import { ScriptedCli } from "effect-claude-agent/testing"
 
 /** Builds the pool in the test's scope (it lives until the test ends). */
@@ -227,5 +228,26 @@ describe("SessionPool", () => {
       yield* Fiber.join(holder)
       expect(yield* pool.stats).toMatchObject({ active: 0, live: 0, waiting: 0 })
       expect(cli.envs).toHaveLength(1)
+    }))
+
+  it.scoped("a closed pool fails borrowers (waiting ones included) with PoolClosed, and starts nothing", () =>
+    Effect.gen(function*() {
+      const cli = yield* counting()
+      const poolScope = yield* Scope.make()
+      const pool = yield* Effect.map(
+        Layer.buildWithScope(SessionPool.layer({ maxConcurrent: 1 }).pipe(Layer.provide(cli.layer)), poolScope),
+        Context.get(SessionPool.SessionPool)
+      )
+      const holder = yield* Effect.fork(Effect.scoped(Effect.zipRight(pool.session(), Effect.never)))
+      yield* until(Effect.map(pool.stats, (s) => s.active === 1))
+      const waiter = yield* Effect.fork(Effect.scoped(pool.session()))
+      yield* until(Effect.map(pool.stats, (s) => s.waiting === 1))
+      yield* Scope.close(poolScope, Exit.void)
+      const poolClosed = Exit.fail(new AgentError.InputClosed({ reason: "PoolClosed" }))
+      expect(yield* Fiber.await(waiter)).toStrictEqual(poolClosed)
+      expect(yield* Effect.exit(Effect.scoped(pool.session()))).toStrictEqual(poolClosed)
+      expect(yield* Effect.exit(Stream.runCollect(pool.query("hi")))).toStrictEqual(poolClosed)
+      expect(cli.envs).toHaveLength(1)
+      yield* Fiber.interrupt(holder)
     }))
 })

@@ -15,7 +15,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { Options } from "../../AgentOptions.js"
-import type { SessionError } from "../../AgentError.js"
+import { InputClosed, type SessionError } from "../../AgentError.js"
 import type * as Message from "../../Message.js"
 import type { Config, Service } from "../../SessionPool.js"
 import { Transport } from "../../Transport.js"
@@ -45,6 +45,7 @@ type Decision =
   | { readonly _tag: "Claim"; readonly warm: Warm }
   | { readonly _tag: "Permit" }
   | { readonly _tag: "Evict"; readonly warm: Warm }
+  | { readonly _tag: "Closed" }
 
 const WARM_RETRY_MIN_MILLIS = 200
 const WARM_RETRY_MAX_MILLIS = 30_000
@@ -90,6 +91,8 @@ export const make = (config: Config): Effect.Effect<Service, never, Transport | 
     const warm = yield* STM.commit(TRef.make<ReadonlyArray<Warm>>([]))
     // borrowers that have not got a session yet
     const waiting = yield* STM.commit(TRef.make(0))
+    // set as the pool's scope starts closing: borrowers (waiting ones included) then fail before anything is started
+    const closed = yield* STM.commit(TRef.make(false))
     let active = 0
 
     const without = (list: ReadonlyArray<Warm>, w: Warm) => list.filter((x) => x !== w)
@@ -125,6 +128,7 @@ export const make = (config: Config): Effect.Effect<Service, never, Transport | 
 
     const decide = (useWarm: boolean): STM.STM<Decision> =>
       STM.gen(function*() {
+        if (yield* TRef.get(closed)) return { _tag: "Closed" } as const
         const list = yield* TRef.get(warm)
         if (useWarm) {
           for (const w of list) {
@@ -161,6 +165,7 @@ export const make = (config: Config): Effect.Effect<Service, never, Transport | 
           const served = Effect.gen(function*() {
             while (true) {
               const decision = yield* restore(STM.commit(decide(useWarm)))
+              if (decision._tag === "Closed") return yield* new InputClosed({ reason: "PoolClosed" })
               if (decision._tag === "Evict") {
                 // kills its CLI and gives its permit back; the next decision (still waiting) can take it
                 yield* Scope.close(decision.warm.entry.scope, Exit.void)
@@ -254,6 +259,8 @@ export const make = (config: Config): Effect.Effect<Service, never, Transport | 
       }
     })
     for (let i = 0; i < warmTarget; i++) yield* Effect.forkIn(keepWarm, poolScope)
+    // added last, so it runs first when the pool closes
+    yield* Effect.addFinalizer(() => STM.commit(TRef.set(closed, true)))
 
     const service: Service = {
       session: (options) => Effect.map(borrow(options), (entry) => entry.internal.session),
