@@ -3,7 +3,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { AgentError, Transport } from "effect-claude-agent"
-import { query } from "effect-claude-agent/promise"
+import { query, type SpawnedProcess, type SpawnOptions } from "effect-claude-agent/promise"
 import { FakeCli } from "effect-claude-agent/testing"
 import { noClaudeLeft } from "./support/cli.js"
 import { localSpawn } from "./support/spawn.js"
@@ -115,4 +115,67 @@ describe("spawnClaudeCodeProcess (fake CLI)", () => {
     expect(error).toMatchObject({ _tag: "InvalidOptions", option: "spawnClaudeCodeProcess" })
     expect(local.calls).toHaveLength(0)
   })
+
+  live(
+    "an async spawn function is refused with SpawnFailed: its rejection is handled, a late process killed",
+    async () => {
+      const unhandled: Array<unknown> = []
+      const onUnhandled = (reason: unknown) => unhandled.push(reason)
+      process.on("unhandledRejection", onUnhandled)
+      try {
+        const rejects = (async () => {
+          throw new Error("container API down")
+        }) as unknown as (options: SpawnOptions) => SpawnedProcess
+        const rejected = await failure(drain(query({
+          prompt: "hello",
+          options: { ...fake(FakeCli.echoScenario), spawnClaudeCodeProcess: rejects }
+        })))
+        expect(rejected).toBeInstanceOf(AgentError.SpawnFailed)
+        expect(String(rejected)).toContain("Promise")
+
+        const local = localSpawn()
+        const resolves = (async (options: SpawnOptions) => local.fn(options)) as unknown as (
+          options: SpawnOptions
+        ) => SpawnedProcess
+        const late = await failure(drain(query({
+          prompt: "hello",
+          options: {
+            ...fake(FakeCli.scenario([FakeCli.ignoreSigterm, FakeCli.echo])),
+            spawnClaudeCodeProcess: resolves
+          }
+        })))
+        expect(late).toBeInstanceOf(AgentError.SpawnFailed)
+        const child = local.started[0]!
+        await new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) resolve()
+          else child.once("exit", () => resolve())
+        })
+        expect(child.signalCode).toBe("SIGKILL")
+        await new Promise((resolve) => setImmediate(resolve))
+        expect(unhandled).toEqual([])
+      } finally {
+        process.off("unhandledRejection", onUnhandled)
+      }
+    }
+  )
+
+  live(
+    "a process whose stdout was given a text encoding (a tee to a log) is read as the bytes it decodes",
+    async () => {
+      const local = localSpawn()
+      const messages = await drain(query({
+        prompt: "héllo ✓",
+        options: {
+          ...fake(FakeCli.echoScenario),
+          spawnClaudeCodeProcess: (options) => {
+            const child = local.fn(options)
+            child.stdout.setEncoding("hex")
+            return child
+          }
+        }
+      }))
+      const result = messages.find((m) => typeof m === "object" && m !== null && "type" in m && m.type === "result")
+      expect(result).toMatchObject({ result: expect.stringContaining("héllo ✓") })
+    }
+  )
 })

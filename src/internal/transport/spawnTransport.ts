@@ -41,8 +41,41 @@ const commandOf = (
 /** What the spawn function returned, checked: a value without the streams and methods the contract names fails. */
 const checkSpawned = (value: unknown): value is SpawnedProcess =>
   typeof value === "object" && value !== null && "stdin" in value && "stdout" in value &&
-  value.stdout instanceof Readable && "kill" in value && typeof value.kill === "function" && "on" in value &&
-  typeof value.on === "function" && "off" in value && typeof value.off === "function"
+  value.stdout instanceof Readable && !value.stdout.readableObjectMode && "kill" in value &&
+  typeof value.kill === "function" && "on" in value && typeof value.on === "function" && "off" in value &&
+  typeof value.off === "function"
+
+const isThenable = (value: unknown): value is PromiseLike<unknown> =>
+  (typeof value === "object" || typeof value === "function") && value !== null && "then" in value &&
+  typeof value.then === "function"
+
+/**
+ * The contract is synchronous. A Promise (an `async` spawn function) is refused, and it is settled here so that its
+ * rejection is never unhandled, and a process it resolves to later is killed rather than left running.
+ */
+const refusePromise = (value: PromiseLike<unknown>): Effect.Effect<void> =>
+  Effect.sync(() => {
+    value.then(
+      (late) => {
+        if (typeof late !== "object" || late === null || !("kill" in late) || typeof late.kill !== "function") return
+        try {
+          late.kill("SIGKILL")
+        } catch {
+          // a process that cannot be killed is one that is gone already
+        }
+      },
+      () => undefined
+    )
+  })
+
+/**
+ * The process's stdout as bytes: a stream given a text encoding (`setEncoding`, e.g. to tee it to a log) yields
+ * strings, turned back into the bytes they decode.
+ */
+const stdoutBytes = (stdout: Readable): Stream.Stream<Uint8Array, unknown> =>
+  NodeStream.fromReadable<unknown, Uint8Array | string>(() => stdout, (e) => e).pipe(
+    Stream.map((chunk) => typeof chunk === "string" ? Buffer.from(chunk, stdout.readableEncoding ?? "utf8") : chunk)
+  )
 
 const hasExited = (child: SpawnedProcess): boolean =>
   child.exitCode !== null || (child.signalCode !== undefined && child.signalCode !== null)
@@ -101,10 +134,19 @@ export const make = (spawn: SpawnFunction) =>
             }),
           catch: (cause) => new SpawnFailed({ command: cli.command, description: errorText(cause), cause })
         })
+        if (isThenable(child)) {
+          yield* refusePromise(child)
+          return yield* new SpawnFailed({
+            command: cli.command,
+            description: "spawnClaudeCodeProcess returned a Promise: it must return the process synchronously " +
+              "(a SpawnedProcess, as child_process.spawn does)"
+          })
+        }
         if (!checkSpawned(child)) {
           return yield* new SpawnFailed({
             command: cli.command,
-            description: "spawnClaudeCodeProcess returned no SpawnedProcess (stdin, stdout, kill, on, off)"
+            description:
+              "spawnClaudeCodeProcess returned no SpawnedProcess (stdin, stdout as a byte stream, kill, on, off)"
           })
         }
         let exited = false
@@ -125,7 +167,7 @@ export const make = (spawn: SpawnFunction) =>
             command: [cli.command, ...args],
             marker: undefined,
             stdin: NodeSink.fromWritable(() => child.stdin, (e) => e),
-            stdout: NodeStream.fromReadable(() => child.stdout, (e) => e),
+            stdout: stdoutBytes(child.stdout),
             stderr,
             exitStatus: exitOf(child, (error) => errors.push(error)).pipe(
               Effect.tap(() => Effect.sync(() => exited = true)),
