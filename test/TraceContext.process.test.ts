@@ -249,3 +249,86 @@ it("the environment with a trace context: inherited plus additions unless an inh
     { extend: false, TRACEPARENT: "00-t", TRACESTATE: undefined }
   ])
 })
+
+it("Promise API: a propagator that throws or writes malformed headers: query() neither throws nor passes them", async () => {
+  const fake = FakeCli.executable()
+  const run = async () => {
+    const { dir, log } = logged()
+    const scenario = { ...FakeCli.echoScenario, log, logEnv: ["TRACEPARENT", "TRACESTATE"] }
+    const q = query({
+      prompt: "hi",
+      options: {
+        pathToClaudeCodeExecutable: fake.executable,
+        executableArgs: [...fake.executableArgs],
+        env: FakeCli.env(scenario)
+      }
+    })
+    for await (const _ of q) { /* drain */ }
+    const env = (await Effect.runPromise(FakeCli.readLog(log))).start!.env
+    fs.rmSync(dir, { recursive: true, force: true })
+    return { TRACEPARENT: env["TRACEPARENT"], TRACESTATE: env["TRACESTATE"] }
+  }
+  const parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+  const writing = (fields: Record<string, unknown>): Otel.TextMapPropagator => ({
+    inject: (_context, carrier: Record<string, unknown>) => Object.assign(carrier, fields),
+    extract: (context) => context,
+    fields: () => Object.keys(fields)
+  })
+  Otel.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable())
+  try {
+    Otel.propagation.setGlobalPropagator({
+      ...writing({}),
+      inject: () => {
+        throw new Error("propagator bug")
+      }
+    })
+    expect(await run()).toEqual({ TRACEPARENT: null, TRACESTATE: null })
+    Otel.propagation.disable()
+
+    const cases: ReadonlyArray<
+      readonly [Record<string, unknown>, { TRACEPARENT: string | null; TRACESTATE: string | null }]
+    > = [
+      [{ traceparent: parent, tracestate: "a=1\u0000b" }, { TRACEPARENT: parent, TRACESTATE: null }],
+      [{ traceparent: parent, tracestate: "a=1\nINJECTED=1" }, { TRACEPARENT: parent, TRACESTATE: null }],
+      [{ traceparent: parent, tracestate: `a=${"x".repeat(600)}` }, { TRACEPARENT: parent, TRACESTATE: null }],
+      [{ traceparent: parent, tracestate: "a=1,b=2" }, { TRACEPARENT: parent, TRACESTATE: "a=1,b=2" }],
+      [{ traceparent: `${parent}\nX=1`, tracestate: "a=1" }, { TRACEPARENT: null, TRACESTATE: null }],
+      [{ traceparent: 42 }, { TRACEPARENT: null, TRACESTATE: null }]
+    ]
+    for (const [fields, expected] of cases) {
+      Otel.propagation.setGlobalPropagator(writing(fields))
+      expect(await run()).toEqual(expected)
+      Otel.propagation.disable()
+    }
+  } finally {
+    Otel.context.disable()
+    Otel.propagation.disable()
+  }
+})
+
+it.live("an OpenTelemetry trace state whose serialize throws or gives a malformed value: none passed", () =>
+  Effect.gen(function*() {
+    const span = (serialize: () => string) => {
+      const traceState: Otel.TraceState = {
+        set: () => traceState,
+        unset: () => traceState,
+        get: () => undefined,
+        serialize
+      }
+      return OtelTracer.makeExternalSpan({
+        traceId: "0af7651916cd43dd8448eb211c80319c",
+        spanId: "b7ad6b7169203331",
+        traceState
+      })
+    }
+    const parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    expect(
+      yield* childTrace().pipe(Effect.withParentSpan(span(() => {
+        throw new Error("serialize boom")
+      })))
+    ).toEqual({ TRACEPARENT: parent, TRACESTATE: null })
+    expect(yield* childTrace().pipe(Effect.withParentSpan(span(() => "a=1\u0000")))).toEqual({
+      TRACEPARENT: parent,
+      TRACESTATE: null
+    })
+  }).pipe(Effect.provide(TransportLive)))

@@ -46,15 +46,50 @@ const traceparent = (traceId: string, spanId: string, sampled: boolean): string 
  */
 const OTEL_TRACE_STATE = Context.GenericTag<unknown>("@effect/opentelemetry/Tracer/OtelTraceState")
 
+/** A `traceparent` header as W3C Trace Context writes it (any version but the invalid `ff`, lowercase hex). */
+const TRACEPARENT = /^(?!ff)[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}(?:-[\x21-\x7e]*)?$/
+/** A `tracestate` header: at most 512 printable ASCII characters, its members `key=value`. */
+const TRACESTATE_MAX = 512
+const TRACESTATE_MEMBER = /^[\x21-\x2b\x2d-\x7e]+=[\x20-\x2b\x2d-\x3c\x3e-\x7e]*[\x21-\x2b\x2d-\x3c\x3e-\x7e]$/
+
+const isTraceState = (state: string): boolean =>
+  state.length <= TRACESTATE_MAX &&
+  state.split(",").every((member) => {
+    const trimmed = member.trim()
+    return trimmed.length === 0 || TRACESTATE_MEMBER.test(trimmed)
+  })
+
+/**
+ * The carrier for what a tracer or propagator gave, checked: values from an app's propagator or trace state go into
+ * the child's environment, so anything that is not a well-formed header (a NUL, a newline, an oversized state) is
+ * dropped rather than passed on; an invalid `traceparent` drops the whole context.
+ */
+const carrierOf = (parent: unknown, state: unknown): Carrier | undefined => {
+  if (typeof parent !== "string" || !TRACEPARENT.test(parent)) return undefined
+  return typeof state === "string" && state.length > 0 && isTraceState(state)
+    ? { traceparent: parent, tracestate: state }
+    : { traceparent: parent }
+}
+
+/** `state.serialize()` of an OpenTelemetry `TraceState`, or none if it has no such method or it throws. */
+const serialized = (state: object): unknown => {
+  if (!("serialize" in state) || typeof state.serialize !== "function") return undefined
+  try {
+    return state.serialize()
+  } catch {
+    return undefined
+  }
+}
+
 /** The serialized trace state of `span` or of its nearest ancestor that has one. */
 const traceState = (span: Tracer.AnySpan): string | undefined => {
   let current: Tracer.AnySpan | undefined = span
   while (current !== undefined) {
     const state = Option.getOrUndefined(Context.getOption(current.context, OTEL_TRACE_STATE))
     if (typeof state === "string") return state.length > 0 ? state : undefined
-    if (typeof state === "object" && state !== null && "serialize" in state && typeof state.serialize === "function") {
-      const serialized: unknown = state.serialize()
-      return typeof serialized === "string" && serialized.length > 0 ? serialized : undefined
+    if (typeof state === "object" && state !== null) {
+      const text = serialized(state)
+      return typeof text === "string" && text.length > 0 ? text : undefined
     }
     current = current._tag === "Span" ? Option.getOrUndefined(current.parent) : undefined
   }
@@ -64,9 +99,7 @@ const traceState = (span: Tracer.AnySpan): string | undefined => {
 /** The trace context of an Effect span (native, external, or one of another tracer with W3C-shaped ids). @internal */
 export const fromSpan = (span: Tracer.AnySpan): Carrier | undefined => {
   const parent = traceparent(span.traceId, span.spanId, span.sampled)
-  if (parent === undefined) return undefined
-  const state = traceState(span)
-  return state === undefined ? { traceparent: parent } : { traceparent: parent, tracestate: state }
+  return parent === undefined ? undefined : carrierOf(parent, traceState(span))
 }
 
 /** The trace context a CLI started now inherits, as {@link TraceSource} says. @internal */
@@ -90,7 +123,7 @@ const requireHere = createRequire(import.meta.url)
 
 /**
  * The active OpenTelemetry span's context, as the app's registered propagator writes it (`traceparent`, and
- * `tracestate` when it has one), or none. Costs a property lookup when the app registered no OpenTelemetry globals;
+ * `tracestate` when it has one), or none: also when the propagator throws or writes malformed values. Costs a property lookup when the app registered no OpenTelemetry globals;
  * `@opentelemetry/api` is loaded only when it did (the app loaded it already), and its absence is no error.
  *
  * @internal
@@ -103,14 +136,14 @@ export const fromActiveOpenTelemetry = (): Carrier | undefined => {
   } catch {
     return undefined
   }
-  const fields: Record<string, string> = {}
-  api.propagation.inject(api.context.active(), fields)
-  const parent = fields["traceparent"]
-  if (parent === undefined) return undefined
-  const state = fields["tracestate"]
-  return state === undefined || state.length === 0
-    ? { traceparent: parent }
-    : { traceparent: parent, tracestate: state }
+  const fields: Record<string, unknown> = {}
+  try {
+    api.propagation.inject(api.context.active(), fields)
+  } catch {
+    // the app's propagator failed: the child gets no trace context rather than the caller an exception
+    return undefined
+  }
+  return carrierOf(fields["traceparent"], fields["tracestate"])
 }
 
 /**
