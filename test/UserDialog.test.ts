@@ -122,21 +122,50 @@ describe("UserDialog: onUserDialog and supportedDialogKinds", () => {
         Effect.fail(new Error("no renderer")),
         Effect.die("boom"),
         // untyped code returning the wrong shape
-        Effect.sync((): UserDialog.UserDialogResult => JSON.parse(`{"behavior":"accept"}`))
+        Effect.sync((): UserDialog.UserDialogResult => JSON.parse(`{"behavior":"accept"}`)),
+        // results JSON cannot write: the CLI would get an error response, which it discards
+        Effect.succeed(UserDialog.completed(10n)),
+        Effect.sync(() => {
+          const cycle: Record<string, unknown> = {}
+          cycle["self"] = cycle
+          return UserDialog.completed(cycle)
+        }),
+        Effect.succeed(UserDialog.completed({
+          toJSON: () => {
+            throw new Error("nope")
+          }
+        }))
       ]
       let calls = 0
       const { answers, logs } = yield* dialogs({
         supportedDialogKinds: ["refusal_fallback_prompt"],
         onUserDialog: () => outcomes[calls++]!
-      }, [refusalDialog, refusalDialog, refusalDialog])
+      }, outcomes.map(() => refusalDialog))
       expect(answers).toStrictEqual(
-        Array.from({ length: 3 }, (_, i) => ({
+        Array.from({ length: outcomes.length }, (_, i) => ({
           subtype: "success",
           request_id: `cli_${i + 1}`,
           response: { behavior: "cancelled" }
         }))
       )
-      expect(logs.filter((line) => line.includes("cancelled: the handler failed"))).toHaveLength(3)
+      expect(logs.filter((line) => line.includes("cancelled: the handler failed"))).toHaveLength(outcomes.length)
+    }))
+
+  it.scoped("the payload reaches the handler as the CLI sent it: a \"__proto__\" key stays an own key", () =>
+    Effect.gen(function*() {
+      const seen: Array<UserDialog.UserDialogRequest> = []
+      yield* dialogs({
+        supportedDialogKinds: ["refusal_fallback_prompt"],
+        onUserDialog: (request) =>
+          Effect.sync(() => {
+            seen.push(request)
+            return UserDialog.cancelled
+          })
+      }, [{ dialog_kind: "refusal_fallback_prompt", payload: JSON.parse(`{"__proto__":{"isAdmin":true},"n":1}`) }])
+      const payload = seen[0]!.payload
+      expect(Object.keys(payload)).toEqual(["__proto__", "n"])
+      expect(Object.getPrototypeOf(payload)).toBe(Object.prototype)
+      expect("isAdmin" in payload).toBe(false)
     }))
 
   it.scoped("without onUserDialog, for an undeclared kind, a malformed request or a null answer: no answer at all", () =>

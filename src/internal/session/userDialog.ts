@@ -8,10 +8,19 @@ import { noAnswer } from "../protocol/controlProtocol.js"
 import type { OnUserDialog, UserDialogRequest } from "../../UserDialog.js"
 import type { Contribution } from "./extensions.js"
 
+/**
+ * The payload as the CLI sent it: a JSON object, handed over as parsed (a rebuilt copy would turn a `"__proto__"` key
+ * into the copy's prototype, hidden from its own keys yet readable as its fields).
+ */
+const Payload = Schema.declare(
+  (u: unknown): u is Readonly<Record<string, unknown>> => typeof u === "object" && u !== null && !Array.isArray(u),
+  { identifier: "JsonObject" }
+)
+
 /** The CLI's `request_user_dialog` control request. */
 const WireRequest = Schema.Struct({
   dialog_kind: Schema.String,
-  payload: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  payload: Payload,
   tool_use_id: Schema.optional(Schema.String)
 })
 
@@ -23,7 +32,18 @@ const Result = Schema.Union(
   Schema.Struct({ behavior: Schema.Literal("cancelled") })
 )
 
-const decodeResult = Schema.decodeUnknown(Schema.NullOr(Result))
+/** An answer whose `result` JSON cannot write (a BigInt, a cycle, a throwing `toJSON`) is an invalid one. */
+const Writable = Schema.NullOr(Result).pipe(Schema.filter((answer) => {
+  if (answer === null || answer.behavior === "cancelled") return true
+  try {
+    JSON.stringify(answer.result)
+    return true
+  } catch (error) {
+    return `result cannot be written as JSON: ${error instanceof Error ? error.message : String(error)}`
+  }
+}))
+
+const decodeResult = Schema.decodeUnknown(Writable)
 
 /** A failing handler: the CLI applies the dialog's default. */
 const cancelled = { behavior: "cancelled" } as const
