@@ -21,6 +21,8 @@ import * as Stream from "effect/Stream"
 import type * as AgentCluster from "../../AgentCluster.js"
 import { ClusterError } from "../../ClusterError.js"
 import type { Transport } from "../../Transport.js"
+import * as TranscriptSql from "../transcript/sql.js"
+import { Mirror, TranscriptStore } from "../transcript/store.js"
 import * as Directory from "./directory.js"
 import * as AgentSessionEntity from "./entity.js"
 import { layerMessageStorage } from "./storage.js"
@@ -75,10 +77,32 @@ export const make: Effect.Effect<AgentCluster.Service, never, Sharding.Sharding>
   return { session }
 })
 
+/**
+ * The transcript store of a runner's sessions: the one provided to the runner's layer, else the SQL store on the
+ * cluster's own database. A database the store cannot be created in is a defect of the runner, as for the cluster's
+ * own tables.
+ *
+ * @internal
+ */
+export const layerTranscripts = (
+  options: AgentCluster.RunnerOptions
+): Layer.Layer<TranscriptStore | Mirror, never, SqlClient.SqlClient> =>
+  Layer.merge(
+    Layer.effect(
+      TranscriptStore,
+      Effect.flatMap(
+        Effect.serviceOption(TranscriptStore),
+        Option.match({ onSome: Effect.succeed, onNone: () => Effect.orDie(TranscriptSql.make()) })
+      )
+    ),
+    Layer.effect(Mirror, Effect.map(Mirror, (settings) => ({ ...settings, flush: options.transcriptFlush ?? "eager" })))
+  )
+
 /** @internal */
 export const layerRunner = (options: AgentCluster.RunnerOptions = {}) =>
   AgentSessionEntity.layer({ options: options.options, maxIdleTime: options.maxIdleTime }).pipe(
-    Layer.provide(Directory.layerSql(options.prefix))
+    Layer.provide(Directory.layerSql(options.prefix)),
+    Layer.provide(layerTranscripts(options))
   )
 
 /** @internal */

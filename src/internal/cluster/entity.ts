@@ -22,6 +22,8 @@ import type { Options, PermissionMode } from "../../AgentOptions.js"
 import type { Session } from "../../ClaudeAgent.js"
 import * as Message from "../../Message.js"
 import { session as startSession } from "../session/session.js"
+import { hasTranscript } from "../transcript/mirror.js"
+import { Mirror, TranscriptStore } from "../transcript/store.js"
 import { SessionDirectory, type SessionRecord } from "./directory.js"
 
 /** An SDK message as it crosses the cluster: validated where the CLI wrote it, carried as JSON. */
@@ -150,13 +152,19 @@ const build = (base: Options) =>
     const entityScope = yield* Effect.scope
     const entityId = address.entityId
     const directory = yield* SessionDirectory
-    const stored = yield* directory.get(entityId)
-    const cell = yield* SynchronizedRef.make<SessionRecord>(Option.getOrElse(stored, () => ({
+    const stored = Option.getOrElse(yield* directory.get(entityId), (): SessionRecord => ({
       sessionId: crypto.randomUUID(),
       started: false,
       openTurn: null,
       closed: false
-    })))
+    }))
+    // a first turn cut off before any of it reached the store (or the config dir) left nothing to resume: the
+    // session starts anew under the same id
+    const transcripts = yield* Effect.serviceOption(TranscriptStore)
+    const resumable = stored.started && stored.openTurn !== null && Option.isSome(transcripts)
+      ? yield* hasTranscript(transcripts.value, yield* Mirror, base, stored.sessionId)
+      : true
+    const cell = yield* SynchronizedRef.make<SessionRecord>(resumable ? stored : { ...stored, started: false })
     const save = (f: (record: SessionRecord) => SessionRecord) =>
       SynchronizedRef.updateAndGetEffect(cell, (record) => {
         const next = f(record)
