@@ -114,7 +114,10 @@ for (const [backend, storageIn] of backends) {
           }
           for (const id of onA) {
             const session = ownerOf(id).session
-            expect(launches(all).some((e) => e.pid === b.pid && e.launch.includes(`--resume=${session}`))).toBe(true)
+            // the scripted CLIs write no transcript: the victim, cut off with a turn open, has none in the store nor
+            // in the config dir, and starts anew under its id; the others resume theirs
+            const flag = id === victim ? `--session-id=${session}` : `--resume=${session}`
+            expect(launches(all).some((e) => e.pid === b.pid && e.launch.includes(flag))).toBe(true)
           }
           expect(launches(all).filter((e) => e.pid === b.pid).length).toBe(ids.length)
           // the cut-off turn ran once, on the dead runner
