@@ -41,7 +41,7 @@ import type * as Option from "effect/Option"
 import type * as Stream from "effect/Stream"
 import type { AgentError } from "./AgentError.js"
 import type { Options, PermissionMode } from "./AgentOptions.js"
-import type { Prompt } from "./ClaudeAgent.js"
+import type { Prompt, SessionOrigin, SessionState } from "./ClaudeAgent.js"
 import type { ClusterError } from "./ClusterError.js"
 import * as internal from "./internal/cluster/client.js"
 import type * as Message from "./Message.js"
@@ -91,6 +91,36 @@ export interface ClusterSession {
   ) => Effect.Effect<void, AgentError | ClusterError>
   /** Ends the session: its CLI finishes and exits, and later turns fail with `InputClosed`. */
   readonly close: Effect.Effect<void, AgentError | ClusterError>
+  /** The same as {@link ClusterSession.close}, under the local session's name. */
+  readonly endInput: Effect.Effect<void, AgentError | ClusterError>
+  /** The CLI's session id: the conversation's, the same in every incarnation of the entity. */
+  readonly sessionId: Effect.Effect<string, AgentError | ClusterError>
+  /** Where the entity's session is right now (`exited` once closed, or when its CLI could not start). */
+  readonly state: Effect.Effect<SessionState, AgentError | ClusterError>
+  /**
+   * How the current incarnation started: `new` for the entity's first CLI, `resume` for every later one (after an
+   * idle stop, a rebalance, the death of a runner). An effect, not a value: the entity may move between two reads.
+   */
+  readonly origin: Effect.Effect<SessionOrigin, AgentError | ClusterError>
+  /** The answer to `initialize` of the current incarnation's CLI. */
+  readonly initializationResult: Effect.Effect<Message.InitializeResponse, AgentError | ClusterError>
+  /** The status of every MCP server of the current incarnation's CLI. */
+  readonly mcpServerStatus: Effect.Effect<ReadonlyArray<Message.McpServerStatus>, AgentError | ClusterError>
+  /** How the context window is used (`detail: "full"` adds per-category breakdowns). */
+  readonly getContextUsage: (
+    options?: { readonly detail?: "summary" | "full" | undefined }
+  ) => Effect.Effect<Message.ContextUsage, AgentError | ClusterError>
+  /** Stops a background task (a `task_notification` with status `stopped` follows in the turn that reads it). */
+  readonly stopTask: (taskId: string) => Effect.Effect<void, AgentError | ClusterError>
+  /**
+   * Sends any other control request to the session's CLI and returns its raw response (escape hatch; the payload
+   * and the response cross the cluster as JSON).
+   */
+  readonly request: (
+    subtype: string,
+    payload?: Readonly<Record<string, unknown>>,
+    options?: { readonly timeout?: Duration.DurationInput | undefined }
+  ) => Effect.Effect<unknown, AgentError | ClusterError>
 }
 
 /**

@@ -14,6 +14,7 @@ import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import type * as SqlClient from "@effect/sql/SqlClient"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -46,6 +47,7 @@ export const make: Effect.Effect<AgentCluster.Service, never, Sharding.Sharding>
   const session = (id: string, options: AgentCluster.SessionOptions = {}) =>
     Effect.gen(function*() {
       const entity = client(id)
+      const info = mapFailure(entity.Info())
       const handle: AgentCluster.ClusterSession = {
         id,
         turn: (prompt, turnOptions) =>
@@ -67,7 +69,29 @@ export const make: Effect.Effect<AgentCluster.Service, never, Sharding.Sharding>
           mapFailure(
             entity.SetMaxThinkingTokens(display === undefined ? { maxThinkingTokens } : { maxThinkingTokens, display })
           ),
-        close: mapFailure(entity.Close())
+        close: mapFailure(entity.Close()),
+        endInput: mapFailure(entity.Close()),
+        sessionId: Effect.map(info, (i) => i.sessionId),
+        state: Effect.map(info, (i) => i.state),
+        origin: Effect.map(info, ({ origin }) => ({
+          kind: origin.kind,
+          requested: origin.requested,
+          sessionId: origin.sessionId,
+          forked: origin.forked
+        })),
+        initializationResult: mapFailure(entity.Initialization()),
+        mcpServerStatus: mapFailure(entity.McpStatus()),
+        getContextUsage: (usage) =>
+          mapFailure(entity.ContextUsage(usage?.detail === undefined ? {} : { detail: usage.detail })),
+        stopTask: (taskId) => mapFailure(entity.StopTask({ taskId })),
+        request: (subtype, payload = {}, requestOptions) =>
+          mapFailure(entity.Request({
+            subtype,
+            payload,
+            ...(requestOptions?.timeout !== undefined
+              ? { timeoutMillis: Duration.toMillis(requestOptions.timeout) }
+              : {})
+          }))
       }
       if (options.model !== undefined) yield* handle.setModel(options.model)
       if (options.permissionMode !== undefined) yield* handle.setPermissionMode(options.permissionMode)
