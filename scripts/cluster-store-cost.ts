@@ -13,6 +13,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Console, Effect, Layer, Stream } from "effect"
 import { NodeClaudeAgent, TranscriptStore } from "effect-claude-agent"
 import { AgentCluster } from "effect-claude-agent/cluster"
+import { TranscriptStoreSql } from "effect-claude-agent/sql"
 import { ScriptedModelServer } from "effect-claude-agent/testing"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -91,7 +92,7 @@ const measure = (
       return [before, yield* counts] as const
     }).pipe(Effect.provide(cluster))
     const per = (k: keyof typeof before) => ({
-      rows: (after[k].rows - before[k].rows) / TURNS,
+      rows: Math.round((after[k].rows - before[k].rows) / TURNS * 10) / 10,
       bytes: Math.round((after[k].bytes - before[k].bytes) / TURNS)
     })
     return {
@@ -105,7 +106,40 @@ const measure = (
     }
   }).pipe(Effect.scoped)
 
+/**
+ * The store's own time for one text turn's entries (4 of ~530 bytes) on SQLite, without the CLI: one append each
+ * (`eager`) or one append of all four (`batched`), averaged over `TURNS * 10` turns.
+ */
+const appendCost = (flush: "eager" | "batched") =>
+  Effect.gen(function*() {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "eca-store-cost-"))
+    yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
+    const store = yield* TranscriptStoreSql.make().pipe(
+      Effect.provide(SqliteClient.layer({ filename: path.join(dir, "t.db") })),
+      Effect.orDie
+    )
+    const turns = TURNS * 10
+    const key = { projectKey: "-work", sessionId: crypto.randomUUID() }
+    const entries = (turn: number) =>
+      Array.from({ length: 4 }, (_, i) => ({
+        type: i === 0 ? "user" : "assistant",
+        uuid: crypto.randomUUID(),
+        timestamp: new Date().toISOString(),
+        message: { content: "x".repeat(400), turn, i }
+      }))
+    const start = performance.now()
+    for (let turn = 0; turn < turns; turn++) {
+      const batch = entries(turn)
+      if (flush === "batched") yield* store.append(key, batch)
+      else for (const entry of batch) yield* store.append(key, [entry])
+    }
+    return (performance.now() - start) / turns
+  }).pipe(Effect.scoped, Effect.orDie)
+
 const program = Effect.gen(function*() {
+  for (const flush of ["eager", "batched"] as const) {
+    yield* Console.log(`store alone, ${flush}: ${(yield* appendCost(flush)).toFixed(2)} ms per text turn`)
+  }
   const server = yield* ScriptedModelServer.make()
   yield* Console.log(`${TURNS} turns each; per turn: rows / bytes`)
   for (const kind of ["text", "tool"] as const) {

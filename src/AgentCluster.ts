@@ -9,6 +9,11 @@
  * true`), never silently. Permissions, hooks and in-process MCP servers are services provided to the runner's layer,
  * as to a local session.
  *
+ * The conversation lives in the cluster's SQL database: every runner's sessions mirror their transcripts to a
+ * `TranscriptStore` (the SQL one on the cluster's `SqlClient`, unless the runner's layer is given another), and an
+ * entity that starts on a runner loads its session from the store into that runner's CLI config dir before resuming
+ * it. So runners on different machines carry each other's sessions.
+ *
  * This entry point needs the optional peers `@effect/cluster`, `@effect/rpc`, `@effect/sql` (and
  * `@effect/sql-sqlite-node` for {@link layerSqlite}); `effect-claude-agent` itself never loads them.
  *
@@ -243,8 +248,9 @@ export const make: Effect.Effect<Service, never, Sharding.Sharding> = internal.m
 export const layerClient: Layer.Layer<AgentCluster, never, Sharding.Sharding> = Layer.effect(AgentCluster, make)
 
 /**
- * Registers the `AgentSession` entity on a runner's `Sharding`; its session records live in the cluster's SQL
- * database. Provide it the services its sessions use (Permissions, Hooks, …) and a `Transport`.
+ * Registers the `AgentSession` entity on a runner's `Sharding`; its session records and (unless a `TranscriptStore`
+ * is provided to it) its sessions' transcripts live in the cluster's SQL database. Provide it the services its
+ * sessions use (Permissions, Hooks, …) and a `Transport`.
  *
  * @since 0.1.0
  * @category layers
@@ -279,9 +285,9 @@ export const layerSqlite = (options: SqliteOptions): Layer.Layer<AgentCluster | 
  * A runner of a cluster over several processes or machines: it listens on `address`, runs the entities of the
  * shards it holds, and shares the SQL database in the environment (e.g. `PgClient`) with the other runners. When a
  * runner dies, the others take its shards (once its shard locks expire or its pings fail), and its sessions
- * continue there: each resumes the CLI session its record names, and a turn the dead runner had started ends with
- * a `session_restarted` message. The sessions' CLIs read and write their transcripts in the CLI config dir, so the
- * runners of one cluster share it (one machine), or the sessions use a shared transcript store.
+ * continue there: each resumes the CLI session its record names, loaded from the transcript store in the shared
+ * database into this runner's CLI config dir, and a turn the dead runner had started ends with a
+ * `session_restarted` message. Give every runner the same `options.cwd` path: transcripts are keyed by it.
  *
  * A runner killed outright runs no finalizer: its CLIs see their stdin close and finish the turn they are in before
  * they exit (SECURITY.md, "the host being killed"). Run runners under a supervisor that kills the process tree.
