@@ -114,10 +114,8 @@ const appendCost = (flush: "eager" | "batched") =>
   Effect.gen(function*() {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "eca-store-cost-"))
     yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
-    const store = yield* TranscriptStoreSql.make().pipe(
-      Effect.provide(SqliteClient.layer({ filename: path.join(dir, "t.db") })),
-      Effect.orDie
-    )
+    const sqlite = yield* Layer.build(SqliteClient.layer({ filename: path.join(dir, "t.db") }))
+    const store = yield* TranscriptStoreSql.make().pipe(Effect.provide(sqlite), Effect.orDie)
     const turns = TURNS * 10
     const key = { projectKey: "-work", sessionId: crypto.randomUUID() }
     const entries = (turn: number) =>

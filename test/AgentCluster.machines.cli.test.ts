@@ -3,9 +3,6 @@
 // store the runners keep in that database.
 import * as EntityId from "@effect/cluster/EntityId"
 import * as Sharding from "@effect/cluster/Sharding"
-import * as PgClient from "@effect/sql-pg/PgClient"
-import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
-import type * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
@@ -13,7 +10,6 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { Message, SessionStore } from "effect-claude-agent"
@@ -22,31 +18,10 @@ import { TranscriptStoreSql } from "effect-claude-agent/sql"
 import { ScriptedModelServer } from "effect-claude-agent/testing"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import {
-  clusterTiming,
-  events,
-  holderOf,
-  type RunnerStorage,
-  spawnRunner,
-  waitForBalance
-} from "../scripts/demo-cluster-processes.js"
+import { clusterTiming, events, holderOf, spawnRunner, waitForBalance } from "../scripts/demo-cluster-processes.js"
 import { noClaudeLeft, realCli, tempDir } from "./support/cli.js"
+import { backends, sqlLayer } from "./support/clusterBackends.js"
 import { descendants, isAlive } from "./support/process.js"
-
-const pgUrl = process.env["ECA_TEST_PG_URL"]
-
-const backends: ReadonlyArray<readonly [string, ((dir: string) => RunnerStorage) | undefined]> = [
-  ["SQLite", (dir) => ({ sqlite: path.join(dir, "cluster.db") })],
-  [
-    pgUrl === undefined ? "PostgreSQL (skipped: ECA_TEST_PG_URL is unset; .ci/run starts a server)" : "PostgreSQL",
-    pgUrl === undefined ? undefined : () => ({ pgUrl })
-  ]
-]
-
-const sqlLayer = (storage: RunnerStorage): Layer.Layer<SqlClient.SqlClient> =>
-  "pgUrl" in storage
-    ? Layer.orDie(PgClient.layer({ url: Redacted.make(storage.pgUrl) }))
-    : Layer.orDie(SqliteClient.layer({ filename: storage.sqlite }))
 
 /** `SLOW` stalls for 4 s (the runner is killed meanwhile); the rest is the rule-based handler. */
 const handler: ScriptedModelServer.Handler = (request) =>
