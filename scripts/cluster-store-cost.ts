@@ -107,10 +107,10 @@ const measure = (
   }).pipe(Effect.scoped)
 
 /**
- * The store's own time for one text turn's entries (4 of ~530 bytes) on SQLite, without the CLI: one append each
- * (`eager`) or one append of all four (`batched`), averaged over `TURNS * 10` turns.
+ * The store's own time for one turn's entries (`shape`: how many, of about how many bytes each) on SQLite, without
+ * the CLI: one append each (`eager`) or one append of all of them (`batched`), averaged over `TURNS * 10` turns.
  */
-const appendCost = (flush: "eager" | "batched") =>
+const appendCost = (flush: "eager" | "batched", shape: { readonly entries: number; readonly bytes: number }) =>
   Effect.gen(function*() {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "eca-store-cost-"))
     yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
@@ -119,11 +119,11 @@ const appendCost = (flush: "eager" | "batched") =>
     const turns = TURNS * 10
     const key = { projectKey: "-work", sessionId: crypto.randomUUID() }
     const entries = (turn: number) =>
-      Array.from({ length: 4 }, (_, i) => ({
+      Array.from({ length: shape.entries }, (_, i) => ({
         type: i === 0 ? "user" : "assistant",
         uuid: crypto.randomUUID(),
         timestamp: new Date().toISOString(),
-        message: { content: "x".repeat(400), turn, i }
+        message: { content: "x".repeat(shape.bytes - 130), turn, i }
       }))
     const start = performance.now()
     for (let turn = 0; turn < turns; turn++) {
@@ -135,9 +135,14 @@ const appendCost = (flush: "eager" | "batched") =>
   }).pipe(Effect.scoped, Effect.orDie)
 
 const program = Effect.gen(function*() {
-  for (const flush of ["eager", "batched"] as const) {
-    yield* Console.log(`store alone, ${flush}: ${(yield* appendCost(flush)).toFixed(2)} ms per text turn`)
+  const shapes = { text: { entries: 4, bytes: 530 }, tool: { entries: 6, bytes: 670 } } as const
+  for (const kind of ["text", "tool"] as const) {
+    for (const flush of ["eager", "batched"] as const) {
+      const ms = yield* appendCost(flush, shapes[kind])
+      yield* Console.log(`store alone, ${kind} turn, ${flush}: ${ms.toFixed(2)} ms per turn`)
+    }
   }
+  if (process.argv[3] === "store-only") return
   const server = yield* ScriptedModelServer.make()
   yield* Console.log(`${TURNS} turns each; per turn: rows / bytes`)
   for (const kind of ["text", "tool"] as const) {
