@@ -190,9 +190,9 @@ export interface RunnerOptions {
   readonly shardingConfig?: Partial<ShardingConfig.ShardingConfig["Type"]> | undefined
   /**
    * When the sessions' transcript entries reach the store (`TranscriptStore.Mirror`'s `flush`). Defaults to
-   * `"eager"`: each entry the CLI writes is appended as it comes, so a runner killed mid-turn loses none of the turn
-   * written so far. `"batched"` appends at the end of each turn (fewer writes; a runner killed mid-turn loses what
-   * the cut-off turn had written, and the next turn resumes from the turn before it).
+   * `"eager"`: each entry the CLI writes is appended as it comes, so a runner killed mid-turn loses only the entries
+   * still on their way to the database. `"batched"` appends at the end of each turn (fewer writes; a runner killed
+   * mid-turn loses what the cut-off turn had written, and the next turn resumes from the turn before it).
    */
   readonly transcriptFlush?: "eager" | "batched" | undefined
 }
