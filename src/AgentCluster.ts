@@ -271,8 +271,8 @@ export const layerSql = (
   Layer.provideMerge(layerClient, internal.layerSql(options))
 
 /**
- * A whole cluster on one machine with no server: one runner on an SQLite file (shard locks, messages and session
- * records in it), the entity registered, and the client. A runner started again on the same file resumes the
+ * A whole cluster on one machine with no server: one runner on an SQLite file (shard locks, messages, session
+ * records and transcripts in it), the entity registered, and the client. A runner started again on the same file resumes the
  * sessions it holds. Needs `@effect/sql-sqlite-node`, loaded when the layer is built.
  *
  * @since 0.1.0
