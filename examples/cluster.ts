@@ -1,7 +1,8 @@
 /**
  * Sessions as cluster entities: a single-machine cluster on an SQLite file (no server). Each session is an entity
- * that owns one CLI; the runner is stopped and started again on the same file, and the sessions carry on with their
- * history.
+ * that owns one CLI; the runner is stopped and started again on the same file (its CLIs now on a config dir that has
+ * never seen the sessions, as on another machine), and the sessions carry on with their history: the file holds the
+ * session records and the transcripts.
  *
  *   npm run example -- cluster
  */
@@ -31,16 +32,26 @@ const program = Effect.gen(function*() {
     Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "eca-cluster-"))),
     (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
   )
-  // the runner, its storage and the client, on one SQLite file; the sessions' CLIs use `options`
-  const cluster = AgentCluster.layerSqlite({ filename: path.join(dir, "cluster.db"), options }).pipe(
-    Layer.provide(NodeClaudeAgent.layer)
-  )
+  // the runner, its storage and the client, on one SQLite file; the sessions' CLIs use `options`, with their CLI
+  // config dir under `configDir`
+  const cluster = (configDir: string) =>
+    AgentCluster.layerSqlite({
+      filename: path.join(dir, "cluster.db"),
+      options: { ...options, env: { ...options.env, CLAUDE_CONFIG_DIR: path.join(dir, configDir) } }
+    }).pipe(Layer.provide(NodeClaudeAgent.layer))
 
   yield* Effect.all([say("ada", "SAY Nice to meet you, Ada."), say("bob", "SAY Hello, Bob.")]).pipe(
-    Effect.provide(cluster)
+    Effect.provide(cluster("machine-a"))
   )
-  yield* Console.log("-- runner stopped (every CLI reaped); starting it again on the same file --")
-  yield* Effect.all([say("ada", "HISTORY"), say("bob", "HISTORY")]).pipe(Effect.provide(cluster))
+  yield* Console.log(
+    "-- runner stopped (every CLI reaped); starting it again on the same file, on another config dir --"
+  )
+  yield* Effect.gen(function*() {
+    yield* Effect.all([say("ada", "HISTORY"), say("bob", "HISTORY")])
+    const ada = yield* AgentCluster.session("ada")
+    const origin = yield* ada.origin
+    yield* Console.log(`[ada] session ${yield* ada.sessionId}: ${origin.kind}, state ${yield* ada.state}`)
+  }).pipe(Effect.provide(cluster("machine-b")))
 })
 
 program.pipe(Effect.scoped, NodeRuntime.runMain)

@@ -5,7 +5,8 @@
  *
  * Offline: the real claude CLI talks to the bundled scripted model server (`SAY <words>` answers the words,
  * `HISTORY` lists the conversation's prompts, `SLOW` never answers). The runners share an SQLite file (shard locks,
- * messages, session records) and the CLI config dir (the transcripts). Everything stops by itself.
+ * messages, session records, transcripts) and nothing else: each runs its CLIs on a config dir of its own, as on two
+ * machines. Everything stops by itself.
  */
 import * as EntityId from "@effect/cluster/EntityId"
 import * as Sharding from "@effect/cluster/Sharding"
@@ -49,11 +50,13 @@ const program = Effect.gen(function*() {
   const storage = { sqlite: path.join(dir, "cluster.db") }
   const log = path.join(dir, "events.jsonl")
   const prefix = "demo"
-  yield* Console.log(bold("Two runner processes, one SQLite file, the real claude CLI against a scripted model."))
+  yield* Console.log(
+    bold("Two runner processes (two CLI config dirs, as two machines), one SQLite file, the real claude CLI.")
+  )
 
   const runners = [
-    yield* spawnRunner({ storage, prefix, log, options: { cwd, env: server.env() } }),
-    yield* spawnRunner({ storage, prefix, log, options: { cwd, env: server.env() } })
+    yield* spawnRunner({ storage, prefix, log, options: { cwd, env: server.env({ freshHome: true }) } }),
+    yield* spawnRunner({ storage, prefix, log, options: { cwd, env: server.env({ freshHome: true }) } })
   ]
   const [a, b] = runners as [typeof runners[0], typeof runners[0]]
   const alive = new Set([a.pid, b.pid])

@@ -9,6 +9,11 @@
  * true`), never silently. Permissions, hooks and in-process MCP servers are services provided to the runner's layer,
  * as to a local session.
  *
+ * The conversation lives in the cluster's SQL database: every runner's sessions mirror their transcripts to a
+ * `TranscriptStore` (the SQL one on the cluster's `SqlClient`, unless the runner's layer is given another), and an
+ * entity that starts on a runner loads its session from the store into that runner's CLI config dir before resuming
+ * it. So runners on different machines carry each other's sessions.
+ *
  * This entry point needs the optional peers `@effect/cluster`, `@effect/rpc`, `@effect/sql` (and
  * `@effect/sql-sqlite-node` for {@link layerSqlite}); `effect-claude-agent` itself never loads them.
  *
@@ -41,7 +46,7 @@ import type * as Option from "effect/Option"
 import type * as Stream from "effect/Stream"
 import type { AgentError } from "./AgentError.js"
 import type { Options, PermissionMode } from "./AgentOptions.js"
-import type { Prompt } from "./ClaudeAgent.js"
+import type { Prompt, SessionOrigin, SessionState } from "./ClaudeAgent.js"
 import type { ClusterError } from "./ClusterError.js"
 import * as internal from "./internal/cluster/client.js"
 import type * as Message from "./Message.js"
@@ -91,6 +96,36 @@ export interface ClusterSession {
   ) => Effect.Effect<void, AgentError | ClusterError>
   /** Ends the session: its CLI finishes and exits, and later turns fail with `InputClosed`. */
   readonly close: Effect.Effect<void, AgentError | ClusterError>
+  /** The same as {@link ClusterSession.close}, under the local session's name. */
+  readonly endInput: Effect.Effect<void, AgentError | ClusterError>
+  /** The CLI's session id: the conversation's, the same in every incarnation of the entity. */
+  readonly sessionId: Effect.Effect<string, AgentError | ClusterError>
+  /** Where the entity's session is right now (`exited` once closed, or when its CLI could not start). */
+  readonly state: Effect.Effect<SessionState, AgentError | ClusterError>
+  /**
+   * How the current incarnation started: `new` for the entity's first CLI, `resume` for every later one (after an
+   * idle stop, a rebalance, the death of a runner). An effect, not a value: the entity may move between two reads.
+   */
+  readonly origin: Effect.Effect<SessionOrigin, AgentError | ClusterError>
+  /** The answer to `initialize` of the current incarnation's CLI. */
+  readonly initializationResult: Effect.Effect<Message.InitializeResponse, AgentError | ClusterError>
+  /** The status of every MCP server of the current incarnation's CLI. */
+  readonly mcpServerStatus: Effect.Effect<ReadonlyArray<Message.McpServerStatus>, AgentError | ClusterError>
+  /** How the context window is used (`detail: "full"` adds per-category breakdowns). */
+  readonly getContextUsage: (
+    options?: { readonly detail?: "summary" | "full" | undefined }
+  ) => Effect.Effect<Message.ContextUsage, AgentError | ClusterError>
+  /** Stops a background task (a `task_notification` with status `stopped` follows in the turn that reads it). */
+  readonly stopTask: (taskId: string) => Effect.Effect<void, AgentError | ClusterError>
+  /**
+   * Sends any other control request to the session's CLI and returns its raw response (escape hatch; the payload
+   * and the response cross the cluster as JSON).
+   */
+  readonly request: (
+    subtype: string,
+    payload?: Readonly<Record<string, unknown>>,
+    options?: { readonly timeout?: Duration.DurationInput | undefined }
+  ) => Effect.Effect<unknown, AgentError | ClusterError>
 }
 
 /**
@@ -153,6 +188,13 @@ export interface RunnerOptions {
   readonly prefix?: string | undefined
   /** Passed to @effect/cluster's `ShardingConfig.layer`. */
   readonly shardingConfig?: Partial<ShardingConfig.ShardingConfig["Type"]> | undefined
+  /**
+   * When the sessions' transcript entries reach the store (`TranscriptStore.Mirror`'s `flush`). Defaults to
+   * `"eager"`: each entry the CLI writes is appended as it comes, so a runner killed mid-turn loses only the entries
+   * still on their way to the database. `"batched"` appends at the end of each turn (fewer writes; a runner killed
+   * mid-turn loses what the cut-off turn had written, and the next turn resumes from the turn before it).
+   */
+  readonly transcriptFlush?: "eager" | "batched" | undefined
 }
 
 /**
@@ -206,8 +248,9 @@ export const make: Effect.Effect<Service, never, Sharding.Sharding> = internal.m
 export const layerClient: Layer.Layer<AgentCluster, never, Sharding.Sharding> = Layer.effect(AgentCluster, make)
 
 /**
- * Registers the `AgentSession` entity on a runner's `Sharding`; its session records live in the cluster's SQL
- * database. Provide it the services its sessions use (Permissions, Hooks, …) and a `Transport`.
+ * Registers the `AgentSession` entity on a runner's `Sharding`; its session records and (unless a `TranscriptStore`
+ * is provided to it) its sessions' transcripts live in the cluster's SQL database. Provide it the services its
+ * sessions use (Permissions, Hooks, …) and a `Transport`.
  *
  * @since 0.1.0
  * @category layers
@@ -228,8 +271,8 @@ export const layerSql = (
   Layer.provideMerge(layerClient, internal.layerSql(options))
 
 /**
- * A whole cluster on one machine with no server: one runner on an SQLite file (shard locks, messages and session
- * records in it), the entity registered, and the client. A runner started again on the same file resumes the
+ * A whole cluster on one machine with no server: one runner on an SQLite file (shard locks, messages, session
+ * records and transcripts in it), the entity registered, and the client. A runner started again on the same file resumes the
  * sessions it holds. Needs `@effect/sql-sqlite-node`, loaded when the layer is built.
  *
  * @since 0.1.0
@@ -242,9 +285,9 @@ export const layerSqlite = (options: SqliteOptions): Layer.Layer<AgentCluster | 
  * A runner of a cluster over several processes or machines: it listens on `address`, runs the entities of the
  * shards it holds, and shares the SQL database in the environment (e.g. `PgClient`) with the other runners. When a
  * runner dies, the others take its shards (once its shard locks expire or its pings fail), and its sessions
- * continue there: each resumes the CLI session its record names, and a turn the dead runner had started ends with
- * a `session_restarted` message. The sessions' CLIs read and write their transcripts in the CLI config dir, so the
- * runners of one cluster share it (one machine), or the sessions use a shared transcript store.
+ * continue there: each resumes the CLI session its record names, loaded from the transcript store in the shared
+ * database into this runner's CLI config dir, and a turn the dead runner had started ends with a
+ * `session_restarted` message. Give every runner the same `options.cwd` path: transcripts are keyed by it.
  *
  * A runner killed outright runs no finalizer: its CLIs see their stdin close and finish the turn they are in before
  * they exit (SECURITY.md, "the host being killed"). Run runners under a supervisor that kills the process tree.

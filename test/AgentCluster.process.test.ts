@@ -1,13 +1,9 @@
 import type * as Sharding from "@effect/cluster/Sharding"
-import * as PgClient from "@effect/sql-pg/PgClient"
-import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
-import type * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import { AgentCluster } from "effect-claude-agent/cluster"
 import * as fs from "node:fs"
@@ -17,27 +13,12 @@ import {
   clusterTiming,
   events,
   type RunnerEvent,
-  type RunnerStorage,
   spawnRunner,
   waitFor,
   waitForBalance
 } from "../scripts/demo-cluster-processes.js"
+import { backends, sqlLayer } from "./support/clusterBackends.js"
 import { descendants } from "./support/process.js"
-
-const pgUrl = process.env.ECA_TEST_PG_URL
-
-const backends: ReadonlyArray<readonly [string, ((dir: string) => RunnerStorage) | undefined]> = [
-  ["SQLite", (dir) => ({ sqlite: path.join(dir, "cluster.db") })],
-  [
-    pgUrl === undefined ? "PostgreSQL (skipped: ECA_TEST_PG_URL is unset; .ci/run starts a server)" : "PostgreSQL",
-    pgUrl === undefined ? undefined : () => ({ pgUrl })
-  ]
-]
-
-const sqlLayer = (storage: RunnerStorage): Layer.Layer<SqlClient.SqlClient> =>
-  "pgUrl" in storage
-    ? Layer.orDie(PgClient.layer({ url: Redacted.make(storage.pgUrl) }))
-    : Layer.orDie(SqliteClient.layer({ filename: storage.sqlite }))
 
 const prompts = (es: ReadonlyArray<RunnerEvent>) => es.flatMap((e) => "prompt" in e ? [e] : [])
 
@@ -114,7 +95,10 @@ for (const [backend, storageIn] of backends) {
           }
           for (const id of onA) {
             const session = ownerOf(id).session
-            expect(launches(all).some((e) => e.pid === b.pid && e.launch.includes(`--resume=${session}`))).toBe(true)
+            // the scripted CLIs write no transcript: the victim, cut off with a turn open, has none in the store nor
+            // in the config dir, and starts anew under its id; the others resume theirs
+            const flag = id === victim ? `--session-id=${session}` : `--resume=${session}`
+            expect(launches(all).some((e) => e.pid === b.pid && e.launch.includes(flag))).toBe(true)
           }
           expect(launches(all).filter((e) => e.pid === b.pid).length).toBe(ids.length)
           // the cut-off turn ran once, on the dead runner

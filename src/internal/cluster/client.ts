@@ -14,13 +14,17 @@ import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import type * as SqlClient from "@effect/sql/SqlClient"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import type * as AgentCluster from "../../AgentCluster.js"
 import { ClusterError } from "../../ClusterError.js"
 import type { Transport } from "../../Transport.js"
+import * as TranscriptSql from "../transcript/sql.js"
+import { Mirror, TranscriptStore } from "../transcript/store.js"
 import * as Directory from "./directory.js"
 import * as AgentSessionEntity from "./entity.js"
 import { layerMessageStorage } from "./storage.js"
@@ -44,6 +48,7 @@ export const make: Effect.Effect<AgentCluster.Service, never, Sharding.Sharding>
   const session = (id: string, options: AgentCluster.SessionOptions = {}) =>
     Effect.gen(function*() {
       const entity = client(id)
+      const info = mapFailure(entity.Info())
       const handle: AgentCluster.ClusterSession = {
         id,
         turn: (prompt, turnOptions) =>
@@ -65,7 +70,29 @@ export const make: Effect.Effect<AgentCluster.Service, never, Sharding.Sharding>
           mapFailure(
             entity.SetMaxThinkingTokens(display === undefined ? { maxThinkingTokens } : { maxThinkingTokens, display })
           ),
-        close: mapFailure(entity.Close())
+        close: mapFailure(entity.Close()),
+        endInput: mapFailure(entity.Close()),
+        sessionId: Effect.map(info, (i) => i.sessionId),
+        state: Effect.map(info, (i) => i.state),
+        origin: Effect.map(info, ({ origin }) => ({
+          kind: origin.kind,
+          requested: origin.requested,
+          sessionId: origin.sessionId,
+          forked: origin.forked
+        })),
+        initializationResult: mapFailure(entity.Initialization()),
+        mcpServerStatus: mapFailure(entity.McpStatus()),
+        getContextUsage: (usage) =>
+          mapFailure(entity.ContextUsage(usage?.detail === undefined ? {} : { detail: usage.detail })),
+        stopTask: (taskId) => mapFailure(entity.StopTask({ taskId })),
+        request: (subtype, payload = {}, requestOptions) =>
+          mapFailure(entity.Request({
+            subtype,
+            payload,
+            ...(requestOptions?.timeout !== undefined
+              ? { timeoutMillis: Duration.toMillis(requestOptions.timeout) }
+              : {})
+          }))
       }
       if (options.model !== undefined) yield* handle.setModel(options.model)
       if (options.permissionMode !== undefined) yield* handle.setPermissionMode(options.permissionMode)
@@ -75,10 +102,41 @@ export const make: Effect.Effect<AgentCluster.Service, never, Sharding.Sharding>
   return { session }
 })
 
+/**
+ * The transcript store of a runner's sessions: the one provided to the runner's layer, else the SQL store on the
+ * cluster's own database. A database the store cannot be created in is a defect of the runner, as for the cluster's
+ * own tables.
+ *
+ * @internal
+ */
+export const layerTranscripts = (
+  options: AgentCluster.RunnerOptions
+): Layer.Layer<TranscriptStore | Mirror, never, SqlClient.SqlClient> =>
+  Layer.merge(
+    Layer.effect(
+      TranscriptStore,
+      Effect.flatMap(
+        Effect.serviceOption(TranscriptStore),
+        Option.match({
+          onSome: Effect.succeed,
+          // runners starting together race to create the table (PostgreSQL can fail one `CREATE TABLE IF NOT
+          // EXISTS` of two concurrent ones): the loser tries again and finds it
+          onNone: () =>
+            TranscriptSql.make().pipe(
+              Effect.retry({ times: 3, schedule: Schedule.exponential("100 millis") }),
+              Effect.orDie
+            )
+        })
+      )
+    ),
+    Layer.effect(Mirror, Effect.map(Mirror, (settings) => ({ ...settings, flush: options.transcriptFlush ?? "eager" })))
+  )
+
 /** @internal */
 export const layerRunner = (options: AgentCluster.RunnerOptions = {}) =>
   AgentSessionEntity.layer({ options: options.options, maxIdleTime: options.maxIdleTime }).pipe(
-    Layer.provide(Directory.layerSql(options.prefix))
+    Layer.provide(Directory.layerSql(options.prefix)),
+    Layer.provide(layerTranscripts(options))
   )
 
 /** @internal */

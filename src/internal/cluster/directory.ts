@@ -2,8 +2,8 @@
  * What an `AgentSession` entity keeps between its incarnations: the CLI session it runs, the turn in flight, and
  * the settings changed through it. One small record per entity, in the cluster's SQL database (or in memory).
  *
- * The conversation itself is not here: on one machine with a shared CLI config dir, the CLI's own transcript under
- * it is what `resume` reads. A transcript store plugs in beside this, through the session options of the runner.
+ * The conversation itself is not here: it is in the runner's transcript store (by default in the same database),
+ * loaded into the CLI's config dir before a resume.
  *
  * @internal
  */

@@ -22,6 +22,8 @@ import type { Options, PermissionMode } from "../../AgentOptions.js"
 import type { Session } from "../../ClaudeAgent.js"
 import * as Message from "../../Message.js"
 import { session as startSession } from "../session/session.js"
+import { hasTranscript } from "../transcript/mirror.js"
+import { Mirror, TranscriptStore } from "../transcript/store.js"
 import { SessionDirectory, type SessionRecord } from "./directory.js"
 
 /** An SDK message as it crosses the cluster: validated where the CLI wrote it, carried as JSON. */
@@ -86,6 +88,48 @@ export const SetMaxThinkingTokens = Rpc.make("SetMaxThinkingTokens", {
 export const Close = Rpc.make("Close", { error: AgentError })
 
 /** @internal */
+export const SessionInfo = Schema.Struct({
+  sessionId: Schema.String,
+  state: Schema.Literal("starting", "idle", "running", "requires_action", "exited"),
+  origin: Schema.Struct({
+    kind: Schema.Literal("new", "resume", "continue", "fork"),
+    requested: Schema.optional(Schema.String),
+    sessionId: Schema.optional(Schema.String),
+    forked: Schema.Boolean
+  })
+})
+
+/** @internal */
+export const Info = Rpc.make("Info", { success: SessionInfo, error: AgentError })
+
+/** @internal */
+export const ContextUsage = Rpc.make("ContextUsage", {
+  payload: { detail: Schema.optional(Schema.Literal("summary", "full")) },
+  success: Message.ContextUsage,
+  error: AgentError
+})
+
+/** @internal */
+export const McpStatus = Rpc.make("McpStatus", { success: Schema.Array(Message.McpServerStatus), error: AgentError })
+
+/** @internal */
+export const Initialization = Rpc.make("Initialization", { success: Message.InitializeResponse, error: AgentError })
+
+/** @internal */
+export const StopTask = Rpc.make("StopTask", { payload: { taskId: Schema.String }, error: AgentError })
+
+/** @internal */
+export const Request = Rpc.make("Request", {
+  payload: {
+    subtype: Schema.String,
+    payload: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+    timeoutMillis: Schema.optional(Schema.Number)
+  },
+  success: Schema.Unknown,
+  error: AgentError
+})
+
+/** @internal */
 export const AgentSession = Entity.make("effect-claude-agent/AgentSession", [
   Turn,
   Send,
@@ -93,7 +137,13 @@ export const AgentSession = Entity.make("effect-claude-agent/AgentSession", [
   SetModel,
   SetPermissionMode,
   SetMaxThinkingTokens,
-  Close
+  Close,
+  Info,
+  ContextUsage,
+  McpStatus,
+  Initialization,
+  StopTask,
+  Request
 ])
 
 /** The options of an incarnation: the runner's, the settings changed through the session, and which session. */
@@ -117,6 +167,12 @@ const optionsOf = (base: Options, record: SessionRecord): Options => {
     ...(record.started ? { resume: record.sessionId } : { sessionId: record.sessionId })
   }
 }
+
+/** The origin of an incarnation whose CLI did not start: what it was asked to be. */
+const originOf = (record: SessionRecord) =>
+  record.started
+    ? { kind: "resume" as const, requested: record.sessionId, sessionId: record.sessionId, forked: false }
+    : { kind: "new" as const, sessionId: record.sessionId, forked: false }
 
 /** What a turn cut off by the death of the runner that ran it ends with, as with `autoResume`. */
 const cutOff = (record: SessionRecord): Message.SessionRestartedMessage => ({
@@ -150,13 +206,19 @@ const build = (base: Options) =>
     const entityScope = yield* Effect.scope
     const entityId = address.entityId
     const directory = yield* SessionDirectory
-    const stored = yield* directory.get(entityId)
-    const cell = yield* SynchronizedRef.make<SessionRecord>(Option.getOrElse(stored, () => ({
+    const stored = Option.getOrElse(yield* directory.get(entityId), (): SessionRecord => ({
       sessionId: crypto.randomUUID(),
       started: false,
       openTurn: null,
       closed: false
-    })))
+    }))
+    // a first turn cut off before any of it reached the store (or the config dir) left nothing to resume: the
+    // session starts anew under the same id
+    const transcripts = yield* Effect.serviceOption(TranscriptStore)
+    const resumable = stored.started && stored.openTurn !== null && Option.isSome(transcripts)
+      ? yield* hasTranscript(transcripts.value, yield* Mirror, base, stored.sessionId)
+      : true
+    const cell = yield* SynchronizedRef.make<SessionRecord>(resumable ? stored : { ...stored, started: false })
     const save = (f: (record: SessionRecord) => SessionRecord) =>
       SynchronizedRef.updateAndGetEffect(cell, (record) => {
         const next = f(record)
@@ -239,6 +301,39 @@ const build = (base: Options) =>
             Effect.zipRight(save((r) => ({ ...r, maxThinkingTokens: payload.maxThinkingTokens }))),
             Effect.asVoid
           ),
+      Info: () =>
+        Effect.gen(function*() {
+          const record = yield* SynchronizedRef.get(cell)
+          if (Either.isLeft(started)) {
+            return { sessionId: record.sessionId, state: "exited" as const, origin: originOf(first) }
+          }
+          const { kind, requested, sessionId, forked } = started.right.origin
+          return {
+            sessionId: record.sessionId,
+            state: record.closed ? "exited" as const : yield* started.right.state,
+            origin: {
+              kind,
+              forked,
+              ...(requested !== undefined ? { requested } : {}),
+              ...(sessionId !== undefined ? { sessionId } : {})
+            }
+          }
+        }),
+      ContextUsage: ({ payload }) =>
+        Effect.flatMap(
+          live,
+          (session) => session.getContextUsage(payload.detail === undefined ? {} : { detail: payload.detail })
+        ),
+      McpStatus: () => Effect.flatMap(live, (session) => session.mcpServerStatus),
+      Initialization: () => Effect.flatMap(live, (session) => session.initializationResult),
+      StopTask: ({ payload }) => Effect.flatMap(live, (session) => session.stopTask(payload.taskId)),
+      Request: ({ payload }) =>
+        Effect.flatMap(live, (session) =>
+          session.request(
+            payload.subtype,
+            payload.payload,
+            payload.timeoutMillis === undefined ? {} : { timeout: payload.timeoutMillis }
+          )),
       Close: () =>
         Effect.flatMap(live, (session) => session.endInput).pipe(
           Effect.zipRight(save((r) => ({ ...r, closed: true }))),

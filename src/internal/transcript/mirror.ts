@@ -195,6 +195,32 @@ export const prepare = (
     }
   }).pipe(Effect.mapError(loadFailed), Effect.withSpan("TranscriptStore.prepare"))
 
+/**
+ * Whether the session `sessionId` has a transcript to resume, in the CLI's config dir or in the store. A store that
+ * fails or does not answer within `loadTimeout` counts as having it: the resume then goes ahead and reports what is
+ * wrong.
+ *
+ * @internal
+ */
+export const hasTranscript = (
+  store: Api.Service,
+  settings: Api.MirrorSettings,
+  options: Options,
+  sessionId: string
+): Effect.Effect<boolean> =>
+  Effect.suspend(() => {
+    const projectKey = projectKeyOf(options.cwd ?? process.cwd())
+    const projectsDir = projectsDirOf(options)
+    if (projectsDir !== undefined && fs.existsSync(path.join(projectsDir, projectKey, `${sessionId}.jsonl`))) {
+      return Effect.succeed(true)
+    }
+    return store.load({ projectKey, sessionId }).pipe(
+      Effect.map(Option.isSome),
+      Effect.timeout(settings.loadTimeout),
+      Effect.orElseSucceed(() => true)
+    )
+  })
+
 // ---------------------------------------------------------------------------------------------------------------------
 // mirroring
 // ---------------------------------------------------------------------------------------------------------------------
