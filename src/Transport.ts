@@ -242,10 +242,39 @@ export const layerProcess: Layer.Layer<
   Transport,
   never,
   CommandExecutor.CommandExecutor | FileSystem.FileSystem | CliResolver
-> = Layer.effect(
+> = Layer.scoped(
   Transport,
-  proc.make
+  proc.make()
 )
+
+/**
+ * Options of {@link layerProcessWith}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ProcessOptions {
+  /**
+   * Whether the host's CLIs are ended if the host dies without running its finalizers (SIGKILL, the OOM killer). On
+   * Linux, the first session started through the layer starts one small reaper process (a shell loop, detached from
+   * the host) that the host tells about each CLI it starts and reaps; when the host is gone, the reaper SIGKILLs the
+   * process groups of the CLIs still running and the tool processes carrying their markers (see
+   * {@link LaunchSpec.reapToolProcesses}), within a second. Closing the layer ends the reaper. Elsewhere it does
+   * nothing. Defaults to `true`.
+   */
+  readonly hostWatchdog?: boolean | undefined
+}
+
+/**
+ * {@link layerProcess} with options.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerProcessWith = (
+  options: ProcessOptions
+): Layer.Layer<Transport, never, CommandExecutor.CommandExecutor | FileSystem.FileSystem | CliResolver> =>
+  Layer.scoped(Transport, proc.make(options))
 
 /**
  * What a spawn function is asked to run (the official SDK's `SpawnOptions`): the command and its arguments, the

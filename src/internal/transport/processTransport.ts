@@ -27,6 +27,7 @@ import { commandLineTooLong, HostPlatform } from "./cliPath.js"
 import { commandEnv } from "./env.js"
 import * as Conn from "./connection.js"
 import { DEFAULT_MAX_LINE_BYTES, makeLineFramer } from "./framing.js"
+import * as HostWatchdog from "./hostWatchdog.js"
 import { liveAwaitBounded, liveTimeout } from "./liveTimer.js"
 import * as Reaper from "./reaper.js"
 import * as TraceContext from "./traceContext.js"
@@ -404,7 +405,13 @@ export const connect = (
   })
 
 /** @internal */
-export const make = Effect.gen(function*() {
+export interface ProcessOptions {
+  /** Whether a host watchdog ends this host's CLIs and their tool processes if the host dies. Defaults to `true`. */
+  readonly hostWatchdog?: boolean | undefined
+}
+
+/** @internal */
+export const make = (options: ProcessOptions = {}) => Effect.gen(function*() {
   const executor = yield* CommandExecutor.CommandExecutor
   const resolver = yield* CliResolver
   const platform = yield* HostPlatform
@@ -412,6 +419,7 @@ export const make = Effect.gen(function*() {
   const removeStale = yield* Effect.once(Effect.asVoid(removeStaleDirs()))
   const scans = Reaper.makeScans()
   const fs = yield* FileSystem.FileSystem
+  const watchdog = options.hostWatchdog === false ? HostWatchdog.disabled : yield* HostWatchdog.make
 
   const open = (
     spec: LaunchSpec
@@ -420,6 +428,8 @@ export const make = Effect.gen(function*() {
       if (spec.cwd !== undefined) yield* checkCwd(fs, spec.cwd)
       yield* removeStale
       const { command, marker, proc } = yield* launch(executor, resolver, spec, platform)
+      // unregistered after the connection's close has reaped the CLI and its tools (finalizers run in reverse)
+      yield* watchdog.watch(proc.pid, marker?.name)
       return yield* connect(
         {
           pid: proc.pid,
