@@ -124,32 +124,40 @@ describe("host watchdog (process)", () => {
     90_000
   )
 
-  it.scopedLive("without the watchdog, a SIGKILLed host's CLIs go on with their turn (why it exists)", () =>
-    Effect.gen(function*() {
-      const host = yield* startHost(1, ["--no-watchdog"])
-      expect(withEnv(REAPER_ENV_NAME, String(host.pid))).toEqual([])
-      yield* host.killed
-      yield* Effect.sleep(BOUND_MILLIS * 1.5)
-      const pids = host.started.flatMap((s) => [s.cli, ...s.tools])
-      expect(pids.filter(isAlive)).toEqual(pids)
-    }), 90_000)
+  it.scopedLive(
+    "without the watchdog, a SIGKILLed host's CLIs go on with their turn (why it exists)",
+    () =>
+      Effect.gen(function*() {
+        const host = yield* startHost(1, ["--no-watchdog"])
+        expect(withEnv(REAPER_ENV_NAME, String(host.pid))).toEqual([])
+        yield* host.killed
+        yield* Effect.sleep(BOUND_MILLIS * 1.5)
+        const pids = host.started.flatMap((s) => [s.cli, ...s.tools])
+        expect(pids.filter(isAlive)).toEqual(pids)
+      }),
+    90_000
+  )
 
-  it.scopedLive("the reaper starts with the first session and ends with the layer, leaving the CLIs' close alone", () =>
-    Effect.gen(function*() {
-      const reapers = () => withEnv(REAPER_ENV_NAME, String(process.pid))
-      const before = reapers()
-      yield* Effect.gen(function*() {
-        const transport = yield* Transport.Transport
-        expect(reapers()).toEqual(before)
-        for (let i = 0; i < 2; i++) {
-          yield* Effect.scoped(Effect.gen(function*() {
-            const connection = yield* transport.open(FakeCli.launch(FakeCli.scenario([FakeCli.turn("hi")])))
-            yield* connection.messages.pipe(Stream.take(1), Stream.runDrain)
-            // one reaper for the layer, however many sessions
-            expect(reapers().filter((p) => !before.includes(p))).toHaveLength(1)
-          }))
-        }
-      }).pipe(Effect.provide(Transport.layerProcess.pipe(Layer.provide(NodeExecutor))))
-      expect(yield* within(2000, () => reapers().every((p) => before.includes(p)))).toBeDefined()
-    }), 60_000)
+  it.scopedLive(
+    "the reaper starts with the first session and ends with the layer, leaving the CLIs' close alone",
+    () =>
+      Effect.gen(function*() {
+        const reapers = () => withEnv(REAPER_ENV_NAME, String(process.pid))
+        const before = reapers()
+        yield* Effect.gen(function*() {
+          const transport = yield* Transport.Transport
+          expect(reapers()).toEqual(before)
+          for (let i = 0; i < 2; i++) {
+            yield* Effect.scoped(Effect.gen(function*() {
+              const connection = yield* transport.open(FakeCli.launch(FakeCli.scenario([FakeCli.turn("hi")])))
+              yield* connection.messages.pipe(Stream.take(1), Stream.runDrain)
+              // one reaper for the layer, however many sessions
+              expect(reapers().filter((p) => !before.includes(p))).toHaveLength(1)
+            }))
+          }
+        }).pipe(Effect.provide(Transport.layerProcess.pipe(Layer.provide(NodeExecutor))))
+        expect(yield* within(2000, () => reapers().every((p) => before.includes(p)))).toBeDefined()
+      }),
+    60_000
+  )
 })

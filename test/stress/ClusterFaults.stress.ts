@@ -74,7 +74,9 @@ interface Acked {
 
 describe("AgentCluster under faults", () => {
   it.scopedLive(
-    `${SESSIONS} sessions × ${TURNS} turns on 3 runners (${pgUrl === undefined ? "SQLite" : "PostgreSQL"}), one SIGKILLed mid-run`,
+    `${SESSIONS} sessions × ${TURNS} turns on 3 runners (${
+      pgUrl === undefined ? "SQLite" : "PostgreSQL"
+    }), one SIGKILLed mid-run`,
     () =>
       Effect.gen(function*() {
         const dir = yield* Effect.acquireRelease(
@@ -90,8 +92,27 @@ describe("AgentCluster under faults", () => {
           pathToClaudeCodeExecutable: CLI,
           env: { ECA_STRESS_HISTORY: history, ECA_STRESS_TOOL_SECONDS: "0.05" }
         }
+        // the victim's CLIs start 120 s tools once this file exists, so that they are mid-turn when it is killed
+        const slow = path.join(dir, "slow")
+        // whatever of the victim's CLIs outlived it (when the watchdog failed) ends with the test
+        yield* Effect.addFinalizer(() =>
+          Effect.sync(() => {
+            for (const pid of withEnv("ECA_STRESS_SLOW_FLAG", slow)) {
+              try {
+                process.kill(pid, "SIGKILL")
+              } catch {
+                // gone
+              }
+            }
+          })
+        )
         const runners = [
-          yield* spawnRunner({ storage, prefix, log, options }),
+          yield* spawnRunner({
+            storage,
+            prefix,
+            log,
+            options: { ...options, env: { ...options.env, ECA_STRESS_SLOW_FLAG: slow } }
+          }),
           yield* spawnRunner({ storage, prefix, log, options }),
           yield* spawnRunner({ storage, prefix, log, options })
         ]
@@ -105,16 +126,36 @@ describe("AgentCluster under faults", () => {
         const problems: Array<string> = []
         let cutOff = 0
         let failedAttempts = 0
+        const failures = new Map<string, number>()
         let killedAt: number | undefined
         const victim = runners[0]!
         const killWhen = Math.floor(SESSIONS * TURNS * KILL_AT)
         let gone: { readonly took: number | undefined } | undefined
 
-        /** Kills the victim once `killWhen` turns are acknowledged; then waits for its CLIs to be gone. */
+        let midTurn = 0
+        /**
+         * Once `killWhen` turns are acknowledged: makes the victim's next tools long, waits until some of its CLIs are
+         * in one, kills it, then waits for its CLIs to be gone.
+         */
         const maybeKill = Effect.suspend(() => {
           if (killedAt !== undefined || acked.length < killWhen) return Effect.void
-          killedAt = Date.now()
-          return victim.kill.pipe(
+          killedAt = Number.POSITIVE_INFINITY
+          fs.writeFileSync(slow, "")
+          const longTools = () =>
+            withEnv("ECA_RUNNER_PORT", String(victim.port)).filter((pid) => {
+              try {
+                return fs.readFileSync(`/proc/${pid}/cmdline`, "latin1") === "sleep\u0000120\u0000"
+              } catch {
+                return false
+              }
+            }).length
+          return Effect.promise(async () => {
+            const deadline = Date.now() + 5000
+            while (longTools() < 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+            midTurn = longTools()
+            killedAt = Date.now()
+          }).pipe(
+            Effect.zipRight(victim.kill),
             Effect.zipRight(Effect.promise(async () => {
               const started = killedAt!
               while (Date.now() - started < 30_000) {
@@ -141,6 +182,8 @@ describe("AgentCluster under faults", () => {
                 .pipe(Effect.timeout("120 seconds"), Effect.either)
               if (exit._tag === "Left") {
                 failedAttempts++
+                const tag = exit.left._tag
+                failures.set(tag, (failures.get(tag) ?? 0) + 1)
                 continue
               }
               const messages = Chunk.toReadonlyArray(exit.right)
@@ -210,10 +253,10 @@ describe("AgentCluster under faults", () => {
         }
         expect(wrong).toEqual([])
 
-        // the killed runner answered some turns before its death, none after; the others took its sessions over
+        // the killed runner answered some turns before its death; the others took its sessions over (a reply the
+        // victim stored just before its death may reach the client after it: no bound on the victim's last answer)
         const onVictim = new Set(acked.filter((a) => a.runner === victim.pid).map((a) => a.session))
         expect(onVictim.size).toBeGreaterThan(0)
-        expect(acked.filter((a) => a.runner === victim.pid && a.at > killedAt! + 1000)).toEqual([])
         const resumed = acked.filter((a) => onVictim.has(a.session) && a.runner !== victim.pid && a.at > killedAt!)
         expect(resumed.length).toBeGreaterThan(0)
         const firstResumed = Math.min(...resumed.map((a) => a.at)) - killedAt!
@@ -227,9 +270,12 @@ describe("AgentCluster under faults", () => {
           turnsPerSecond: Math.round((acked.length / took) * 1000 * 10) / 10,
           killToFirstResumedTurnMs: firstResumed,
           killToCliGoneMs: gone!.took!,
+          victimCliToolsMidTurnAtKill: midTurn,
           cutOffTurns: cutOff,
-          failedAttempts
+          failedAttempts,
+          failures: [...failures].map(([tag, n]) => `${tag}:${n}`).join(",")
         })
+        expect(midTurn).toBeGreaterThan(0)
         expect(gone!.took!).toBeLessThan(WATCHDOG_BOUND_MILLIS * 3)
       }),
     600_000

@@ -14,6 +14,8 @@ for a in "$@"; do
   prev=$a
 done
 H="$ECA_STRESS_HISTORY/$S"
+# a runner whose flag file exists runs long tools: its CLIs are mid-turn when it is killed
+T=${ECA_STRESS_TOOL_SECONDS:-0.05}
 TOOL=
 command -v setsid >/dev/null 2>&1 && TOOL=setsid
 INIT='{"commands":[],"agents":[],"models":[{"value":"default","displayName":"Default","description":"The default model","resolvedModel":"claude-fake-stress"}],"account":{"tokenSource":"none","apiKeySource":"ANTHROPIC_API_KEY","apiProvider":"firstParty"},"output_style":"default","available_output_styles":["default"],"claude_code_version":"2.1.332","current_permission_mode":"default"}'
@@ -32,7 +34,9 @@ while IFS= read -r line; do
       rest=${line#*P:}
       p=${rest%%:P*}
       n=$((n + 1))
-      $TOOL sleep "${ECA_STRESS_TOOL_SECONDS:-0.05}"
+      t=$T
+      [ -n "$ECA_STRESS_SLOW_FLAG" ] && [ -e "$ECA_STRESS_SLOW_FLAG" ] && t=120
+      $TOOL sleep "$t"
       printf '%s\n' "$p" >> "$H"
       hist=
       while IFS= read -r x; do hist="$hist $x"; done < "$H"
