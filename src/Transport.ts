@@ -233,7 +233,8 @@ export const BASE_ARGS: ReadonlyArray<string> = proc.BASE_ARGS
 /**
  * Starts real processes through `@effect/platform`'s `CommandExecutor`, finding the CLI and checking its version
  * through the `CliResolver` (provide `NodeCommandExecutor.layer`, `NodeFileSystem.layer` and `CliResolver.layer()`,
- * or use `NodeClaudeAgent.layer` which includes them).
+ * or use `NodeClaudeAgent.layer` which includes them). With the host watchdog ({@link ProcessOptions.hostWatchdog}):
+ * on Linux, the CLIs it started are ended if the host dies without closing them.
  *
  * @since 0.1.0
  * @category layers
