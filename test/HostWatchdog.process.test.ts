@@ -6,34 +6,16 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { spawn } from "node:child_process"
-import * as fs from "node:fs"
 import * as path from "node:path"
 import { Transport } from "effect-claude-agent"
 import { FakeCli } from "effect-claude-agent/testing"
 import { REAPER_ENV_NAME } from "../src/internal/transport/hostWatchdog.js"
-import { isAlive, NodeExecutor, OWNER_ENV } from "./support/process.js"
+import { isAlive, NodeExecutor, OWNER_ENV, withEnv } from "./support/process.js"
 
 const HOST = path.join(import.meta.dirname, "fixtures", "watchdog-host.ts")
 
 /** The bound SECURITY.md states: from the host's death to the last of its CLIs' processes gone. */
 const BOUND_MILLIS = 1000
-
-/** Live processes whose environment holds `name=value`. */
-const withEnv = (name: string, value: string): Array<number> => {
-  const needle = `${name}=${value}\0`
-  const out: Array<number> = []
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      if (fs.readFileSync(`/proc/${entry}/environ`, "latin1").includes(needle) && isAlive(Number(entry))) {
-        out.push(Number(entry))
-      }
-    } catch {
-      // gone or not readable
-    }
-  }
-  return out
-}
 
 const killAll = (pids: ReadonlyArray<number>) => {
   for (const pid of pids) {

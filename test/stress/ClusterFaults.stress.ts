@@ -23,7 +23,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { clusterTiming, type RunnerStorage, spawnRunner, waitForBalance } from "../../scripts/demo-cluster-processes.js"
-import { isAlive } from "../support/process.js"
+import { withEnv } from "../support/process.js"
 import { report } from "./support.js"
 
 const SESSIONS = Number(process.env["ECA_STRESS_CLUSTER_SESSIONS"] ?? "300")
@@ -42,23 +42,6 @@ const sqlLayer = (storage: RunnerStorage): Layer.Layer<SqlClient.SqlClient> =>
   "pgUrl" in storage
     ? Layer.orDie(PgClient.layer({ url: Redacted.make(storage.pgUrl) }))
     : Layer.orDie(SqliteClient.layer({ filename: storage.sqlite }))
-
-/** Live processes whose environment holds `name=value`. */
-const withEnv = (name: string, value: string): Array<number> => {
-  const needle = `${name}=${value}\0`
-  const out: Array<number> = []
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      if (fs.readFileSync(`/proc/${entry}/environ`, "latin1").includes(needle) && isAlive(Number(entry))) {
-        out.push(Number(entry))
-      }
-    } catch {
-      // gone or not readable
-    }
-  }
-  return out
-}
 
 /** An acknowledged turn: its session, its index, the token its prompt carried, the runner that answered, when. */
 interface Acked {

@@ -112,6 +112,8 @@ export const make: Effect.Effect<HostWatchdog, never, Scope.Scope> = Effect.gen(
       const child = cp.spawn("/bin/sh", ["-c", SCRIPT], {
         stdio: ["ignore", "ignore", "ignore", "pipe"],
         detached: true,
+        // it pins no directory of the host's
+        cwd: "/",
         env: reaperEnv()
       })
       // an error (no /bin/sh, a reaper gone) costs the watch, never the host
