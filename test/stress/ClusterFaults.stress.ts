@@ -13,9 +13,11 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import { AgentCluster } from "effect-claude-agent/cluster"
@@ -133,8 +135,9 @@ describe("AgentCluster under faults", () => {
               }
             }).length
           return Effect.promise(async () => {
-            const deadline = Date.now() + 5000
-            while (longTools() < 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+            const deadline = Date.now() + 20_000
+            while (longTools() < 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+            await new Promise((resolve) => setTimeout(resolve, 200))
             midTurn = longTools()
             killedAt = Date.now()
           }).pipe(
@@ -162,10 +165,12 @@ describe("AgentCluster under faults", () => {
             for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
               const token = `s${session}-t${turn}-a${attempt}`
               const exit = yield* Stream.runCollect(handle.turn(`P:${token}:P`, { turnId: `${prefix}-${token}` }))
-                .pipe(Effect.timeout("120 seconds"), Effect.either)
+                .pipe(Effect.timeout("120 seconds"), Effect.sandbox, Effect.either)
               if (exit._tag === "Left") {
+                // a failure, or a defect of the cluster client when a runner dies: counted, and the turn tried again
                 failedAttempts++
-                const tag = exit.left._tag
+                const error = Cause.squash(exit.left)
+                const tag = Predicate.hasProperty(error, "_tag") ? String(error._tag) : String(error).slice(0, 80)
                 failures.set(tag, (failures.get(tag) ?? 0) + 1)
                 continue
               }
@@ -214,8 +219,6 @@ describe("AgentCluster under faults", () => {
         while (gone === undefined) yield* Effect.sleep("50 millis")
 
         // every acknowledged turn once, its answer holding its session's earlier acknowledged turns in order
-        expect(problems).toEqual([])
-        expect(acked).toHaveLength(SESSIONS * TURNS)
         const bySession = new Map<number, Array<Acked>>()
         for (const a of acked) bySession.set(a.session, [...(bySession.get(a.session) ?? []), a])
         const wrong: Array<string> = []
@@ -234,17 +237,12 @@ describe("AgentCluster under faults", () => {
             if (kept.filter((k) => k === token).length !== 1) wrong.push(`s${session}: ${token} kept twice`)
           }
         }
-        expect(wrong).toEqual([])
 
         // the killed runner answered some turns before its death; the others took its sessions over (a reply the
         // victim stored just before its death may reach the client after it: no bound on the victim's last answer)
         const onVictim = new Set(acked.filter((a) => a.runner === victim.pid).map((a) => a.session))
-        expect(onVictim.size).toBeGreaterThan(0)
         const resumed = acked.filter((a) => onVictim.has(a.session) && a.runner !== victim.pid && a.at > killedAt!)
-        expect(resumed.length).toBeGreaterThan(0)
-        const firstResumed = Math.min(...resumed.map((a) => a.at)) - killedAt!
-
-        expect(gone?.took).toBeDefined()
+        const firstResumed = resumed.length === 0 ? Number.NaN : Math.min(...resumed.map((a) => a.at)) - killedAt!
         report("cluster-faults", {
           backend: pgUrl === undefined ? "sqlite" : "postgresql",
           sessions: SESSIONS,
@@ -252,14 +250,20 @@ describe("AgentCluster under faults", () => {
           wallMs: took,
           turnsPerSecond: Math.round((acked.length / took) * 1000 * 10) / 10,
           killToFirstResumedTurnMs: firstResumed,
-          killToCliGoneMs: gone!.took!,
+          killToCliGoneMs: gone.took ?? Number.NaN,
           victimCliToolsMidTurnAtKill: midTurn,
           cutOffTurns: cutOff,
           failedAttempts,
           failures: [...failures].map(([tag, n]) => `${tag}:${n}`).join(",")
         })
         expect(midTurn).toBeGreaterThan(0)
-        expect(gone!.took!).toBeLessThan(WATCHDOG_BOUND_MILLIS * 3)
+        expect(onVictim.size).toBeGreaterThan(0)
+        expect(resumed.length).toBeGreaterThan(0)
+        expect(gone.took).toBeDefined()
+        expect(gone.took!).toBeLessThan(WATCHDOG_BOUND_MILLIS * 3)
+        expect(problems).toEqual([])
+        expect(acked).toHaveLength(SESSIONS * TURNS)
+        expect(wrong).toEqual([])
       }),
     600_000
   )
