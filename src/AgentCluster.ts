@@ -289,8 +289,10 @@ export const layerSqlite = (options: SqliteOptions): Layer.Layer<AgentCluster | 
  * database into this runner's CLI config dir, and a turn the dead runner had started ends with a
  * `session_restarted` message. Give every runner the same `options.cwd` path: transcripts are keyed by it.
  *
- * A runner killed outright runs no finalizer: its CLIs see their stdin close and finish the turn they are in before
- * they exit (SECURITY.md, "the host being killed"). Run runners under a supervisor that kills the process tree.
+ * A runner killed outright runs no finalizer: its CLIs see their stdin close, but would finish the turn they are in
+ * (tools included) before they exit. On Linux the process Transport's host watchdog (on by default, see
+ * `Transport.layerProcessWith`) SIGKILLs them and their tool processes within a second of the runner's death
+ * (SECURITY.md, "the host being killed"); elsewhere, run runners under a supervisor that kills the process tree.
  *
  * @since 0.1.0
  * @category layers

@@ -233,7 +233,8 @@ export const BASE_ARGS: ReadonlyArray<string> = proc.BASE_ARGS
 /**
  * Starts real processes through `@effect/platform`'s `CommandExecutor`, finding the CLI and checking its version
  * through the `CliResolver` (provide `NodeCommandExecutor.layer`, `NodeFileSystem.layer` and `CliResolver.layer()`,
- * or use `NodeClaudeAgent.layer` which includes them).
+ * or use `NodeClaudeAgent.layer` which includes them). With the host watchdog ({@link ProcessOptions.hostWatchdog}):
+ * on Linux, the CLIs it started are ended if the host dies without closing them.
  *
  * @since 0.1.0
  * @category layers
@@ -242,10 +243,39 @@ export const layerProcess: Layer.Layer<
   Transport,
   never,
   CommandExecutor.CommandExecutor | FileSystem.FileSystem | CliResolver
-> = Layer.effect(
+> = Layer.scoped(
   Transport,
-  proc.make
+  proc.make()
 )
+
+/**
+ * Options of {@link layerProcessWith}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ProcessOptions {
+  /**
+   * Whether the host's CLIs are ended if the host dies without running its finalizers (SIGKILL, the OOM killer). On
+   * Linux, the first session started through the layer starts one small reaper process (a shell loop, detached from
+   * the host) that the host tells about each CLI it starts and reaps; when the host is gone, the reaper SIGKILLs the
+   * process groups of the CLIs still running and the tool processes carrying their markers (see
+   * {@link LaunchSpec.reapToolProcesses}), within a second. Closing the layer ends the reaper. Elsewhere it does
+   * nothing. Defaults to `true`.
+   */
+  readonly hostWatchdog?: boolean | undefined
+}
+
+/**
+ * {@link layerProcess} with options.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerProcessWith = (
+  options: ProcessOptions
+): Layer.Layer<Transport, never, CommandExecutor.CommandExecutor | FileSystem.FileSystem | CliResolver> =>
+  Layer.scoped(Transport, proc.make(options))
 
 /**
  * What a spawn function is asked to run (the official SDK's `SpawnOptions`): the command and its arguments, the

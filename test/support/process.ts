@@ -113,3 +113,20 @@ export const running = (...argv: ReadonlyArray<string>): Array<number> => {
   }
   return out
 }
+
+/** Live processes whose environment holds `name=value` (orphans included). */
+export const withEnv = (name: string, value: string): Array<number> => {
+  const needle = `${name}=${value}\0`
+  const out: Array<number> = []
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      if (fs.readFileSync(`/proc/${entry}/environ`, "latin1").includes(needle) && isAlive(Number(entry))) {
+        out.push(Number(entry))
+      }
+    } catch {
+      // gone or not readable
+    }
+  }
+  return out
+}

@@ -27,6 +27,7 @@ import { commandLineTooLong, HostPlatform } from "./cliPath.js"
 import { commandEnv } from "./env.js"
 import * as Conn from "./connection.js"
 import { DEFAULT_MAX_LINE_BYTES, makeLineFramer } from "./framing.js"
+import * as HostWatchdog from "./hostWatchdog.js"
 import { liveAwaitBounded, liveTimeout } from "./liveTimer.js"
 import * as Reaper from "./reaper.js"
 import * as TraceContext from "./traceContext.js"
@@ -404,37 +405,47 @@ export const connect = (
   })
 
 /** @internal */
-export const make = Effect.gen(function*() {
-  const executor = yield* CommandExecutor.CommandExecutor
-  const resolver = yield* CliResolver
-  const platform = yield* HostPlatform
-  // private argument files left by hosts of this user that died without their finalizers: removed at the first open
-  const removeStale = yield* Effect.once(Effect.asVoid(removeStaleDirs()))
-  const scans = Reaper.makeScans()
-  const fs = yield* FileSystem.FileSystem
+export interface ProcessOptions {
+  /** Whether a host watchdog ends this host's CLIs and their tool processes if the host dies. Defaults to `true`. */
+  readonly hostWatchdog?: boolean | undefined
+}
 
-  const open = (
-    spec: LaunchSpec
-  ): Effect.Effect<Connection, CliNotFound | SpawnFailed | VersionIncompatible | InvalidOptions, Scope.Scope> =>
-    Effect.gen(function*() {
-      if (spec.cwd !== undefined) yield* checkCwd(fs, spec.cwd)
-      yield* removeStale
-      const { command, marker, proc } = yield* launch(executor, resolver, spec, platform)
-      return yield* connect(
-        {
-          pid: proc.pid,
-          command,
-          marker,
-          stdin: proc.stdin,
-          stdout: proc.stdout,
-          stderr: proc.stderr,
-          exitStatus: exitStatusOf(proc),
-          signal: signalGroup(proc.pid)
-        },
-        spec,
-        scans
-      )
-    })
+/** @internal */
+export const make = (options: ProcessOptions = {}) =>
+  Effect.gen(function*() {
+    const executor = yield* CommandExecutor.CommandExecutor
+    const resolver = yield* CliResolver
+    const platform = yield* HostPlatform
+    // private argument files left by hosts of this user that died without their finalizers: removed at the first open
+    const removeStale = yield* Effect.once(Effect.asVoid(removeStaleDirs()))
+    const scans = Reaper.makeScans()
+    const fs = yield* FileSystem.FileSystem
+    const watchdog = options.hostWatchdog === false ? HostWatchdog.disabled : yield* HostWatchdog.make
 
-  return { open }
-})
+    const open = (
+      spec: LaunchSpec
+    ): Effect.Effect<Connection, CliNotFound | SpawnFailed | VersionIncompatible | InvalidOptions, Scope.Scope> =>
+      Effect.gen(function*() {
+        if (spec.cwd !== undefined) yield* checkCwd(fs, spec.cwd)
+        yield* removeStale
+        const { command, marker, proc } = yield* launch(executor, resolver, spec, platform)
+        // unregistered after the connection's close has reaped the CLI and its tools (finalizers run in reverse)
+        yield* watchdog.watch(proc.pid, marker?.name)
+        return yield* connect(
+          {
+            pid: proc.pid,
+            command,
+            marker,
+            stdin: proc.stdin,
+            stdout: proc.stdout,
+            stderr: proc.stderr,
+            exitStatus: exitStatusOf(proc),
+            signal: signalGroup(proc.pid)
+          },
+          spec,
+          scans
+        )
+      })
+
+    return { open }
+  })
