@@ -362,7 +362,11 @@ const renderEvents = (ctx: RenderContext, r: Api.MessageReply): Array<SseEvent> 
           event: "content_block_start",
           data: { type: "content_block_start", index, content_block: { type: "text", text: "" } }
         })
-        events.push(delta(index, { type: "text_delta", text: block.text }))
+        const size = r.textDeltaChars !== undefined && r.textDeltaChars > 0 ? r.textDeltaChars : block.text.length
+        for (let at = 0; at < block.text.length || at === 0; at += Math.max(size, 1)) {
+          events.push(delta(index, { type: "text_delta", text: block.text.slice(at, at + size) }))
+          if (block.text.length === 0) break
+        }
         break
       }
       case "thinking": {
