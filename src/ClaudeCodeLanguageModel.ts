@@ -19,7 +19,9 @@
  *
  * @example
  * ```ts
- * import { LanguageModel, Tool, Toolkit } from "@effect/ai"
+ * import * as LanguageModel from "@effect/ai/LanguageModel"
+ * import * as Tool from "@effect/ai/Tool"
+ * import * as Toolkit from "@effect/ai/Toolkit"
  * import { Effect, Schema } from "effect"
  * import { NodeClaudeAgent } from "effect-claude-agent"
  * import { ClaudeCodeLanguageModel } from "effect-claude-agent/ai"
