@@ -11,6 +11,7 @@ import * as Predicate from "effect/Predicate"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import type * as AgentOptions from "../../AgentOptions.js"
+import type { Options } from "../../ClaudeCodeLanguageModel.js"
 import * as ClaudeAgent from "../../ClaudeAgent.js"
 import * as Message from "../../Message.js"
 import * as PartialMessages from "../../PartialMessages.js"
@@ -19,15 +20,6 @@ import * as Transport from "../../Transport.js"
 import { mapPrompt } from "./prompt.js"
 
 const MODULE = "ClaudeCodeLanguageModel"
-
-/** Options of `make` / `layer`. */
-export interface Options {
-  readonly options?: AgentOptions.Options | undefined
-  readonly builtInTools?: ReadonlyArray<string> | undefined
-  readonly conversation?: "stateless" | "resume" | undefined
-  readonly serverName?: string | undefined
-  readonly maxConversations?: number | undefined
-}
 
 /** The outcome of one handler run, as the response reports it. */
 interface ToolOutcome {
@@ -52,16 +44,11 @@ const isHandlerResult = (u: unknown): u is ToolOutcome =>
   Predicate.hasProperty(u, "isFailure") && typeof u.isFailure === "boolean" && Predicate.hasProperty(u, "result") &&
   Predicate.hasProperty(u, "encodedResult")
 
-interface HandlerToolkit {
-  readonly tools: Readonly<Record<string, Tool.Any>>
-  readonly handle: (name: string, params: unknown) => Effect.Effect<unknown, unknown>
-}
-
 /**
  * A `Toolkit.WithHandler`: its `handle` runs with the services of the caller, which the wrapper below provides, so
  * it is typed as needing none here.
  */
-const isHandlerToolkit = (u: unknown): u is HandlerToolkit =>
+const isHandlerToolkit = (u: unknown): u is CallToolkit =>
   Predicate.hasProperty(u, "tools") && Predicate.isRecord(u.tools) && Predicate.hasProperty(u, "handle") &&
   Predicate.isFunction(u.handle)
 
