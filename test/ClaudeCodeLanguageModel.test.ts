@@ -98,6 +98,20 @@ describe("ClaudeCodeLanguageModel with ScriptedCli", () => {
     }).pipe(Effect.provide(Layer.merge(modelWith(layer), handlers)))
   })
 
+  it.effect("toolChoice \"none\": the toolkit is not served and no built-in tool is enabled", () => {
+    const { launches, layer } = recordingCli("no tools")
+    const Noop = Tool.make("Noop", { success: Schema.String })
+    const Tools = Toolkit.make(Noop)
+    const handlers = Tools.toLayer({ Noop: () => Effect.succeed("done") })
+    return Effect.gen(function*() {
+      const response = yield* LanguageModel.generateText({ prompt: "x", toolkit: Tools, toolChoice: "none" })
+      expect(response.text).toBe("no tools")
+      const args = launches[0]?.args ?? []
+      expect(args).toContain("--tools=")
+      expect(args.filter((arg) => arg.includes("mcp__toolkit__"))).toEqual([])
+    }).pipe(Effect.provide(Layer.merge(modelWith(layer, { builtInTools: ["Read"] }), handlers)))
+  })
+
   it.effect("an image goes as an image block", () => {
     const { launches, layer } = recordingCli("a cat")
     return Effect.gen(function*() {
