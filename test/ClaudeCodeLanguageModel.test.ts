@@ -33,6 +33,10 @@ const modelWith = (
 const argAfter = (args: ReadonlyArray<string>, flag: string) =>
   args.find((arg) => arg.startsWith(`${flag}=`))?.slice(flag.length + 1)
 
+const Noop = Tool.make("Noop", { success: Schema.String })
+const Tools = Toolkit.make(Noop)
+const handlers = Tools.toLayer({ Noop: () => Effect.succeed("done") })
+
 const conversation = Prompt.make([
   { role: "system", content: "You are terse." },
   { role: "user", content: "first question" },
@@ -76,9 +80,6 @@ describe("ClaudeCodeLanguageModel with ScriptedCli", () => {
 
   it.effect("what cannot be mapped fails with AiError.MalformedInput before anything is spawned", () => {
     const { launches, layer } = recordingCli("never")
-    const Noop = Tool.make("Noop", { success: Schema.String })
-    const Tools = Toolkit.make(Noop)
-    const handlers = Tools.toLayer({ Noop: () => Effect.succeed("done") })
     return Effect.gen(function*() {
       const required = yield* Effect.flip(
         LanguageModel.generateText({ prompt: "x", toolkit: Tools, toolChoice: "required" })
@@ -100,9 +101,6 @@ describe("ClaudeCodeLanguageModel with ScriptedCli", () => {
 
   it.effect("toolChoice \"none\": the toolkit is not served and no built-in tool is enabled", () => {
     const { launches, layer } = recordingCli("no tools")
-    const Noop = Tool.make("Noop", { success: Schema.String })
-    const Tools = Toolkit.make(Noop)
-    const handlers = Tools.toLayer({ Noop: () => Effect.succeed("done") })
     return Effect.gen(function*() {
       const response = yield* LanguageModel.generateText({ prompt: "x", toolkit: Tools, toolChoice: "none" })
       expect(response.text).toBe("no tools")
