@@ -170,7 +170,7 @@ const finishPart = (result: Message.ResultMessage): Response.FinishPartEncoded =
 
 /** Maps an API failure of the CLI to the `AiError` an HTTP provider would report. */
 const fromAgentError = (
-  error: ClaudeAgent.SessionError | import("../../AgentError.js").ApiFailure
+  error: ClaudeAgent.SessionError | ApiFailure
 ): AiError.AiError => {
   if (
     (error._tag === "ApiError" || error._tag === "RateLimited" || error._tag === "Overloaded") && error.status !== null
