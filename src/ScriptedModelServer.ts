@@ -160,6 +160,11 @@ export interface MessageReply {
    */
   readonly eventDelayMs?: number
   /**
+   * Split each text block into `text_delta` events of at most this many characters (as a real stream does).
+   * Leave `undefined` to send each text block in one delta.
+   */
+  readonly textDeltaChars?: number
+  /**
    * Send only this many SSE events, then destroy the socket (a mid-stream disconnect). For a non-streaming
    * request the socket is destroyed before anything is written. Leave `undefined` to send the whole reply.
    *

@@ -362,7 +362,14 @@ const renderEvents = (ctx: RenderContext, r: Api.MessageReply): Array<SseEvent> 
           event: "content_block_start",
           data: { type: "content_block_start", index, content_block: { type: "text", text: "" } }
         })
-        events.push(delta(index, { type: "text_delta", text: block.text }))
+        const size = r.textDeltaChars ?? 0
+        const pieces: Array<string> = []
+        if (size > 0) {
+          for (let at = 0; at < block.text.length; at += size) pieces.push(block.text.slice(at, at + size))
+        }
+        for (const text of pieces.length === 0 ? [block.text] : pieces) {
+          events.push(delta(index, { type: "text_delta", text }))
+        }
         break
       }
       case "thinking": {
