@@ -106,15 +106,13 @@ const program = Effect.gen(function*() {
   yield* Console.log(
     dim(`    (the cut-off turn ended ${Date.now() - killedAt} ms after the kill, on the other runner)`)
   )
-  // a CLI whose runner dies sees its stdin close: it finishes the turn it is in (here: a stalled model request),
-  // then exits (SECURITY.md, "Known limit: the host being killed")
+  // a CLI whose runner dies is SIGKILLed, with its tools, by the runner's host watchdog; without the watchdog it
+  // would finish the turn it is in first (SECURITY.md, "The host being killed")
   while (clis.some(isAlive) && Date.now() - killedAt < 20_000) yield* Effect.sleep("50 millis")
   const left = clis.filter(isAlive)
   if (left.length === 0) {
     yield* Console.log(dim(
-      `    (the dead runner's CLI finished its turn without a reader and exited ${
-        Date.now() - killedAt
-      } ms after the kill)`
+      `    (the dead runner's CLIs were gone ${Date.now() - killedAt} ms after the kill: its host watchdog ended them)`
     ))
   } else {
     yield* Console.log(

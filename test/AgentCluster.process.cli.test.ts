@@ -80,7 +80,7 @@ describe("AgentCluster over two runner processes, real CLI, SQLite", () => {
         })
         expect(yield* Effect.forEach(ids, holder)).toEqual(ids.map(() => b.pid))
 
-        // the dead runner's CLI saw its stdin close: it finishes the stalled turn, then exits (bounded)
+        // the dead runner's host watchdog SIGKILLs its CLI, which would otherwise finish the stalled turn first
         const deadline = Date.now() + 30_000
         while (clis.some(isAlive) && Date.now() < deadline) yield* Effect.sleep("100 millis")
         expect(clis.filter(isAlive)).toEqual([])
