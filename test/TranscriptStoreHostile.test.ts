@@ -150,7 +150,7 @@ describe("writing the loaded transcript", () => {
       const file = path.join(projectDir, `${sessionId}.jsonl`)
       // every name the old scheme (pid, then the time in ms) could pick in the next seconds
       const now = Date.now()
-      for (let t = now; t < now + 3_000; t++) fs.symlinkSync(victim, `${file}.${process.pid}.${t}.tmp`)
+      for (let t = now; t < now + 60_000; t++) fs.symlinkSync(victim, `${file}.${process.pid}.${t}.tmp`)
       const memory = yield* TranscriptStore.makeMemory
       yield* memory.append({ projectKey: SessionStore.encodeCwd(fs.realpathSync(cwd)), sessionId }, [{
         type: "user",
