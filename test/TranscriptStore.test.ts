@@ -143,7 +143,12 @@ describe("transcript_mirror frames", () => {
       key: { projectKey: "-p", sessionId: "abc" },
       entries: [{ type: "user" }]
     })
-    expect(mirrorFrame(projects, { type: "unknown", reason: "unknown_type", raw: { ...raw, entries: [1] } })).toBe(
+    expect(mirrorFrame(projects, { type: "unknown", reason: "unknown_type", raw: { ...raw, entries: [1] } })).toEqual({
+      key: { projectKey: "-p", sessionId: "abc" },
+      entries: [],
+      invalid: 1
+    })
+    expect(mirrorFrame(projects, { type: "unknown", reason: "unknown_type", raw: { ...raw, filePath: 1 } })).toBe(
       "invalid"
     )
     expect(mirrorFrame(projects, { type: "unknown", reason: "unknown_type", raw: { type: "other" } })).toBe("other")

@@ -4,6 +4,7 @@
  *
  * @internal
  */
+import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -11,6 +12,7 @@ import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
+import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { StartupFailed } from "../../AgentError.js"
@@ -22,7 +24,15 @@ import { configDirFor } from "../session/origin.js"
 import { liveTimeout } from "../transport/liveTimer.js"
 import { encodeCwd } from "../session/sessionStore.js"
 import { parseLines } from "./fileSystem.js"
-import { checkKey, isEntry, TranscriptStoreError } from "./store.js"
+import {
+  backendFailed,
+  callStore,
+  checkEntries,
+  checkKey,
+  isEntry,
+  type KeyParts,
+  TranscriptStoreError
+} from "./store.js"
 
 /** In `batched` mode, pending entries past this many are appended without waiting for the end of the turn. */
 const BATCH_ENTRIES = 500
@@ -79,17 +89,30 @@ export const keyOfFile = (projectsDir: string | undefined, filePath: string): Ap
   return { projectKey: projectKey!, sessionId: rest[0]!, subpath: rest.slice(1).join("/") }
 }
 
-/** The key and entries of a `transcript_mirror` frame (delivered as an unknown message), if `m` is one. @internal */
+/**
+ * The key and valid entries of a `transcript_mirror` frame (delivered as an unknown message), if `m` is one, with the
+ * number of its entries that are not, when there are any.
+ *
+ * @internal
+ */
 export const mirrorFrame = (
   projectsDir: string | undefined,
   m: Message.SdkMessage
-): { readonly key: Api.SessionKey; readonly entries: ReadonlyArray<Api.Entry> } | "other" | "invalid" => {
+):
+  | { readonly key: Api.SessionKey; readonly entries: ReadonlyArray<Api.Entry>; readonly invalid?: number }
+  | "other"
+  | "invalid" =>
+{
   if (m.type !== "unknown" || m.raw["type"] !== "transcript_mirror") return "other"
   const filePath = m.raw["filePath"]
   const entries = m.raw["entries"]
-  if (typeof filePath !== "string" || !Array.isArray(entries) || !entries.every(isEntry)) return "invalid"
+  if (typeof filePath !== "string" || !Array.isArray(entries)) return "invalid"
   const key = keyOfFile(projectsDir, filePath)
-  return key === undefined ? "invalid" : { key, entries }
+  if (key === undefined) return "invalid"
+  const valid = entries.filter(isEntry)
+  return valid.length === entries.length
+    ? { key, entries }
+    : { key, entries: valid, invalid: entries.length - valid.length }
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -104,6 +127,22 @@ const loadFailed = (error: TranscriptStoreError) =>
     cause: error
   })
 
+/** A store's `load`, its result checked whatever the store is: `None`, or `Some` of at most `MAX_ENTRIES` entries. */
+const loadChecked = (store: Api.Service, key: Api.SessionKey) =>
+  Effect.flatMap(store.load(key), (loaded) =>
+    Option.isOption(loaded)
+      ? Option.isNone(loaded)
+        ? Effect.succeed(loaded)
+        : Effect.map(checkEntries("load", key, loaded.value), Option.some)
+      : Effect.fail(
+        new TranscriptStoreError({
+          reason: "BackendFailed",
+          method: "load",
+          ...key,
+          description: "load returned no Option"
+        })
+      ))
+
 const localUuids = (file: string): Set<string> | undefined => {
   let text: string
   try {
@@ -114,6 +153,15 @@ const localUuids = (file: string): Set<string> | undefined => {
   const uuids = new Set<string>()
   for (const entry of parseLines(text)) if (typeof entry.uuid === "string") uuids.add(entry.uuid)
   return uuids
+}
+
+/** One entry as one JSONL line; an entry whose JSON is no object (a `toJSON` of its own) is an error. */
+const serialize = (entry: Api.Entry, index: number): string => {
+  const line: unknown = JSON.stringify(entry)
+  if (typeof line !== "string" || !line.startsWith("{")) {
+    throw new Error(`entry ${index} does not serialize to an object`)
+  }
+  return `${line}\n`
 }
 
 /**
@@ -127,9 +175,15 @@ const writeLocal = (file: string, entries: ReadonlyArray<Api.Entry>) =>
       const local = localUuids(file)
       if (local !== undefined && entries.every((e) => typeof e.uuid !== "string" || local.has(e.uuid))) return
       fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 })
-      const temp = `${file}.${process.pid}.${Date.now()}.tmp`
-      fs.writeFileSync(temp, entries.map((e) => `${JSON.stringify(e)}\n`).join(""), { mode: 0o600 })
-      fs.renameSync(temp, file)
+      const temp = `${file}.${crypto.randomBytes(12).toString("hex")}.tmp`
+      // a new file or none: a name planted in the directory (a symlink) is never followed
+      fs.writeFileSync(temp, entries.map(serialize).join(""), { mode: 0o600, flag: "wx" })
+      try {
+        fs.renameSync(temp, file)
+      } catch (cause) {
+        fs.rmSync(temp, { force: true })
+        throw cause
+      }
     },
     catch: (cause) =>
       new TranscriptStoreError({
@@ -159,8 +213,9 @@ export const prepare = (
     if (projectsDir === undefined) return
     const projectKey = projectKeyOf(options.cwd ?? process.cwd())
     const timeout = Duration.decode(settings.loadTimeout)
-    const bounded = <A>(method: string, effect: Effect.Effect<A, TranscriptStoreError>) =>
-      Effect.timeoutFail(effect, {
+    // a store call that cannot be interrupted is left behind at the timeout (disconnected), never waited for
+    const bounded = <A>(method: string, key: KeyParts, call: () => Effect.Effect<A, TranscriptStoreError>) =>
+      Effect.timeoutFail(Effect.disconnect(callStore(method, key, call)), {
         duration: timeout,
         onTimeout: () =>
           new TranscriptStoreError({
@@ -172,7 +227,7 @@ export const prepare = (
       })
     let sessionId = options.resume
     if (sessionId === undefined) {
-      const listed = yield* bounded("list", store.list(projectKey))
+      const listed = yield* bounded("list", { projectKey }, () => store.list(projectKey))
       sessionId = listed.reduce<Api.SessionListing | undefined>(
         (best, s) => best === undefined || s.mtime > best.mtime ? s : best,
         undefined
@@ -182,18 +237,23 @@ export const prepare = (
     const main: Api.SessionKey = { projectKey, sessionId }
     // the key names the files written below: whatever the store is, nothing outside the project directory
     yield* checkKey("load", main)
-    const entries = yield* bounded("load", store.load(main))
+    const entries = yield* bounded("load", main, () => loadChecked(store, main))
     if (Option.isNone(entries)) return
     const projectDir = path.join(projectsDir, projectKey)
     yield* writeLocal(path.join(projectDir, `${sessionId}.jsonl`), entries.value)
-    const subpaths = yield* bounded("listSubkeys", store.listSubkeys(main))
+    const subpaths = yield* bounded("listSubkeys", main, () => store.listSubkeys(main))
     for (const subpath of subpaths) {
       // a subagent's path comes from the store too: it must stay inside the session's directory
       yield* checkKey("load", { ...main, subpath })
-      const sub = yield* bounded("load", store.load({ ...main, subpath }))
+      const sub = yield* bounded("load", { ...main, subpath }, () => loadChecked(store, { ...main, subpath }))
       if (Option.isSome(sub)) yield* writeLocal(path.join(projectDir, sessionId, `${subpath}.jsonl`), sub.value)
     }
-  }).pipe(Effect.mapError(loadFailed), Effect.withSpan("TranscriptStore.prepare"))
+  }).pipe(
+    // what the store returned past the checks (a `list` of the wrong shape) is the store's failure too
+    Effect.catchAllDefect((defect) => Effect.fail(backendFailed("load", {})(defect))),
+    Effect.mapError(loadFailed),
+    Effect.withSpan("TranscriptStore.prepare")
+  )
 
 /**
  * Whether the session `sessionId` has a transcript to resume, in the CLI's config dir or in the store. A store that
@@ -228,6 +288,9 @@ export const hasTranscript = (
 type Item =
   | { readonly _tag: "Entries"; readonly key: Api.SessionKey; readonly entries: ReadonlyArray<Api.Entry> }
   | { readonly _tag: "Flush" }
+  | { readonly _tag: "Invalid"; readonly description: string }
+
+const messageOf = (u: unknown): string => u instanceof Error ? u.message : String(u)
 
 const sameKey = (a: Api.SessionKey, b: Api.SessionKey) =>
   a.projectKey === b.projectKey && a.sessionId === b.sessionId && a.subpath === b.subpath
@@ -259,7 +322,9 @@ export const make = (
     let dropped = 0
 
     const appendOne = (key: Api.SessionKey, entries: ReadonlyArray<Api.Entry>) =>
-      store.append(key, entries).pipe(
+      // a defect of the store is no rejection: not retried, dropped below like a batch that still fails
+      Effect.suspend(() => store.append(key, entries)).pipe(
+        Effect.disconnect,
         Effect.timeoutFail({
           duration: APPEND_TIMEOUT,
           onTimeout: () =>
@@ -270,8 +335,10 @@ export const make = (
           schedule: Schedule.exponential(Duration.millis(100)),
           while: (e) => e.reason !== "Timeout" && e.reason !== "InvalidKey" && e.reason !== "InvalidEntry"
         }),
-        Effect.catchAll((error) =>
-          Effect.logWarning(`transcript mirror: ${entries.length} entries dropped: ${error.message}`)
+        Effect.catchAllCause((cause) =>
+          Cause.isInterrupted(cause) ? Effect.interrupt : Effect.logWarning(
+            `transcript mirror: ${entries.length} entries dropped: ${messageOf(Cause.squash(cause))}`
+          )
         ),
         Effect.ensuring(Effect.sync(() => {
           pending -= entries.length
@@ -296,7 +363,9 @@ export const make = (
       while (true) {
         const [chunk, done] = yield* items.takeAll
         for (const item of chunk) {
-          if (item._tag === "Flush") {
+          if (item._tag === "Invalid") {
+            yield* Effect.logWarning(`transcript mirror: ${item.description}`)
+          } else if (item._tag === "Flush") {
             yield* appendAll(held)
             held = []
             heldEntries = 0
@@ -330,7 +399,14 @@ export const make = (
       }
       const frame = mirrorFrame(projectsDir, m)
       if (frame === "other") return true
-      if (frame === "invalid") return false
+      if (frame === "invalid") {
+        items.unsafeOffer({ _tag: "Invalid", description: "a frame without a transcript file or entries skipped" })
+        return false
+      }
+      if (frame.invalid !== undefined) {
+        items.unsafeOffer({ _tag: "Invalid", description: `${frame.invalid} invalid entries of a frame skipped` })
+        if (frame.entries.length === 0) return false
+      }
       if (pending + frame.entries.length > MAX_PENDING_ENTRIES) {
         dropped += frame.entries.length
         return false
@@ -352,7 +428,7 @@ export const make = (
           yield* items.end
           yield* Fiber.join(writerFiber)
         }).pipe(
-          (close) => liveTimeout(close, closeTimeout),
+          (close) => liveTimeout(Effect.disconnect(close), closeTimeout),
           Effect.flatMap((closed) =>
             Option.isSome(closed) ? Effect.void : Effect.logWarning(
               `transcript mirror: the session closed before its last entries reached the store ` +

@@ -34,7 +34,6 @@ export const fromSessionStore = (store: Api.PromiseSessionStore): Api.Service =>
         yield* checkKey("load", key)
         const loaded: unknown = yield* call("load", key, () => store.load(plainKey(key)))
         if (loaded === null || loaded === undefined) return Option.none()
-        if (!Array.isArray(loaded)) return yield* invalidResult("load", key, "load returned neither an array nor null")
         const entries = yield* checkEntries("load", key, loaded).pipe(
           Effect.mapError((e) => invalidResult("load", key, e.description ?? "invalid entry"))
         )

@@ -116,24 +116,67 @@ export const checkKey = (
   return Effect.void
 }
 
-/** A JSON object with a string `type`: what every transcript entry is. @internal */
-export const isEntry = (u: unknown): u is Api.Entry =>
-  typeof u === "object" && u !== null && !Array.isArray(u) && "type" in u && typeof u.type === "string"
+/**
+ * A plain JSON object (prototype `Object.prototype` or `null`) whose own `type` is a string data property: what every
+ * transcript entry is. Reads no getter; a value whose inspection throws (a hostile Proxy) is no entry.
+ *
+ * @internal
+ */
+export const isEntry = (u: unknown): u is Api.Entry => {
+  if (typeof u !== "object" || u === null) return false
+  try {
+    const proto: unknown = Object.getPrototypeOf(u)
+    if (proto !== Object.prototype && proto !== null) return false
+    const type = Object.getOwnPropertyDescriptor(u, "type")
+    return type !== undefined && "value" in type && typeof type.value === "string"
+  } catch {
+    return false
+  }
+}
 
-/** Checks entries: each a JSON object with a string `type`. @internal */
+/** Entries one call takes or returns at most: checked before any iteration (a sparse array's length is free). */
+export const MAX_ENTRIES = 1_000_000
+
+/**
+ * Checks entries from a caller or a store: an array of at most `MAX_ENTRIES` entries, each a JSON object with a
+ * string `type`. Returns a copy, so that what was checked is what is used.
+ *
+ * @internal
+ */
 export const checkEntries = (
   method: string,
   key: Api.SessionKey,
-  entries: ReadonlyArray<unknown>
+  entries: unknown
 ): Effect.Effect<ReadonlyArray<Api.Entry>, TranscriptStoreError> => {
-  if (entries.every(isEntry)) return Effect.succeed(entries)
-  const index = entries.findIndex((e) => !isEntry(e))
-  return Effect.fail(
-    new TranscriptStoreError({
-      reason: "InvalidEntry",
-      method,
-      ...keyFields(key),
-      description: `entry ${index} is not an object with a string \`type\``
-    })
-  )
+  const invalid = (description: string) =>
+    Effect.fail(new TranscriptStoreError({ reason: "InvalidEntry", method, ...keyFields(key), description }))
+  try {
+    if (!Array.isArray(entries)) return invalid("entries are not an array")
+    const length: unknown = entries.length
+    if (typeof length !== "number" || length > MAX_ENTRIES) {
+      return invalid(`more than ${MAX_ENTRIES} entries in one call`)
+    }
+    const out: Array<Api.Entry> = new Array(length)
+    for (let i = 0; i < length; i++) {
+      const entry: unknown = entries[i]
+      if (!isEntry(entry)) return invalid(`entry ${i} is not an object with a string \`type\``)
+      out[i] = entry
+    }
+    return Effect.succeed(out)
+  } catch (cause) {
+    return invalid(`the entries could not be read: ${cause instanceof Error ? cause.message : String(cause)}`)
+  }
 }
+
+/**
+ * Runs a store method the way a caller can rely on: a synchronous throw or a defect of the store becomes a
+ * `BackendFailed` error (interruption passes through).
+ *
+ * @internal
+ */
+export const callStore = <A>(
+  method: string,
+  key: KeyParts,
+  f: () => Effect.Effect<A, TranscriptStoreError>
+): Effect.Effect<A, TranscriptStoreError> =>
+  Effect.catchAllDefect(Effect.suspend(f), (defect) => Effect.fail(backendFailed(method, key)(defect)))
