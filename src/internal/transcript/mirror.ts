@@ -274,8 +274,10 @@ export const hasTranscript = (
     if (projectsDir !== undefined && fs.existsSync(path.join(projectsDir, projectKey, `${sessionId}.jsonl`))) {
       return Effect.succeed(true)
     }
-    return store.load({ projectKey, sessionId }).pipe(
+    const key = { projectKey, sessionId }
+    return callStore("load", key, () => store.load(key)).pipe(
       Effect.map(Option.isSome),
+      Effect.disconnect,
       Effect.timeout(settings.loadTimeout),
       Effect.orElseSucceed(() => true)
     )
