@@ -9,7 +9,7 @@ import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { type AgentOptions, ClaudeAgent, Message, NodeClaudeAgent, UserDialog } from "effect-claude-agent"
+import { type AgentOptions, ClaudeAgent, Message, NodeClaudeAgent, type UserDialog } from "effect-claude-agent"
 import { FakeCli } from "effect-claude-agent/testing"
 
 const dialog = (requestId: string, kind: string) =>
