@@ -20,6 +20,7 @@ import type * as JSONSchema from "effect/JSONSchema"
 import type * as Schedule from "effect/Schedule"
 import type * as Schema from "effect/Schema"
 import type { InvalidOptions, ProcessExited } from "./AgentError.js"
+import type * as CliResolver from "./CliResolver.js"
 import type * as Elicitation from "./Elicitation.js"
 import * as internal from "./internal/session/options.js"
 import type * as Message from "./Message.js"
@@ -249,9 +250,20 @@ export interface Options {
    * `InvalidOptions`. Defaults to none, as the official SDK, which always removes `NODE_OPTIONS`.
    */
   readonly keepEnv?: ReadonlyArray<"CLAUDECODE" | "NODE_OPTIONS"> | undefined
-  /** Path of the `claude` executable (a `.js`/`.mjs` file is run with Node). Defaults to a search, see Transport. */
+  /**
+   * Path of the `claude` executable (a `.js`/`.mjs`/`.cjs` file is run by `executable`). Defaults to a search, see
+   * Transport.
+   */
   readonly pathToClaudeCodeExecutable?: string | undefined
-  /** Node arguments when the executable is a JavaScript file. */
+  /**
+   * The JavaScript runtime that runs a JavaScript CLI entry (`cli.js`, e.g. `@anthropic-ai/claude-code` before its
+   * native builds): `"node"` (the default) is the current Node executable; `"bun"` and `"deno"` are the programs of
+   * that name on `PATH` (the `PATH` of `env` when it sets one), looked up before anything is spawned: none there is
+   * `InvalidOptions` for `executable`. A native binary (the bundled CLI) runs by itself whatever this says. Deno needs
+   * its permission flags in `executableArgs` (e.g. `["run", "--allow-all"]`).
+   */
+  readonly executable?: "node" | "bun" | "deno" | undefined
+  /** Arguments of the runtime (`executable`) before the CLI's file, when the CLI is a JavaScript file. */
   readonly executableArgs?: ReadonlyArray<string> | undefined
   /**
    * Extra CLI flags: `{ flag: null }` → `--flag`, `{ flag: "v" }` → `--flag v` (`--flag=v` if `v` starts with `-`).
@@ -309,6 +321,15 @@ export interface Options {
   /** Bash sandbox settings (merged into `settings`). */
   readonly sandbox?: Readonly<Record<string, unknown>> | undefined
   readonly plugins?: ReadonlyArray<SdkPluginConfig> | undefined
+  /**
+   * How `plugins` reach the CLI: `"argv"` (the default) is one `--plugin-dir` flag per plugin, with any CLI;
+   * `"initialize"` sends the list in the `initialize` request (the CLI started with `--await-initialize`), so the
+   * command line does not grow with the plugin count. `"initialize"` needs Claude Code 2.1.261 or newer: an older
+   * CLI found by the process transport fails the session with `VersionIncompatible` before it is spawned; one that
+   * takes the flag but not the field fails it with `StartupFailed` naming this option. A plugin the CLI could not
+   * load (`plugins_applied: false`) is logged as a warning, as with `"argv"`, where the CLI skips it.
+   */
+  readonly pluginDelivery?: "argv" | "initialize" | undefined
   readonly planModeInstructions?: string | undefined
   /** Title of a new session. */
   readonly title?: string | undefined
@@ -317,6 +338,17 @@ export interface Options {
   // --- MCP ---------------------------------------------------------------------------------------------------------
   /** MCP servers: external ones (stdio / http / sse) and in-process ones (`type: "sdk"`). */
   readonly mcpServers?: Readonly<Record<string, McpServerConfig>> | undefined
+  /**
+   * How the `mcpServers` the CLI runs or connects to (stdio, SSE, HTTP) reach it; in-process (`sdk`) servers always
+   * travel in `initialize`. `"argv"` (the default) is one `--mcp-config` flag whose JSON goes into a private file
+   * (mode 0600, removed when the session closes), never onto the command line; `"initialize"` sends them in the
+   * `initialize` request (the CLI started with `--await-initialize`): no file, nothing on disk. Needs Claude Code
+   * 2.1.261 or newer: an older CLI found by the process transport fails the session with `VersionIncompatible`
+   * before it is spawned; one that does not confirm it took them (`mcp_servers_applied`) fails it with
+   * `StartupFailed` naming this option. With `--sdk-url` in `extraArgs` they stay on `--mcp-config`, as the
+   * official SDK does (such a session cannot read the request at launch).
+   */
+  readonly mcpServersDelivery?: "argv" | "initialize" | undefined
   /** Use only the MCP servers given here. */
   readonly strictMcpConfig?: boolean | undefined
   /**
@@ -463,7 +495,17 @@ export interface Launch {
   readonly env: Readonly<Record<string, string | undefined>>
   /** The `initialize` request body (without `subtype`). */
   readonly initialize: Readonly<Record<string, unknown>>
+  /** What these options need of the CLI, checked against its version before it is spawned. */
+  readonly requirements: ReadonlyArray<CliRequirement>
 }
+
+/**
+ * An option that needs a newer CLI than the SDK's supported range (see `CliResolver.CliRequirement`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type CliRequirement = CliResolver.CliRequirement
 
 /**
  * Checks every option, as both APIs do before anything is spawned: the shape of each field as the official SDK

@@ -29,7 +29,7 @@ import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { CliNotFound, VersionIncompatible } from "./AgentError.js"
+import type { CliNotFound, InvalidOptions, VersionIncompatible } from "./AgentError.js"
 import * as internal from "./internal/transport/cliResolver.js"
 
 /**
@@ -39,7 +39,7 @@ import * as internal from "./internal/transport/cliResolver.js"
  * @category models
  */
 export interface ResolvedCli {
-  /** The program to spawn: the CLI itself, or the current Node for a `.js`/`.mjs`/`.cjs` CLI. */
+  /** The program to spawn: the CLI itself, or the runtime (the current Node by default) of a `.js`/`.mjs`/`.cjs` CLI. */
   readonly command: string
   /** Arguments before the SDK's own (Node's `executableArgs` and the script, for a JavaScript CLI). */
   readonly prefixArgs: ReadonlyArray<string>
@@ -53,6 +53,29 @@ export interface ResolvedCli {
 }
 
 /**
+ * The JavaScript runtime that runs a JavaScript CLI entry (`cli.js`): `"node"` is the current Node executable; `"bun"`
+ * and `"deno"` are found on `PATH`. A native binary is run by itself whatever the runtime.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type JavaScriptRuntime = "node" | "bun" | "deno"
+
+/**
+ * An option that needs a newer CLI than the SDK's supported range: the process transport fails with
+ * `VersionIncompatible` naming it, before spawning, when the version of the CLI it found is outside `versions`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CliRequirement {
+  /** The option, with its value (`mcpServersDelivery: "initialize"`). */
+  readonly option: string
+  /** The CLI versions that take it (`">=2.1.261"`). */
+  readonly versions: string
+}
+
+/**
  * Where to look for the CLI.
  *
  * @since 0.1.0
@@ -63,8 +86,10 @@ export interface LookupRequest {
   readonly explicit?: string | undefined
   /** The environment the lookup reads: `CLAUDE_CLI_PATH`, `PATH` and, on Windows, `PATHEXT`. */
   readonly env: Readonly<Record<string, string | undefined>>
-  /** Node arguments for a JavaScript CLI. */
+  /** Arguments of the runtime, before the file, for a JavaScript CLI. */
   readonly executableArgs?: ReadonlyArray<string> | undefined
+  /** The runtime of a JavaScript CLI. Defaults to `"node"` (this Node). */
+  readonly runtime?: JavaScriptRuntime | undefined
 }
 
 /**
@@ -83,12 +108,13 @@ export type VersionProbe = { readonly version: string } | { readonly reason: str
 export interface Service {
   /**
    * Finds the CLI: `explicit` > `CLAUDE_CLI_PATH` > the bundled `@anthropic-ai/claude-code` binary > `PATH` > common
-   * install directories. A JavaScript file is run with the current Node. On Windows `claude.exe` anywhere on `PATH`
+   * install directories. A JavaScript file is run with `runtime` (the current Node by default). On Windows `claude.exe` anywhere on `PATH`
    * wins over a shim (`claude.cmd`, … in `PATHEXT` order) earlier on it, and a shim is never run: the npm package's
    * `claude.exe` it stands for is. Fails with `CliNotFound` listing every place searched, in order (a shim passed
-   * over with the reason). Whether the file is there is checked on every call.
+   * over with the reason), and with `InvalidOptions` (`executable`) when a JavaScript CLI is to run with a `runtime`
+   * (`bun`, `deno`) that is not on `PATH`. Whether the file is there is checked on every call.
    */
-  readonly resolve: (request: LookupRequest) => Effect.Effect<ResolvedCli, CliNotFound>
+  readonly resolve: (request: LookupRequest) => Effect.Effect<ResolvedCli, CliNotFound | InvalidOptions>
   /**
    * The CLI's version: for a binary an npm package installed, its `package.json`'s; otherwise `<cli> --version`. A
    * version found is kept by path and modification time. Callers asking while the same probe runs wait for it; one

@@ -1891,7 +1891,11 @@ export const InitializeResponse = Schema.Struct({
   hooks_applied: opt(Schema.Boolean),
   hook_on_failure_supported: opt(Schema.Boolean),
   sdk_mcp_manifests_parked: opt(Schema.Record({ key: Schema.String, value: Schema.String })),
-  capabilities: opt(Schema.Array(Schema.String))
+  capabilities: opt(Schema.Array(Schema.String)),
+  /** Whether the `mcpServers` of `initialize` are the set the CLI read at launch (absent when none were sent). */
+  mcp_servers_applied: opt(Schema.Boolean),
+  /** Whether every plugin `initialize` listed is loaded (absent when none were listed). */
+  plugins_applied: opt(Schema.Boolean)
 })
 /**
  * @since 0.1.0

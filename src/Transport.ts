@@ -30,7 +30,7 @@ import type {
   SpawnFailed,
   VersionIncompatible
 } from "./AgentError.js"
-import type { CliResolver } from "./CliResolver.js"
+import type { CliRequirement, CliResolver, JavaScriptRuntime } from "./CliResolver.js"
 import * as connection from "./internal/transport/connection.js"
 import * as memory from "./internal/transport/memoryTransport.js"
 import * as proc from "./internal/transport/processTransport.js"
@@ -52,11 +52,16 @@ export interface LaunchSpec {
   readonly args: ReadonlyArray<string>
   /**
    * Path of the CLI. Leave `undefined` to search: `CLAUDE_CLI_PATH`, the bundled `@anthropic-ai/claude-code`
-   * binary, `PATH`, then common install directories. A `.js`/`.mjs`/`.cjs` file is run with the current Node.
+   * binary, `PATH`, then common install directories. A `.js`/`.mjs`/`.cjs` file is run by `runtime`.
    */
   readonly executable?: string | undefined
-  /** Arguments for Node when `executable` is a JavaScript file. */
+  /** Arguments of the runtime when `executable` is a JavaScript file. */
   readonly executableArgs?: ReadonlyArray<string> | undefined
+  /**
+   * The runtime of a JavaScript CLI: the current Node (`"node"`, the default), or the `bun` / `deno` on `PATH`
+   * (`InvalidOptions` before anything is spawned when there is none). Ignored for a native binary.
+   */
+  readonly runtime?: JavaScriptRuntime | undefined
   /** Working directory of the CLI. Defaults to the current directory. */
   readonly cwd?: string | undefined
   /**
@@ -98,6 +103,12 @@ export interface LaunchSpec {
    * lookup, otherwise with `--version`. Defaults to {@link SUPPORTED_CLI_VERSIONS}.
    */
   readonly cliVersions?: string | undefined
+  /**
+   * What the options need of the CLI beyond `cliVersions` (`AgentOptions.toLaunch` gives them): the process transport
+   * fails with `VersionIncompatible` naming the option when the CLI's version is known and outside one of them. (A
+   * transport over a spawn function does not know the version: the CLI there reports what it cannot take.)
+   */
+  readonly requirements?: ReadonlyArray<CliRequirement> | undefined
 }
 
 /**

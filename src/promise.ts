@@ -386,10 +386,9 @@ export type LogFunction = PromiseLogger.LogFunction
 /**
  * The official `Options`, plus this SDK's knobs (see `AgentOptions.Options`).
  *
- * Official option values this SDK does not implement are left out of this type: `executable` /
- * `mcpServersDelivery` / `pluginDelivery` other than their default (`"node"`, `"argv"`). Passed
- * anyway (plain JavaScript, a cast), one fails the query with `InvalidOptions` naming it (the iterator and every
- * method reject with it; no CLI is started) rather than being silently ignored.
+ * Every official option of 0.3.332 is taken. An official option this SDK did not implement would be left out of this
+ * type and, passed anyway (plain JavaScript, a cast), fail the query with `InvalidOptions` naming it (the iterator and
+ * every method reject with it; no CLI is started) rather than being silently ignored; none is, today.
  *
  * @since 0.1.0
  * @category models

@@ -82,6 +82,7 @@ const every: { readonly [K in keyof Required<AgentOptions.Options>]: AgentOption
   keepEnv: [],
   reapToolProcesses: true,
   pathToClaudeCodeExecutable: "/nonexistent/claude",
+  executable: "node",
   executableArgs: [],
   extraArgs: {
     "replay-user-messages": null,
@@ -115,6 +116,7 @@ const every: { readonly [K in keyof Required<AgentOptions.Options>]: AgentOption
   managedSettings: { env: { MANAGED: SECRET }, permissions: { deny: [`Bash(${SECRET})`] } },
   sandbox: { enabled: true, network: { httpProxyPort: 1, note: SECRET } },
   plugins: [{ type: "local", path: "/plugins/a" }, { type: "local", path: "/plugins/b", skipMcpDiscovery: true }],
+  pluginDelivery: "argv",
   planModeInstructions: SECRET,
   title: SECRET,
   projectConfigRoot: "/repo",
@@ -123,6 +125,7 @@ const every: { readonly [K in keyof Required<AgentOptions.Options>]: AgentOption
     http: { type: "http", url: "https://mcp.example", headers: { Authorization: `Bearer ${SECRET}` } },
     sse: { type: "sse", url: "https://sse.example", headers: { "X-Api-Key": SECRET } }
   },
+  mcpServersDelivery: "argv",
   strictMcpConfig: true,
   onElicitation: () => Effect.succeed({ action: "decline" }),
   onUserDialog: () => Effect.succeed({ behavior: "cancelled" }),

@@ -119,23 +119,7 @@ const notMillis = (value: unknown): string | undefined =>
  * value is fine). Passing one (from plain JavaScript, or through a cast) fails the query with `InvalidOptions` naming
  * it, rather than being silently ignored. An option set to `undefined` counts as not passed.
  */
-const unsupportedOptions: Readonly<Record<string, (value: unknown) => string | undefined>> = {
-  executable: (value) =>
-    value === "node"
-      ? undefined
-      : `${JSON.stringify(value)} is not supported: a JavaScript CLI (.js/.mjs/.cjs) is always run with the current ` +
-        `Node executable (executable: "node"); for another runtime, set pathToClaudeCodeExecutable to a native ` +
-        `binary or a wrapper script`,
-  mcpServersDelivery: (value) =>
-    value === "argv"
-      ? undefined
-      : `${JSON.stringify(value)} is not supported: MCP server configs are passed in argv (--mcp-config), ` +
-        `in-process ones in the initialize request`,
-  pluginDelivery: (value) =>
-    value === "argv"
-      ? undefined
-      : `${JSON.stringify(value)} is not supported: plugins are passed in argv (--plugin-dir)`
-}
+const unsupportedOptions: Readonly<Record<string, (value: unknown) => string | undefined>> = {}
 
 /** The first official option passed that this SDK does not implement, as an `InvalidOptions`. @internal */
 export const unsupportedOption = (options: object): InvalidOptions | undefined => {

@@ -9,7 +9,7 @@ import * as Schedule from "effect/Schedule"
 import * as AST from "effect/SchemaAST"
 import * as Schema from "effect/Schema"
 import { InvalidOptions, type ProcessExited } from "../../AgentError.js"
-import type { Extensions, Launch, McpServerConfig, Options } from "../../AgentOptions.js"
+import type { CliRequirement, Extensions, Launch, McpServerConfig, Options } from "../../AgentOptions.js"
 import * as Message from "../../Message.js"
 import { isInlineJson, isRecord } from "../transport/argv.js"
 import { STRIPPED_ENV } from "../transport/env.js"
@@ -247,6 +247,8 @@ const AutoResume = Schema.Union(
   })
 )
 
+const Delivery = Schema.Literal("argv", "initialize")
+
 /** The fields of {@link Options}, each as a Schema. @internal */
 export const optionFields = {
   model: Schema.optional(Text),
@@ -265,6 +267,7 @@ export const optionFields = {
   envMode: Schema.optional(Schema.Literal("overlay", "replace")),
   keepEnv: Schema.optional(Schema.Array(Schema.Literal(...STRIPPED_ENV))),
   pathToClaudeCodeExecutable: Schema.optional(Path),
+  executable: Schema.optional(Schema.Literal("node", "bun", "deno")),
   executableArgs: Schema.optional(Strings),
   extraArgs: Schema.optional(keysChecked(Schema.NullOr(Text), flagName)),
   stderr: Schema.optional(fn),
@@ -298,10 +301,12 @@ export const optionFields = {
     path: Path,
     skipMcpDiscovery: Schema.optional(Schema.Boolean)
   }))),
+  pluginDelivery: Schema.optional(Delivery),
   planModeInstructions: Schema.optional(Schema.String),
   title: Schema.optional(Schema.String),
   projectConfigRoot: Schema.optional(Path),
   mcpServers: Schema.optional(McpServers),
+  mcpServersDelivery: Schema.optional(Delivery),
   strictMcpConfig: Schema.optional(Schema.Boolean),
   onElicitation: Schema.optional(fn),
   onUserDialog: Schema.optional(fn),
@@ -548,10 +553,9 @@ export const launchOf = (options: Options, extensions: Extensions = {}): Effect.
       args.push(flag("tools", Array.isArray(options.tools) ? options.tools.join(",") : "default"))
     }
 
-    if (options.mcpServers !== undefined) {
-      const external = processMcpServers(options.mcpServers)
-      if (Object.keys(external).length > 0) args.push("--mcp-config", json({ mcpServers: external }))
-    }
+    const delivered = deliver(options)
+    args.push(...delivered.args)
+    Object.assign(initialize, delivered.initialize)
     if (options.strictMcpConfig === true) args.push("--strict-mcp-config")
     if (options.settingSources !== undefined) args.push(flag("setting-sources", options.settingSources.join(",")))
     if (options.permissionMode !== undefined) args.push(flag("permission-mode", options.permissionMode))
@@ -613,13 +617,12 @@ export const launchOf = (options: Options, extensions: Extensions = {}): Effect.
       }
     }
     // the CLI reads `--managed-settings` only as JSON on the command line: they travel in `initialize` instead
+    if (options.managedSettings !== undefined || delivered.awaitInitialize) args.push("--await-initialize")
     if (options.managedSettings !== undefined) {
-      args.push("--await-initialize", "--managed-settings-in-initialize")
+      args.push("--managed-settings-in-initialize")
       initialize["managedSettings"] = options.managedSettings
     }
-    for (const plugin of options.plugins ?? []) {
-      args.push(flag(plugin.skipMcpDiscovery === true ? "plugin-dir-no-mcp" : "plugin-dir", plugin.path))
-    }
+    args.push(...delivered.pluginArgs)
     if (options.projectConfigRoot !== undefined) args.push(flag("project-config-root", options.projectConfigRoot))
     if (options.debug === true) args.push("--debug")
     if (options.debugFile !== undefined) args.push(flag("debug-file", options.debugFile))
@@ -660,8 +663,47 @@ export const launchOf = (options: Options, extensions: Extensions = {}): Effect.
     if (options.perTaskStopAffordance === true) initialize["perTaskStopAffordance"] = true
     Object.assign(initialize, extensions.initialize)
 
-    return Effect.succeed({ args, env, initialize })
+    return Effect.succeed({ args, env, initialize, requirements: delivered.requirements })
   })
+
+/** The first CLI version that reads `plugins` and `mcpServers` in `initialize` under `--await-initialize`. */
+const INITIALIZE_DELIVERY_VERSIONS = ">=2.1.261"
+
+/**
+ * Where the MCP servers the CLI runs and the plugins go: argv (`--mcp-config`, `--plugin-dir`) or, with
+ * `"initialize"` delivery, the `initialize` request of a CLI started with `--await-initialize`.
+ */
+const deliver = (options: Options): {
+  readonly args: ReadonlyArray<string>
+  readonly pluginArgs: ReadonlyArray<string>
+  readonly initialize: Readonly<Record<string, unknown>>
+  readonly awaitInitialize: boolean
+  readonly requirements: ReadonlyArray<CliRequirement>
+} => {
+  const args: Array<string> = []
+  const pluginArgs: Array<string> = []
+  const initialize: Record<string, unknown> = {}
+  const requirements: Array<CliRequirement> = []
+  const external = options.mcpServers === undefined ? {} : processMcpServers(options.mcpServers)
+  // a session given `--sdk-url` cannot read the request at launch (the official SDK's rule)
+  const remote = options.extraArgs?.["sdk-url"] !== undefined
+  if (Object.keys(external).length > 0) {
+    if (options.mcpServersDelivery === "initialize" && !remote) {
+      initialize["mcpServers"] = external
+      requirements.push({ option: "mcpServersDelivery: \"initialize\"", versions: INITIALIZE_DELIVERY_VERSIONS })
+    } else args.push("--mcp-config", json({ mcpServers: external }))
+  }
+  const plugins = options.plugins ?? []
+  if (plugins.length > 0 && options.pluginDelivery === "initialize") {
+    initialize["plugins"] = plugins
+    requirements.push({ option: "pluginDelivery: \"initialize\"", versions: INITIALIZE_DELIVERY_VERSIONS })
+  } else {
+    for (const plugin of plugins) {
+      pluginArgs.push(flag(plugin.skipMcpDiscovery === true ? "plugin-dir-no-mcp" : "plugin-dir", plugin.path))
+    }
+  }
+  return { args, pluginArgs, initialize, awaitInitialize: requirements.length > 0, requirements }
+}
 
 /** @internal */
 export const userMessage = (options: Options, prompt: string | Message.UserMessage): Message.UserMessage => {

@@ -98,12 +98,14 @@ export const spawn = (
       cwd: options.cwd,
       executable: options.pathToClaudeCodeExecutable,
       executableArgs: options.executableArgs,
+      runtime: options.executable,
       onStderr: options.stderr,
       maxLineBytes: options.maxLineBytes,
       closeGraceMillis: options.closeGraceMillis,
       killGraceMillis: options.killGraceMillis,
       reapToolProcesses: options.reapToolProcesses,
-      cliVersions: options.cliVersions
+      cliVersions: options.cliVersions,
+      requirements: launch.requirements
     })
     if (!Duration.isFinite(limit)) return yield* open
     return yield* Effect.timeoutFail(open, {
@@ -133,6 +135,35 @@ export interface InitializeHooks {
   readonly wroteAnything: () => boolean
   /** The SDK gives up on the CLI for this reason (the kill follows). */
   readonly endedBySdk: (reason: StartupFailed) => Effect.Effect<void>
+}
+
+/**
+ * With `"initialize"` delivery, the CLI must say it took the MCP servers and plugins the request carried: a CLI that
+ * takes `--await-initialize` but predates the fields answers without them (and never read them), which ends the
+ * session naming the option. A plugin that did not load is a warning, as `--plugin-dir` skips it.
+ */
+const checkDelivery = (
+  request: Readonly<Record<string, unknown>>,
+  response: Message.InitializeResponse
+): Effect.Effect<void, ProtocolViolation> => {
+  const unconfirmed = (option: string, field: string, what: string) =>
+    Effect.fail(
+      new ProtocolViolation({
+        description: `${option}: "initialize" sent the ${what} in initialize, and the CLI's answer has no ${field}: ` +
+          `it did not read them (a CLI older than 2.1.261, or one started without --await-initialize); use an ` +
+          `up-to-date CLI or ${option}: "argv"`
+      })
+    )
+  if (request["mcpServers"] !== undefined && response.mcp_servers_applied !== true) {
+    return unconfirmed("mcpServersDelivery", "mcp_servers_applied: true", "MCP servers")
+  }
+  if (request["plugins"] !== undefined) {
+    if (response.plugins_applied === undefined) return unconfirmed("pluginDelivery", "plugins_applied", "plugins")
+    if (!response.plugins_applied) {
+      return Effect.logWarning("pluginDelivery: the CLI did not load every plugin listed in initialize")
+    }
+  }
+  return Effect.void
 }
 
 /**
@@ -183,6 +214,7 @@ export const initialize = (
     return answer.pipe(
       Effect.tap(() => hooks.answered),
       Effect.flatMap(decodeInitializeResponse),
+      Effect.tap((response) => checkDelivery(request, response)),
       Effect.catchAll(failed),
       Effect.tap((response) => extensions.onInitialized(response)),
       Effect.mapError(hooks.refine),

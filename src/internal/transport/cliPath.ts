@@ -6,7 +6,7 @@ import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
 import { CliNotFound, InvalidOptions } from "../../AgentError.js"
-import type { ResolvedCli } from "../../CliResolver.js"
+import type { JavaScriptRuntime, ResolvedCli } from "../../CliResolver.js"
 
 /**
  * What the lookup reads of the machine it runs on. The resolver builds it once from Node ({@link nodeHost}); tests
@@ -192,9 +192,15 @@ const isPlaceholder = (host: Host, file: string): boolean => {
 /** A usable native binary: executable, and not the wrapper's placeholder. */
 const isBinary = (host: Host, file: string) => host.isExecutableFile(file) && !isPlaceholder(host, file)
 
-const toResolved = (host: Host, file: string, executableArgs: ReadonlyArray<string>, packageJson?: string) =>
+/** The program that runs a JavaScript CLI file, and the arguments it gets before the file. */
+interface Runner {
+  readonly runtime: string
+  readonly executableArgs: ReadonlyArray<string>
+}
+
+const toResolved = (file: string, runner: Runner, packageJson?: string): ResolvedCli =>
   isScript(file)
-    ? { command: host.execPath, prefixArgs: [...executableArgs, file], path: file }
+    ? { command: runner.runtime, prefixArgs: [...runner.executableArgs, file], path: file }
     : packageJson === undefined
     ? { command: file, prefixArgs: [], path: file }
     : { command: file, prefixArgs: [], path: file, packageJson }
@@ -225,10 +231,10 @@ const shimTargets = (host: Host, shim: string): ReadonlyArray<{ file: string; pa
 const throughShim = (
   host: Host,
   shim: string,
-  executableArgs: ReadonlyArray<string>
+  runner: Runner
 ): { readonly found: ResolvedCli } | { readonly skipped: string } => {
   for (const target of shimTargets(host, shim)) {
-    if (isBinary(host, target.file)) return { found: toResolved(host, target.file, executableArgs, target.packageJson) }
+    if (isBinary(host, target.file)) return { found: toResolved(target.file, runner, target.packageJson) }
   }
   return {
     skipped: `${shim} (a shim that needs a shell, not run; its claude.exe is not at ${
@@ -243,9 +249,27 @@ const pathDirs = (host: Host, value: string | undefined): ReadonlyArray<string> 
     .map((d) => (host.platform === "win32" ? d.replace(/^"(.*)"$/, "$1") : d))
     .filter((d) => d.length > 0)
 
+/** Where to look for the CLI, and how to run a JavaScript one. @internal */
+export interface CliLookup {
+  readonly explicit?: string | undefined
+  /** `CLAUDE_CLI_PATH`, `PATH` and (on Windows) `PATHEXT`. */
+  readonly env: Readonly<Record<string, string | undefined>>
+  readonly executableArgs?: ReadonlyArray<string> | undefined
+  /** The runtime of a JavaScript CLI: this Node (`"node"`, the default), or `bun` / `deno` found on `PATH`. */
+  readonly runtime?: JavaScriptRuntime | undefined
+  /** Where the bundled binary may be (see {@link lookUpBundled}). */
+  readonly bundled: ReadonlyArray<BundledCandidate>
+  /** The common install places, searched last (see {@link commonInstallDirs}). */
+  readonly commonDirs: ReadonlyArray<string>
+  /** The machine; this one by default. */
+  readonly host?: Host | undefined
+}
+
 /**
  * Finds the CLI: explicit path > `CLAUDE_CLI_PATH` > the bundled `@anthropic-ai/claude-code` binary > `PATH` >
- * common install directories. A `.js`/`.mjs`/`.cjs` path is run with the current Node executable.
+ * common install directories. A `.js`/`.mjs`/`.cjs` path is run with the current Node executable, or with the
+ * `bun` / `deno` on `PATH` that `runtime` names (`InvalidOptions` for `executable` when there is none); a native
+ * binary runs by itself, whatever `runtime` says.
  *
  * On Windows, `claude.exe` anywhere on `PATH` wins over a shim earlier on it; then the other `PATHEXT` names
  * (`claude.cmd`, …, in `PATHEXT` order) are taken for the npm package whose `claude.exe` they run, which is what
@@ -253,34 +277,66 @@ const pathDirs = (host: Host, value: string | undefined): ReadonlyArray<string> 
  *
  * @internal
  */
-export const resolveCli = (options: {
-  readonly explicit?: string | undefined
-  /** `CLAUDE_CLI_PATH`, `PATH` and (on Windows) `PATHEXT`. */
-  readonly env: Readonly<Record<string, string | undefined>>
-  readonly executableArgs?: ReadonlyArray<string> | undefined
-  /** Where the bundled binary may be (see {@link lookUpBundled}). */
-  readonly bundled: ReadonlyArray<BundledCandidate>
-  /** The common install places, searched last (see {@link commonInstallDirs}). */
-  readonly commonDirs: ReadonlyArray<string>
-  /** The machine; this one by default. */
-  readonly host?: Host | undefined
-}): Effect.Effect<ResolvedCli, CliNotFound> =>
+export const resolveCliWithRuntime = (
+  options: CliLookup
+): Effect.Effect<ResolvedCli, CliNotFound | InvalidOptions> =>
+  Effect.flatMap(resolveCli(options), (cli) => {
+    const runtime = options.runtime ?? "node"
+    if (runtime === "node" || !isScript(cli.path)) return Effect.succeed(cli)
+    const host = options.host ?? nodeHost()
+    const found = findRuntime(host, runtime, options.env["PATH"])
+    return "found" in found
+      ? Effect.succeed({ ...cli, command: found.found })
+      : Effect.fail(
+        new InvalidOptions({
+          option: "executable",
+          description: `${JSON.stringify(runtime)} is to run the JavaScript CLI ${cli.path}, but no ${runtime} ` +
+            `executable is on PATH (searched: ${found.searched.join(", ") || "PATH is empty"}); install it, put it ` +
+            `on PATH (env.PATH), or leave executable unset to run the CLI with this Node`
+        })
+      )
+  })
+
+/** The `bun` / `deno` program on `PATH` (`bun.exe`, … on Windows), or every place looked at. */
+const findRuntime = (
+  host: Host,
+  runtime: Exclude<JavaScriptRuntime, "node">,
+  pathValue: string | undefined
+): { readonly found: string } | { readonly searched: ReadonlyArray<string> } => {
+  const p = pathOf(host)
+  const name = host.platform === "win32" ? `${runtime}.exe` : runtime
+  const searched: Array<string> = []
+  for (const dir of pathDirs(host, pathValue)) {
+    const candidate = p.join(dir, name)
+    searched.push(candidate)
+    if (host.isExecutableFile(candidate)) return { found: candidate }
+  }
+  return { searched }
+}
+
+/**
+ * The CLI's file and how to run it, a JavaScript one with this Node (`runtime` is not read): see
+ * {@link resolveCliWithRuntime}.
+ *
+ * @internal
+ */
+export const resolveCli = (options: CliLookup): Effect.Effect<ResolvedCli, CliNotFound> =>
   Effect.suspend(() => {
     const host = options.host ?? nodeHost()
     const p = pathOf(host)
     const windows = host.platform === "win32"
-    const executableArgs = options.executableArgs ?? []
+    const runner: Runner = { runtime: host.execPath, executableArgs: options.executableArgs ?? [] }
     const named = (label: string, value: string): Effect.Effect<ResolvedCli, CliNotFound> => {
       const file = p.resolve(value)
       if (windows && !isScript(file) && !isWindowsProgram(file)) {
-        const through = throughShim(host, file, executableArgs)
+        const through = throughShim(host, file, runner)
         return "found" in through
           ? Effect.succeed(through.found)
           : Effect.fail(new CliNotFound({ searched: [`${label}: ${through.skipped}`] }))
       }
       const usable = isScript(file) ? host.isReadableFile(file) : host.isExecutableFile(file)
       return usable
-        ? Effect.succeed(toResolved(host, file, executableArgs))
+        ? Effect.succeed(toResolved(file, runner))
         : Effect.fail(new CliNotFound({ searched: [`${label}: ${file}`] }))
     }
     if (options.explicit !== undefined) return named("pathToClaudeCodeExecutable", options.explicit)
@@ -291,14 +347,14 @@ export const resolveCli = (options: {
     for (const candidate of options.bundled) {
       searched.push(`bundled: ${candidate.file}`)
       if (isBinary(host, candidate.file)) {
-        return Effect.succeed(toResolved(host, candidate.file, executableArgs, candidate.packageJson))
+        return Effect.succeed(toResolved(candidate.file, runner, candidate.packageJson))
       }
     }
     const dirs = pathDirs(host, options.env["PATH"])
     for (const dir of dirs) {
       const candidate = p.join(dir, binaryName(host))
       searched.push(`PATH: ${candidate}`)
-      if (host.isExecutableFile(candidate)) return Effect.succeed(toResolved(host, candidate, executableArgs))
+      if (host.isExecutableFile(candidate)) return Effect.succeed(toResolved(candidate, runner))
     }
     if (windows) {
       const extensions = (options.env["PATHEXT"] ?? DEFAULT_PATHEXT).split(";")
@@ -308,8 +364,8 @@ export const resolveCli = (options: {
         for (const extension of extensions) {
           const shim = p.join(dir, `claude${extension}`)
           if (!host.isReadableFile(shim)) continue
-          if (isWindowsProgram(shim) || isScript(shim)) return Effect.succeed(toResolved(host, shim, executableArgs))
-          const through = throughShim(host, shim, executableArgs)
+          if (isWindowsProgram(shim) || isScript(shim)) return Effect.succeed(toResolved(shim, runner))
+          const through = throughShim(host, shim, runner)
           if ("found" in through) return Effect.succeed(through.found)
           searched.push(`PATH: ${through.skipped}`)
         }
@@ -317,7 +373,7 @@ export const resolveCli = (options: {
     }
     for (const candidate of options.commonDirs) {
       searched.push(candidate)
-      if (isBinary(host, candidate)) return Effect.succeed(toResolved(host, candidate, executableArgs))
+      if (isBinary(host, candidate)) return Effect.succeed(toResolved(candidate, runner))
     }
     return Effect.fail(new CliNotFound({ searched }))
   })

@@ -7,7 +7,7 @@ import * as RcMap from "effect/RcMap"
 import * as Scope from "effect/Scope"
 import type { VersionIncompatible } from "../../AgentError.js"
 import type { LookupRequest, Options, ResolvedCli, Service, VersionProbe } from "../../CliResolver.js"
-import { commonInstallDirs, detectMusl, type Host, lookUpBundled, nodeHost, resolveCli } from "./cliPath.js"
+import { commonInstallDirs, detectMusl, type Host, lookUpBundled, nodeHost, resolveCliWithRuntime } from "./cliPath.js"
 import { judge, packageVersion, PROBE_TIMEOUT_MILLIS, spawnProbe, versionKey } from "./version.js"
 
 /** A probe's key in the map of running probes: the executable's identity (the CLI rides along for the lookup). */
@@ -49,10 +49,11 @@ export const makeWith = (
     const commonDirs = commonInstallDirs(host)
     const resolve = (request: LookupRequest) =>
       Effect.flatMap(bundled, (found) =>
-        resolveCli({
+        resolveCliWithRuntime({
           explicit: request.explicit,
           env: request.env,
           executableArgs: request.executableArgs,
+          runtime: request.runtime,
           bundled: found.candidates,
           commonDirs,
           host

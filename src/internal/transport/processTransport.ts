@@ -17,9 +17,14 @@ import {
   InvalidOptions,
   ProcessExited,
   SpawnFailed,
-  type VersionIncompatible
+  VersionIncompatible
 } from "../../AgentError.js"
-import { CliResolver, type Service as CliResolverService } from "../../CliResolver.js"
+import {
+  type CliRequirement,
+  CliResolver,
+  type ResolvedCli,
+  type Service as CliResolverService
+} from "../../CliResolver.js"
 import type * as Message from "../../Message.js"
 import type { Connection, ExitStatus, FramePull, LaunchSpec } from "../../Transport.js"
 import { removeStaleDirs } from "./argv.js"
@@ -129,13 +134,15 @@ const launch = (
     const cli = yield* resolver.resolve({
       explicit: spec.executable,
       env: { CLAUDE_CLI_PATH: lookup("CLAUDE_CLI_PATH"), PATH: lookup("PATH"), PATHEXT: lookup("PATHEXT") },
-      executableArgs: spec.executableArgs
+      executableArgs: spec.executableArgs,
+      runtime: spec.runtime
     })
     const args = [...cli.prefixArgs, ...BASE_ARGS, ...spec.args]
     // before anything is spawned, the version probe included
     const tooLong = commandLineTooLong(platform, cli.command, args)
     if (tooLong !== undefined) return yield* Effect.fail(tooLong)
     yield* resolver.checkVersion(cli, spec.cliVersions ?? SUPPORTED_CLI_VERSIONS)
+    for (const requirement of spec.requirements ?? []) yield* checkRequirement(resolver, cli, requirement)
     let command = Command.make(cli.command, ...args).pipe(Command.env(env, { extendEnv: base.extend }))
     if (spec.cwd !== undefined) command = Command.workingDirectory(command, spec.cwd)
 
@@ -144,6 +151,28 @@ const launch = (
     )
     return { proc, command: [cli.command, ...args], marker }
   })
+
+/**
+ * Fails when the CLI's version is known and outside what an option needs; an unknown version passes (the CLI then
+ * reports what it cannot take, and `initialize` is checked for it).
+ */
+const checkRequirement = (
+  resolver: CliResolverService,
+  cli: ResolvedCli,
+  requirement: CliRequirement
+): Effect.Effect<void, VersionIncompatible> =>
+  resolver.checkVersion(cli, requirement.versions).pipe(
+    Effect.catchIf((error) => error.reason === "Unknown", () => Effect.void),
+    Effect.mapError((error) =>
+      new VersionIncompatible({
+        found: error.found,
+        supported: error.supported,
+        reason: error.reason,
+        description: `${requirement.option} needs it; use an up-to-date CLI (the bundled one qualifies) or ` +
+          `${requirement.option.replace(/"initialize"/, "\"argv\"")}`
+      })
+    )
+  )
 
 /** How the CLI exited: its exit code, or the signal that ended it (as the executor's error names it). */
 const exitStatusOf = (proc: CommandExecutor.Process): Effect.Effect<ExitStatus> =>

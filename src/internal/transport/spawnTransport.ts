@@ -29,7 +29,8 @@ const commandOf = (
   return resolver.resolve({
     explicit: spec.executable,
     env: { CLAUDE_CLI_PATH: lookup("CLAUDE_CLI_PATH"), PATH: lookup("PATH"), PATHEXT: lookup("PATHEXT") },
-    executableArgs: spec.executableArgs
+    executableArgs: spec.executableArgs,
+    runtime: spec.runtime
   }).pipe(
     Effect.catchTag("CliNotFound", () => {
       const command = spec.executable ?? "claude"
