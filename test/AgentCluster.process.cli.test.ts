@@ -7,9 +7,13 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
-import { Message } from "effect-claude-agent"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import { Message, SessionStore } from "effect-claude-agent"
 import { AgentCluster } from "effect-claude-agent/cluster"
+import { TranscriptStoreSql } from "effect-claude-agent/sql"
 import { ScriptedModelServer } from "effect-claude-agent/testing"
+import * as fs from "node:fs"
 import * as path from "node:path"
 import { clusterTiming, events, holderOf, spawnRunner, waitForBalance } from "../scripts/demo-cluster-processes.js"
 import { noClaudeLeft, realCli, tempDir } from "./support/cli.js"
@@ -31,7 +35,7 @@ describe("AgentCluster over two runner processes, real CLI, SQLite", () => {
     "a runner SIGKILLed mid-turn: its sessions resume on the other with their history; its CLIs end",
     () =>
       noClaudeLeft(Effect.scoped(Effect.gen(function*() {
-        const { options, server } = yield* realCli({ handler })
+        const { cwd, options, server } = yield* realCli({ handler })
         const dir = yield* tempDir("eca-cluster-mp-")
         const storage = { sqlite: path.join(dir, "cluster.db") }
         const log = path.join(dir, "events.jsonl")
@@ -41,7 +45,7 @@ describe("AgentCluster over two runner processes, real CLI, SQLite", () => {
         yield* waitForBalance(log, [a.pid, b.pid])
         const client = yield* Layer.build(
           AgentCluster.layerSocketClient({ prefix, shardingConfig: clusterTiming }).pipe(
-            Layer.provide(Layer.orDie(SqliteClient.layer({ filename: storage.sqlite })))
+            Layer.provideMerge(Layer.orDie(SqliteClient.layer({ filename: storage.sqlite })))
           )
         )
         const sharding = yield* Effect.provide(Sharding.Sharding, client)
@@ -63,6 +67,23 @@ describe("AgentCluster over two runner processes, real CLI, SQLite", () => {
 
         const cut = yield* Effect.fork(turn(victim!, "SLOW job"))
         yield* server.waitForRequest((r) => r.lastUserText === "SLOW job", { timeout: "60 seconds" })
+        // the cut-off prompt has reached the runners' transcript store (flushed eagerly): a kill within milliseconds
+        // of it could lose it from the history (the host watchdog ends the CLI before it writes more)
+        const store = yield* TranscriptStoreSql.make().pipe(Effect.provide(client))
+        const projectKey = SessionStore.encodeCwd(fs.realpathSync(cwd))
+        const storedText = Effect.flatMap(
+          store.list(projectKey),
+          (sessions) =>
+            Effect.forEach(sessions, (s) =>
+              Effect.map(store.load({ projectKey, sessionId: s.sessionId }), (e) =>
+                JSON.stringify(Option.getOrNull(e))))
+        )
+        yield* storedText.pipe(
+          Effect.filterOrFail((texts) =>
+            texts.some((t) => t.includes("SLOW job"))
+          ),
+          Effect.retry({ schedule: Schedule.spaced("50 millis"), times: 200 })
+        )
         const clis = descendants(a.pid)
         expect(clis.length).toBeGreaterThan(0)
         yield* a.kill
