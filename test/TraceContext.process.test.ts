@@ -45,6 +45,25 @@ const childTrace = (env?: Transport.LaunchSpec["env"]) =>
     return { TRACEPARENT: seen["TRACEPARENT"], TRACESTATE: seen["TRACESTATE"] }
   })
 
+/** A Promise API query through the fake CLI: the trace variables the CLI was started with. */
+const promiseQueryTrace = async () => {
+  const fake = FakeCli.executable()
+  const { dir, log } = logged()
+  const scenario = { ...FakeCli.echoScenario, log, logEnv: ["TRACEPARENT", "TRACESTATE"] }
+  const q = query({
+    prompt: "hi",
+    options: {
+      pathToClaudeCodeExecutable: fake.executable,
+      executableArgs: [...fake.executableArgs],
+      env: FakeCli.env(scenario)
+    }
+  })
+  for await (const _ of q) { /* drain */ }
+  const env = (await Effect.runPromise(FakeCli.readLog(log))).start!.env
+  fs.rmSync(dir, { recursive: true, force: true })
+  return { TRACEPARENT: env["TRACEPARENT"], TRACESTATE: env["TRACESTATE"] }
+}
+
 const parentOf = (span: Tracer.AnySpan) => `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}`
 
 it.live("the CLI gets TRACEPARENT from the caller's current span; none without a span", () =>
@@ -156,32 +175,14 @@ it.live("through a query: the CLI's parent span is the SDK's, in the caller's tr
   }).pipe(Effect.provide(TransportLive)))
 
 it("Promise API: the OpenTelemetry context active at the call; none without", async () => {
-  const fake = FakeCli.executable()
-  const run = async () => {
-    const { dir, log } = logged()
-    const scenario = { ...FakeCli.echoScenario, log, logEnv: ["TRACEPARENT", "TRACESTATE"] }
-    const q = query({
-      prompt: "hi",
-      options: {
-        pathToClaudeCodeExecutable: fake.executable,
-        executableArgs: [...fake.executableArgs],
-        env: FakeCli.env(scenario)
-      }
-    })
-    for await (const _ of q) { /* drain */ }
-    const env = (await Effect.runPromise(FakeCli.readLog(log))).start!.env
-    fs.rmSync(dir, { recursive: true, force: true })
-    return { TRACEPARENT: env["TRACEPARENT"], TRACESTATE: env["TRACESTATE"] }
-  }
-
   // no OpenTelemetry globals registered: nothing passed
-  expect(await run()).toEqual({ TRACEPARENT: null, TRACESTATE: null })
+  expect(await promiseQueryTrace()).toEqual({ TRACEPARENT: null, TRACESTATE: null })
 
   Otel.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable())
   Otel.propagation.setGlobalPropagator(new W3CTraceContextPropagator())
   try {
     // registered, no active span: nothing passed
-    expect(await run()).toEqual({ TRACEPARENT: null, TRACESTATE: null })
+    expect(await promiseQueryTrace()).toEqual({ TRACEPARENT: null, TRACESTATE: null })
     const spanContext: Otel.SpanContext = {
       traceId: "4bf92f3577b34da6a3ce929d0e0e4736",
       spanId: "00f067aa0ba902b7",
@@ -190,7 +191,7 @@ it("Promise API: the OpenTelemetry context active at the call; none without", as
     }
     const active = Otel.trace.setSpanContext(Otel.context.active(), spanContext)
     // the context active when query() is called, not when its fibers run
-    const running = Otel.context.with(active, run)
+    const running = Otel.context.with(active, promiseQueryTrace)
     expect(await running).toEqual({
       TRACEPARENT: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
       TRACESTATE: "congo=t61rcWkgMzE"
@@ -251,23 +252,6 @@ it("the environment with a trace context: inherited plus additions unless an inh
 })
 
 it("Promise API: a propagator that throws or writes malformed headers: query() neither throws nor passes them", async () => {
-  const fake = FakeCli.executable()
-  const run = async () => {
-    const { dir, log } = logged()
-    const scenario = { ...FakeCli.echoScenario, log, logEnv: ["TRACEPARENT", "TRACESTATE"] }
-    const q = query({
-      prompt: "hi",
-      options: {
-        pathToClaudeCodeExecutable: fake.executable,
-        executableArgs: [...fake.executableArgs],
-        env: FakeCli.env(scenario)
-      }
-    })
-    for await (const _ of q) { /* drain */ }
-    const env = (await Effect.runPromise(FakeCli.readLog(log))).start!.env
-    fs.rmSync(dir, { recursive: true, force: true })
-    return { TRACEPARENT: env["TRACEPARENT"], TRACESTATE: env["TRACESTATE"] }
-  }
   const parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
   const writing = (fields: Record<string, unknown>): Otel.TextMapPropagator => ({
     inject: (_context, carrier: Record<string, unknown>) => Object.assign(carrier, fields),
@@ -282,7 +266,7 @@ it("Promise API: a propagator that throws or writes malformed headers: query() n
         throw new Error("propagator bug")
       }
     })
-    expect(await run()).toEqual({ TRACEPARENT: null, TRACESTATE: null })
+    expect(await promiseQueryTrace()).toEqual({ TRACEPARENT: null, TRACESTATE: null })
     Otel.propagation.disable()
 
     const cases: ReadonlyArray<
@@ -297,7 +281,7 @@ it("Promise API: a propagator that throws or writes malformed headers: query() n
     ]
     for (const [fields, expected] of cases) {
       Otel.propagation.setGlobalPropagator(writing(fields))
-      expect(await run()).toEqual(expected)
+      expect(await promiseQueryTrace()).toEqual(expected)
       Otel.propagation.disable()
     }
   } finally {
