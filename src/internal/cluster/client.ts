@@ -18,7 +18,6 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import type * as AgentCluster from "../../AgentCluster.js"
 import { ClusterError } from "../../ClusterError.js"
@@ -119,13 +118,8 @@ export const layerTranscripts = (
         Effect.serviceOption(TranscriptStore),
         Option.match({
           onSome: Effect.succeed,
-          // runners starting together race to create the table (PostgreSQL can fail one `CREATE TABLE IF NOT
-          // EXISTS` of two concurrent ones): the loser tries again and finds it
-          onNone: () =>
-            TranscriptSql.make().pipe(
-              Effect.retry({ times: 3, schedule: Schedule.exponential("100 millis") }),
-              Effect.orDie
-            )
+          // runners starting together race to create the table (see `createTable`)
+          onNone: () => TranscriptSql.make().pipe(Directory.createTable, Effect.orDie)
         })
       )
     ),

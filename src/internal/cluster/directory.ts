@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 
 /** @internal */
@@ -59,6 +60,15 @@ const decode = Schema.decodeUnknown(Schema.parseJson(SessionRecord))
 const encode = Schema.encode(Schema.parseJson(SessionRecord))
 
 /**
+ * Creates a table of the cluster's database. Runners starting together race to create it, and PostgreSQL can fail one
+ * of two concurrent `CREATE TABLE IF NOT EXISTS` (on its catalog's unique index): the loser tries again and finds it.
+ *
+ * @internal
+ */
+export const createTable = <A, E, R>(create: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.retry(create, { times: 3, schedule: Schedule.exponential("100 millis") })
+
+/**
  * The records in a table of the cluster's database. A database the cluster cannot read or write is a defect of the
  * entity (the cluster's own storage fails the same way), not an error of the turn.
  *
@@ -70,7 +80,9 @@ export const layerSql = (prefix = "cluster"): Layer.Layer<SessionDirectory, neve
     Effect.gen(function*() {
       const sql = (yield* SqlClient.SqlClient).withoutTransforms()
       const table = sql(`${prefix}_agent_sessions`)
-      yield* Effect.orDie(sql`CREATE TABLE IF NOT EXISTS ${table} (entity_id TEXT PRIMARY KEY, record TEXT NOT NULL)`)
+      yield* Effect.orDie(
+        createTable(sql`CREATE TABLE IF NOT EXISTS ${table} (entity_id TEXT PRIMARY KEY, record TEXT NOT NULL)`)
+      )
       return SessionDirectory.of({
         get: (id) =>
           sql<{ readonly record: string }>`SELECT record FROM ${table} WHERE entity_id = ${id}`.pipe(
