@@ -6,6 +6,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import type { Message, Transport } from "effect-claude-agent"
 import { ClaudeCodeLanguageModel } from "effect-claude-agent/ai"
 import { ScriptedCli } from "effect-claude-agent/testing"
@@ -128,5 +129,18 @@ describe("ClaudeCodeLanguageModel with ScriptedCli", () => {
         { type: "image", source: { type: "base64", media_type: "image/png", data: "AQID" } }
       ])
     }).pipe(Effect.provide(modelWith(layer)))
+  })
+
+  it.effect("the toolkit is served to the CLI by generateText and by streamText alike", () => {
+    const { launches, layer } = recordingCli("ok")
+    return Effect.gen(function*() {
+      // the scripted CLI's init lists no MCP server, so each call fails after its launch: the launch is what counts
+      yield* Effect.either(LanguageModel.generateText({ prompt: "x", toolkit: Tools }))
+      yield* Effect.either(Stream.runDrain(LanguageModel.streamText({ prompt: "x", toolkit: Tools })))
+      expect(launches.map((launch) => argAfter(launch.args, "--allowedTools"))).toEqual([
+        "mcp__toolkit__Noop",
+        "mcp__toolkit__Noop"
+      ])
+    }).pipe(Effect.provide(Layer.merge(modelWith(layer), handlers)))
   })
 })

@@ -53,23 +53,51 @@ const isHandlerToolkit = (u: unknown): u is CallToolkit =>
   Predicate.hasProperty(u, "tools") && Predicate.isRecord(u.tools) && Predicate.hasProperty(u, "handle") &&
   Predicate.isFunction(u.handle)
 
-/** Resolves the call's toolkit (a value or an Effect, as `LanguageModel` accepts it) and runs `self` with it. */
-const withToolkit = <A, E, R, E2, R2>(toolkit: Effect.Effect<unknown, E2, R2>, self: Effect.Effect<A, E, R>) =>
-  Effect.flatMap(
-    toolkit,
-    (resolved) =>
-      isHandlerToolkit(resolved)
-        ? Effect.flatMap(Effect.context<never>(), (context) =>
-          Effect.provideService(self, CurrentToolkit, {
-            tools: resolved.tools,
-            handle: (name, params) => Effect.provide(resolved.handle(name, params), context)
-          }))
-        : self
-  )
-
 /** The toolkit option of a call as an Effect (its error and services are the caller's). */
 const resolveToolkit = <A, E, R>(toolkit: A | Effect.Effect<A, E, R> | undefined): Effect.Effect<unknown, E, R> =>
   Effect.isEffect(toolkit) ? toolkit : Effect.succeed(toolkit)
+
+/**
+ * The call's toolkit (a value or an Effect, as `LanguageModel` accepts it), resolved, its handlers bound to the
+ * caller's services; none when it has no handlers.
+ */
+const callToolkit = <A, E, R>(
+  toolkit: A | Effect.Effect<A, E, R> | undefined
+): Effect.Effect<Option.Option<CallToolkit>, E, R> =>
+  Effect.flatMap(resolveToolkit(toolkit), (resolved) =>
+    isHandlerToolkit(resolved)
+      ? Effect.map(Effect.context<never>(), (context) =>
+        Option.some({
+          tools: resolved.tools,
+          handle: (name: string, params: unknown) => Effect.provide(resolved.handle(name, params), context)
+        }))
+      : Effect.succeedNone)
+
+/** Runs `self` with the call's toolkit. */
+const withToolkit = <A, E, R, E2, R2>(
+  toolkit: Effect.Effect<Option.Option<CallToolkit>, E2, R2>,
+  self: Effect.Effect<A, E, R>
+) =>
+  Effect.flatMap(
+    toolkit,
+    Option.match({
+      onNone: () => self,
+      onSome: (resolved) => Effect.provideService(self, CurrentToolkit, resolved)
+    })
+  )
+
+/** Runs the stream `self` with the call's toolkit (resolved when the stream runs). */
+const withToolkitStream = <A, E, R, E2, R2>(
+  toolkit: Effect.Effect<Option.Option<CallToolkit>, E2, R2>,
+  self: Stream.Stream<A, E, R>
+) =>
+  Stream.unwrap(Effect.map(
+    toolkit,
+    Option.match({
+      onNone: () => self,
+      onSome: (resolved) => Stream.provideService(self, CurrentToolkit, resolved)
+    })
+  ))
 
 const notHonoured = (description: string) =>
   new AiError.MalformedInput({ module: MODULE, method: "toolChoice", description })
@@ -353,7 +381,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         mcpServers: { ...base.mcpServers, ...mcpServers },
         allowedTools: [...(base.allowedTools ?? []), ...served.map((tool) => `${serverPrefix}${tool.name}`)],
         includePartialMessages: true,
-        ...(provider.responseFormat.type === "json"
+        ...(json
           ? { outputFormat: { type: "json_schema", schema: provider.responseFormat.schema } }
           : {}),
         ...(resumeFrom === undefined ? {} : { resume: resumeFrom, forkSession: true })
@@ -391,8 +419,8 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   })
 
   return LanguageModel.LanguageModel.of({
-    generateText: (o) => withToolkit(resolveToolkit(o.toolkit), inner.generateText(o)),
-    generateObject: (o) => withToolkit(resolveToolkit(o.toolkit), inner.generateObject(o)),
-    streamText: (o) => Stream.unwrap(withToolkit(resolveToolkit(o.toolkit), Effect.succeed(inner.streamText(o))))
+    generateText: (o) => withToolkit(callToolkit(o.toolkit), inner.generateText(o)),
+    generateObject: (o) => withToolkit(callToolkit(o.toolkit), inner.generateObject(o)),
+    streamText: (o) => withToolkitStream(callToolkit(o.toolkit), inner.streamText(o))
   })
 })
