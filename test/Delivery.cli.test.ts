@@ -12,11 +12,8 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { ClaudeAgent, Message } from "effect-claude-agent"
 import type { AgentOptions, Transport } from "effect-claude-agent"
-import { ScriptedModelServer } from "effect-claude-agent/testing"
 import { NodeClaudeAgent, noClaudeLeft, realCli, tempDir } from "./support/cli.js"
 import { descendants } from "./support/process.js"
-
-const { reply, text, toolUse } = ScriptedModelServer
 
 const SECRET = "sk-delivery-secret-5c1e"
 const STDIO_SERVER = path.join(import.meta.dirname, "fixtures", "mcp-stdio-server.mjs")
@@ -38,16 +35,11 @@ const plugin = (name: string) =>
 /** The SDK's private argument directories of this host (`eca-args-<pid>-…`). */
 const argDirs = () => fs.readdirSync(os.tmpdir()).filter((name) => name.startsWith(`eca-args-${process.pid}-`))
 
-/** The model: `CALL <tool>` calls it with `{ text: "hi" }`; a tool result is answered `got <content>`. */
-const model = () =>
-  realCli({
-    handler: (request) => {
-      const result = request.toolResults[0]
-      if (result !== undefined) return reply(text(`got ${result.content}`))
-      const prompt = request.lastUserText ?? ""
-      return prompt.startsWith("CALL ") ? reply(toolUse(prompt.slice(5), { text: "hi" })) : reply(text("ok"))
-    }
-  })
+/** The model: the scripted server's rule-based handler (`TOOL <name> <input>`; a tool result: `tool said: …`). */
+const model = () => realCli()
+
+/** The prompt that has the model call the MCP server's tool. */
+const CALL_SHOUT = `TOOL mcp__shouter__shout {"text":"hi"}`
 
 const delivered = (pluginDir: string, delivery: "argv" | "initialize"): AgentOptions.Options => ({
   mcpServers: { shouter: { command: process.execPath, args: [STDIO_SERVER], env: { SHOUT_TOKEN: SECRET } } },
@@ -79,12 +71,12 @@ describe("mcpServersDelivery / pluginDelivery: \"initialize\" (real CLI 2.1.332)
         expect(init.plugins_applied).toBe(true)
         expect(init.commands.map((c) => c.name)).toContain("delivery-fixture:hi")
 
-        const messages = Chunk.toReadonlyArray(yield* Stream.runCollect(session.turn("CALL mcp__shouter__shout")))
+        const messages = Chunk.toReadonlyArray(yield* Stream.runCollect(session.turn(CALL_SHOUT)))
         const system = messages.find(Message.isSystemInit)
         expect(system?.mcp_servers).toContainEqual(expect.objectContaining({ name: "shouter", status: "connected" }))
         expect(JSON.stringify(system?.plugins)).toContain("\"delivery-fixture\"")
         const result = messages.find(Message.isResultMessage)
-        expect(result?.subtype === "success" && result.result).toBe("got HI!")
+        expect(result?.subtype === "success" && result.result).toBe("tool said: HI!")
         // the MCP server the CLI started got its environment from initialize
         expect(descendants(pid).length).toBeGreaterThan(0)
       })
@@ -104,9 +96,9 @@ describe("mcpServersDelivery / pluginDelivery: \"initialize\" (real CLI 2.1.332)
         expect(argDirs().length).toBeGreaterThan(0)
         const init = yield* session.initializationResult
         expect(init.mcp_servers_applied).toBeUndefined()
-        const result = Chunk.toReadonlyArray(yield* Stream.runCollect(session.turn("CALL mcp__shouter__shout")))
+        const result = Chunk.toReadonlyArray(yield* Stream.runCollect(session.turn(CALL_SHOUT)))
           .find(Message.isResultMessage)
-        expect(result?.subtype === "success" && result.result).toBe("got HI!")
+        expect(result?.subtype === "success" && result.result).toBe("tool said: HI!")
       })
   )
 
