@@ -17,10 +17,22 @@ export interface Spec {
   readonly ask?: ReadonlyArray<string>
 }
 
+/** One policy per rule set, as an application makes it once and decides every request with it. */
+const policies = new Map<string, Permissions.Policy>()
+
+const policyOf = (spec: Spec): Permissions.Policy => {
+  const key = JSON.stringify([spec.allow, spec.deny, spec.ask])
+  const known = policies.get(key)
+  if (known !== undefined) return known
+  const policy = Permissions.rules(spec, () => Effect.succeed(Permissions.deny(FALLBACK)))
+  policies.set(key, policy)
+  return policy
+}
+
 /** What `rules` decides: "allow", "deny" (by a rule), or "fallback". */
 export const decide = (spec: Spec, toolName: string, input: Record<string, unknown>, cwd?: string) =>
   Effect.runPromise(
-    Permissions.rules(spec, () => Effect.succeed(Permissions.deny(FALLBACK)))(request(toolName, input, cwd)).pipe(
+    policyOf(spec)(request(toolName, input, cwd)).pipe(
       Effect.map((result) => result.behavior === "allow" ? "allow" : result.message === FALLBACK ? "fallback" : "deny")
     )
   )
