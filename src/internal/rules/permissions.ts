@@ -21,11 +21,13 @@ import type {
   Question,
   Service
 } from "../../Permissions.js"
-import type { Parser } from "web-tree-sitter"
 import * as Deadlines from "../protocol/deadlines.js"
 import type { Contribution } from "../session/extensions.js"
 import { lazySignal, settleOnce } from "../protocol/settle.js"
 import { checkDecision } from "./outputs.js"
+import type { BashLanguage } from "./bashParser.js"
+import * as ShellPaths from "./shellPaths.js"
+import * as ShellPrograms from "./shellPrograms.js"
 import * as ShellRules from "./shellRules.js"
 
 const DEFAULT_TIMEOUT: Duration.DurationInput = "5 minutes"
@@ -232,20 +234,175 @@ const compile = (list: ReadonlyArray<RuleEntry>): ReadonlyArray<CompiledRule> =>
 const hasContent = (parsed: ParsedRule): parsed is ParsedRule & { readonly content: string } =>
   parsed.content !== undefined && parsed.content !== "" && parsed.content !== "*"
 
-/** The parser, loaded on first use; `undefined` if it cannot be loaded (no Bash content rule then allows). */
-const bashParser: Effect.Effect<Parser | undefined> = Effect.promise(() =>
-  import("./bashParser.js").then((module) => module.parser).then((parser) => parser, () => undefined)
-)
+// ---------------------------------------------------------------------------------------------------------------------
+// shell commands
+// ---------------------------------------------------------------------------------------------------------------------
 
-/** Rules for the tools that write files judge the files a shell command's redirections write. */
+/** The Bash grammar as its owner keeps it: loaded on first use, `undefined` if it cannot be (no content rule allows). */
+type BashGrammar = Effect.Effect<BashLanguage | undefined>
+
+/**
+ * A Bash grammar owned by the caller (a rule policy, a session's remembered rules): loaded by the first decision
+ * that needs it and kept; every parse still runs on a parser of its own (see `bashParser.ts`).
+ */
+const bashGrammar = (): BashGrammar => {
+  let loading: Promise<BashLanguage | undefined> | undefined
+  return Effect.promise(() => {
+    loading ??= import("./bashParser.js").then((module) => module.load()).then((language) => language, () => undefined)
+    return loading
+  })
+}
+
+/** Rules for the tools that write files judge the files a shell command writes. */
 const writesFiles = (parsed: ParsedRule): boolean =>
   toolMatches(parsed.tool, "Write") || toolMatches(parsed.tool, "Edit")
 
+/** Rules for the tools that read files judge the files a shell command reads. */
+const readsFiles = (parsed: ParsedRule): boolean => toolMatches(parsed.tool, "Read")
+
+/** A file a shell command writes, as the Write request a path rule judges. */
 const writeRequest = (target: string, cwd: string): Request => ({
   toolName: "Write",
   input: { file_path: target },
   cwd
 })
+
+/** A file a shell command reads, as the Read request a path rule judges. */
+const readRequest = (target: string, cwd: string): Request => ({
+  toolName: "Read",
+  input: { file_path: target },
+  cwd
+})
+
+/** The literal directories of a path glob (up to its first segment with a wildcard). */
+const globBase = (glob: string): string => {
+  const parts = glob.split("/")
+  const first = parts.findIndex((part) => /[*?[]/.test(part))
+  return first === -1 ? glob : parts.slice(0, first).join("/") || "/"
+}
+
+/**
+ * Whether a deny or ask path rule matches a whole tree a command reads or writes (`grep -r x dir`, `rm -r dir`): the
+ * tree is inside the rule's paths, or holds the rule's base directory. A tree that cannot be resolved matches.
+ */
+const treeMatches = (parsed: ParsedRule, tree: string, request: Request, behavior: PermissionBehavior): boolean => {
+  const content = parsed.content
+  if (content === undefined || content === "" || content === "*") return true
+  const real = realLocation(path.resolve(request.cwd, tree))
+  if (real === undefined) return true
+  const lexical = resolvePattern(content, request.cwd)
+  const bases = [globBase(lexical), globBase(realGlob(lexical) ?? lexical)]
+  if (bases.some((base) => base === real || base.startsWith(real === "/" ? "/" : `${real}/`))) return true
+  return contentMatches(parsed, readRequest(tree, request.cwd), behavior)
+}
+
+/**
+ * Whether a deny or ask path rule matches a file through another name: the file has more than one (a hard link)
+ * and one of them is under the rule's base directory (or that cannot be told within the search's bound).
+ */
+const linkedInto = (parsed: ParsedRule, file: string, request: Request): boolean => {
+  const content = parsed.content
+  const id = ShellPaths.multiplyLinked(path.resolve(request.cwd, file))
+  if (id === undefined) return false
+  if (content === undefined || content === "" || content === "*") return true
+  const lexical = resolvePattern(content, request.cwd)
+  return [globBase(lexical), globBase(realGlob(lexical) ?? lexical)].some((base) =>
+    ShellPaths.hasNameUnder(base, id) !== false
+  )
+}
+
+/** What a shell command may read or write, for deny and ask rules. */
+interface Targets {
+  readonly reads: ReadonlyArray<ShellRules.Word>
+  readonly readTrees: ReadonlyArray<ShellRules.Word>
+  readonly writes: ReadonlyArray<ShellRules.Word>
+  readonly writeTrees: ReadonlyArray<ShellRules.Word>
+  /**
+   * A read or write whose path is not known: the command itself may redirect it (a `cd`, a link made in the same
+   * command), or the program takes it from elsewhere (`xargs cat`).
+   */
+  readonly readsUnknown: boolean
+  readonly writesUnknown: boolean
+}
+
+/**
+ * The files a shell command reads and writes: its redirections, and the operands of its programs (see
+ * `shellPrograms.ts`). After a directory change anywhere in the command every path is unknown; after a link made by
+ * one of its commands, every path of its other commands is.
+ */
+const shellTargets = (all: ReadonlyArray<ShellRules.SimpleCommand>): Targets => {
+  const reads: Array<ShellRules.Word> = []
+  const readTrees: Array<ShellRules.Word> = []
+  const writes: Array<ShellRules.Word> = []
+  const writeTrees: Array<ShellRules.Word> = []
+  const looseWords = all.map((c) => c.words.slice(c.assignments).map((w) => w.loose))
+  const moves = looseWords.some(ShellPrograms.changesDirectory)
+  const linkers = looseWords.map(ShellPrograms.makesLinks)
+  const linkCount = linkers.filter((l) => l).length
+  let readsUnknown = false
+  let writesUnknown = false
+  all.forEach((command, i) => {
+    const operands = ShellPrograms.fileOperands(command.words.slice(command.assignments))
+    const commandReads = [...command.inputs, ...operands.reads]
+    const commandWrites = [...command.writes, ...operands.writes]
+    const unknown = moves || linkCount - (linkers[i] ? 1 : 0) > 0
+    if (unknown && commandReads.length + operands.readTrees.length > 0) readsUnknown = true
+    if (unknown && commandWrites.length + operands.writeTrees.length > 0) writesUnknown = true
+    if (operands.readsUnknown === true) readsUnknown = true
+    if (operands.writesUnknown === true) writesUnknown = true
+    reads.push(...commandReads)
+    readTrees.push(...operands.readTrees)
+    writes.push(...commandWrites)
+    writeTrees.push(...operands.writeTrees)
+  })
+  return { reads, readTrees, writes, writeTrees, readsUnknown, writesUnknown }
+}
+
+/**
+ * The paths a word may name: its value, or, for a glob, what it expands to now (and the pattern itself, which bash
+ * passes when nothing matches); `undefined` when they cannot be known before it runs.
+ */
+const pathsOf = (w: ShellRules.Word, cwd: string): ReadonlyArray<string> | undefined => {
+  if (w.literal !== undefined) return [w.literal]
+  if (w.glob === undefined) return undefined
+  const expanded = ShellPaths.expandGlob(w.glob, cwd)
+  return expanded === undefined ? undefined : [...expanded, ShellPaths.unquoteGlob(w.glob)]
+}
+
+/** How many crude tokens of a command that does not parse are judged as paths; past that, deny rules match. */
+const MAX_PATH_TOKENS = 1000
+
+/** Whether a deny or ask rule for Read, Write or Edit matches what a shell command reads or writes. */
+const pathRuleMatches = (
+  parsed: ParsedRule,
+  behavior: PermissionBehavior,
+  request: Request,
+  analysis: ShellRules.Analysis,
+  targets: Targets
+): boolean => {
+  const writing = writesFiles(parsed)
+  const reading = readsFiles(parsed)
+  if (!writing && !reading) return false
+  if (analysis.limit) return true
+  const asRequest = (p: string) => writing ? writeRequest(p, request.cwd) : readRequest(p, request.cwd)
+  const file = (w: ShellRules.Word, literalOnly: boolean) => {
+    const paths = literalOnly ? (w.literal === undefined ? [] : [w.literal]) : pathsOf(w, request.cwd)
+    return paths === undefined ||
+      paths.some((p) => contentMatches(parsed, asRequest(p), behavior) || linkedInto(parsed, p, request))
+  }
+  const tree = (w: ShellRules.Word) => {
+    const paths = pathsOf(w, request.cwd)
+    return paths === undefined || paths.some((p) => treeMatches(parsed, p, request, behavior))
+  }
+  const hit = (files: ReadonlyArray<ShellRules.Word>, trees: ReadonlyArray<ShellRules.Word>, unknown: boolean) =>
+    unknown || files.some((w) => file(w, false)) || trees.some(tree)
+  if (writing && hit(targets.writes, targets.writeTrees, targets.writesUnknown)) return true
+  if (reading && hit(targets.reads, targets.readTrees, targets.readsUnknown)) return true
+  // a command that does not parse cleanly: its crude tokens, taken for paths
+  const tokens = analysis.tokens.filter((t) => t.includes("/") || t.includes("."))
+  if (tokens.length > MAX_PATH_TOKENS) return true
+  return tokens.some((t) => file({ literal: t, loose: t }, true))
+}
 
 /** The first rule that matches a shell command (see SECURITY.md, "Permission rules", for the semantics). */
 const firstShellMatch = (
@@ -255,37 +412,44 @@ const firstShellMatch = (
 ): RuleEntry | undefined => {
   const { all, top } = analysis
   const tool = request.toolName
+  const targets = shellTargets(all)
   const writeAllowed = ({ literal }: ShellRules.Word) =>
-    literal !== undefined &&
+    literal !== undefined && !targets.writesUnknown &&
+    ShellPaths.multiplyLinked(path.resolve(request.cwd, literal)) === undefined &&
     rules.some(({ entry, parsed }) =>
       entry.behavior === "allow" && writesFiles(parsed) &&
       contentMatches(parsed, writeRequest(literal, request.cwd), "allow")
     )
-  const covered = (command: ShellRules.SimpleCommand) =>
-    rules.some(({ entry, parsed }) =>
+  const covered = (command: ShellRules.SimpleCommand) => {
+    const reach = command.assignments +
+      ShellPrograms.allowReach(command.words.slice(command.assignments).map((w) => w.literal))
+    return rules.some(({ entry, parsed }) =>
       entry.behavior === "allow" && toolMatches(parsed.tool, tool) &&
-      (!hasContent(parsed) || ShellRules.allowMatches(parsed.content, command))
+      (!hasContent(parsed) || ShellRules.allowMatches(parsed.content, command, reach))
     ) && command.writes.every(writeAllowed)
-  const writes = all.flatMap((command) => command.writes)
+  }
   return rules.find(({ entry, parsed }) => {
-    if (entry.behavior !== "allow" && writesFiles(parsed) && parsed.tool !== tool) {
-      // a write redirection is a Write of its target for deny and ask rules
-      if (writes.some((w) => contentMatches(parsed, writeRequest(w.literal ?? w.loose, request.cwd), entry.behavior))) {
-        return true
-      }
-      // after a `cd` a redirection's target is not known: any deny or ask rule for Write or Edit matches it
-      if (analysis.writesUnknown === true && writes.length > 0) return true
+    if (entry.behavior !== "allow" && parsed.tool !== tool) {
+      // a redirection or a program's operand is a Write (or Read) of its path for deny and ask rules
+      if (pathRuleMatches(parsed, entry.behavior, request, analysis, targets)) return true
     }
     if (!toolMatches(parsed.tool, tool)) return false
     if (!hasContent(parsed)) return true
-    if (entry.behavior !== "allow") return all.some((command) => ShellRules.denyMatches(parsed.content, command))
-    return top !== undefined && top.some((command) => ShellRules.allowMatches(parsed.content, command)) &&
+    if (entry.behavior !== "allow") {
+      return analysis.limit || ShellRules.tokensMatch(parsed.content, analysis.tokens) ||
+        all.some((command) => ShellRules.denyMatches(parsed.content, command))
+    }
+    return top !== undefined && top.some((command) => ShellRules.allowMatches(parsed.content, command, 1)) &&
       top.every(covered)
   })?.entry
 }
 
 /** The first rule of `rules` that matches the request (a shell command is parsed once, if a rule needs it). */
-const firstMatch = (rules: ReadonlyArray<CompiledRule>, request: Request): Effect.Effect<RuleEntry | undefined> => {
+const firstMatch = (
+  rules: ReadonlyArray<CompiledRule>,
+  request: Request,
+  grammar: BashGrammar
+): Effect.Effect<RuleEntry | undefined> => {
   const command = request.input["command"]
   const tool = request.toolName
   const shell = typeof command === "string" && (tool === "Bash" || tool === "PowerShell")
@@ -298,23 +462,31 @@ const firstMatch = (rules: ReadonlyArray<CompiledRule>, request: Request): Effec
   }
   const needsParse = rules.some(({ entry, parsed }) =>
     (toolMatches(parsed.tool, tool) && hasContent(parsed)) ||
-    (entry.behavior !== "allow" && writesFiles(parsed))
+    (entry.behavior !== "allow" && (writesFiles(parsed) || readsFiles(parsed)))
   )
   if (!needsParse) {
     return Effect.succeed(rules.find(({ parsed }) => toolMatches(parsed.tool, tool))?.entry)
   }
+  // a command too long to judge is decided before the grammar is even loaded
   const analysis: Effect.Effect<ShellRules.Analysis> = tool === "PowerShell"
     ? Effect.succeed(ShellRules.powerShell(command))
+    : command.length > ShellRules.MAX_COMMAND_LENGTH
+    ? Effect.succeed(ShellRules.limited)
     : Effect.map(
-      bashParser,
-      (parser) => parser === undefined ? ShellRules.unparsed(command) : ShellRules.analyze(parser, command)
+      grammar,
+      (language) => language === undefined ? ShellRules.unparsed(command) : ShellRules.analyze(language, command)
     )
   return Effect.map(analysis, (a) => firstShellMatch(rules, request, a))
 }
 
 /** @internal */
 export const matches = (rule: string, request: Request): Effect.Effect<boolean> =>
-  Effect.map(firstMatch(compile([{ behavior: "allow", rule }]), request), (entry) => entry !== undefined)
+  Effect.suspend(() =>
+    Effect.map(
+      firstMatch(compile([{ behavior: "allow", rule }]), request, bashGrammar()),
+      (entry) => entry !== undefined
+    )
+  )
 
 /** @internal */
 export const rules = <E = never, R = never>(
@@ -336,11 +508,12 @@ export const rules = <E = never, R = never>(
       ...((spec as { allow?: ReadonlyArray<string> }).allow ?? []).map((rule) => ({ behavior: "allow" as const, rule }))
     ]
   const compiled = compile(list)
+  const grammar = bashGrammar()
   const fallback: Policy<E, R> = fallbackArg ??
     (Array.isArray(spec) ? undefined : (spec as { fallback?: Policy<E, R> }).fallback) ??
     ((request) => Effect.succeed({ behavior: "deny", message: `No permission rule allows ${request.toolName}` }))
   return (request) =>
-    Effect.flatMap(firstMatch(compiled, request), (entry): Effect.Effect<PermissionResult, E, R> => {
+    Effect.flatMap(firstMatch(compiled, request, grammar), (entry): Effect.Effect<PermissionResult, E, R> => {
       if (entry === undefined || entry.behavior === "ask") return fallback(request)
       if (entry.behavior === "allow") return Effect.succeed({ behavior: "allow" })
       return Effect.succeed({ behavior: "deny", message: entry.message ?? `Denied by permission rule ${entry.rule}` })
@@ -350,14 +523,15 @@ export const rules = <E = never, R = never>(
 /** The session's remembered rules (deny before allow) as a decision, or `undefined` when none matches. */
 const rememberedDecision = (
   store: InternalStore,
-  request: Request
+  request: Request,
+  grammar: BashGrammar
 ): Effect.Effect<PermissionResult | undefined> => {
   const remembered = store.rules()
   const ordered = [
     ...remembered.filter((r) => r.behavior === "deny"),
     ...remembered.filter((r) => r.behavior === "allow")
   ]
-  return Effect.map(firstMatch(compile(ordered), request), (entry) =>
+  return Effect.map(firstMatch(compile(ordered), request, grammar), (entry) =>
     entry === undefined
       ? undefined
       : entry.behavior === "allow"
@@ -501,6 +675,7 @@ export const contribution = (
 ): Contribution => {
   const deadlines = Duration.isFinite(timeout) ? Deadlines.make(Duration.toMillis(timeout)) : undefined
   const cwd = options.cwd ?? process.cwd()
+  const grammar = bashGrammar()
   const timedOut = () => `no decision within ${Duration.format(timeout)}`
 
   /** What every path does first: the answers that need no decision, or the request to decide and its helpers. */
@@ -594,7 +769,7 @@ export const contribution = (
       const { abandon, decided, failClosed, request } = prepared
       const decision = Effect.onInterrupt(
         Effect.flatMap(
-          rememberedDecision(store, request),
+          rememberedDecision(store, request, grammar),
           (hit): Effect.Effect<PermissionResult, unknown> =>
             hit === undefined ? service.decide(request) : Effect.succeed(hit)
         ),
@@ -641,7 +816,7 @@ export const contribution = (
         call: () =>
           store.rules().length === 0
             ? policy(request)
-            : Effect.runPromise(rememberedDecision(store, request)).then((hit) => hit ?? policy(request)),
+            : Effect.runPromise(rememberedDecision(store, request, grammar)).then((hit) => hit ?? policy(request)),
         deadlines,
         abandon,
         onValue: (result) => {

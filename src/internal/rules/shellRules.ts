@@ -1,12 +1,17 @@
 /**
  * What a Bash command runs, read from tree-sitter-bash's syntax tree: the simple commands it is made of, their words
- * after quote removal, and where they write. Permission rules are matched against this, never against the raw
- * string. The parser itself is loaded lazily (see `bashParser.ts`); this module only reads trees.
+ * after quote removal (wherever the grammar puts them, redirection and heredoc nodes included), and what their
+ * redirections read and write. Permission rules are matched against this, never against the raw string. The grammar
+ * is loaded by the caller (see `bashParser.ts`); this module only reads trees.
  *
  * @internal
  */
 /// <reference path="./emscripten.d.ts" />
-import type { Parser, Tree } from "web-tree-sitter"
+import type { Tree } from "web-tree-sitter"
+import type { BashLanguage } from "./bashParser.js"
+import { basename, denyCandidates, runsInput, scripts, type Word } from "./shellPrograms.js"
+
+export type { Word } from "./shellPrograms.js"
 
 /**
  * A node of the syntax tree, copied out of the parser's memory in one cursor walk: reading a tree-sitter node's
@@ -63,19 +68,7 @@ const copyTree = (tree: Tree, source: string): Node => {
 const childForField = (node: Node, field: string): Node | undefined => node.children.find((c) => c.field === field)
 
 /**
- * A word of a simple command: its value after quote removal when it is a literal, and a best-effort reading.
- *
- * @internal
- */
-export interface Word {
-  /** The value bash passes, when no expansion can change it (no parameter, glob, brace, tilde or `$'…'`). */
-  readonly literal: string | undefined
-  /** The same with expansions left as written: for deny rules, which err on the side of matching. */
-  readonly loose: string
-}
-
-/**
- * One simple command: its words (leading `NAME=value` assignments included) and its write redirections.
+ * One simple command: its words (leading `NAME=value` assignments included) and its redirections.
  *
  * @internal
  */
@@ -85,22 +78,35 @@ export interface SimpleCommand {
   readonly assignments: number
   /** The targets of redirections that write a file (`>`, `>>`, `>|`, `&>`, `&>>`, `<>`, `>& file`), not `/dev/null`. */
   readonly writes: ReadonlyArray<Word>
+  /** The targets of redirections that read a file (`<`, `<>`, `<& file`). */
+  readonly inputs: ReadonlyArray<Word>
+  /** What its heredocs and here-strings give it on its input, as written (a shell or `source` runs it). */
+  readonly stdin?: ReadonlyArray<string> | undefined
 }
 
 /** A command as the rules see it. @internal */
 export interface Analysis {
   /**
    * Every simple command anywhere: in substitutions, subshells, functions, control structures, heredocs, and in the
-   * strings given to `bash -c`, `sh -c` and `eval`. Deny and ask rules match any of them.
+   * strings given to `bash -c`, `eval`, `trap` and the other builtins that run code. Deny and ask rules match any.
    */
   readonly all: ReadonlyArray<SimpleCommand>
   /**
-   * The simple commands joined by `&&`, `||`, `;`, `|`, `|&` and newlines that make up the whole command, when it is
-   * only that and runs nothing else: otherwise `undefined`, and no allow rule can match it.
+   * The simple commands joined by `&&`, `||`, `;`, `|`, `|&` and newlines that make up the whole command (and the
+   * `cat` of a literal commit-message heredoc, see {@link commitMessage}), when it is only that and runs nothing else:
+   * otherwise `undefined`, and no allow rule can match it.
    */
   readonly top: ReadonlyArray<SimpleCommand> | undefined
-  /** Whether a redirection may write somewhere other than it reads (after a `cd`): deny Write rules then match. */
-  readonly writesUnknown?: boolean
+  /**
+   * A limit was reached (the command's size, the parse's time, the nesting of the scripts it runs, the stack): what
+   * the command does is not known, so every deny and ask rule that could apply matches it, and no allow rule does.
+   */
+  readonly limit: boolean
+  /**
+   * The crude tokens of a command that does not parse cleanly, or that bash might read differently from the tree
+   * (split at blanks, shell metacharacters and commas): deny and ask rules match any run of them.
+   */
+  readonly tokens: ReadonlyArray<string>
 }
 
 /** Node kinds an allowed command may contain; anything else (substitutions, arithmetic, functions, …) stops allow. */
@@ -139,36 +145,27 @@ const ALLOWED_KINDS: ReadonlySet<string> = new Set([
 const SEPARATORS: ReadonlySet<string> = new Set([";", "&&", "||", "|", "|&", "\n"])
 
 const WRITE_OPERATORS: ReadonlySet<string> = new Set([">", ">>", ">|", "&>", "&>>", "<>"])
+const READ_OPERATORS: ReadonlySet<string> = new Set(["<", "<>"])
 const DUPLICATIONS: ReadonlySet<string> = new Set([">&", "<&", ">&-", "<&-"])
 
-/** Commands that run the command in their arguments: deny rules also look at every suffix of their words. */
-const WRAPPERS: ReadonlySet<string> = new Set([
-  "builtin",
-  "chroot",
-  "command",
-  "coproc",
-  "doas",
-  "env",
-  "exec",
-  "ionice",
-  "nice",
-  "nohup",
-  "setsid",
-  "stdbuf",
-  "sudo",
-  "time",
-  "timeout",
-  "watch",
-  "xargs"
-])
-const EXEC_FLAGS: ReadonlySet<string> = new Set(["-exec", "-execdir", "-ok", "-okdir"])
-const SHELLS: ReadonlySet<string> = new Set(["bash", "sh", "zsh", "dash", "ksh", "mksh", "busybox"])
+/**
+ * The longest command judged (UTF-16 code units), checked before anything is parsed: a longer one is decided in
+ * microseconds as one that reached a limit. It also bounds the time of the one step tree-sitter cannot interrupt
+ * (lexing a single token).
+ */
+export const MAX_COMMAND_LENGTH = 32_768
 
-/** How long one parse may run before the command counts as one that does not parse. */
+/** How long parsing one decision's command (and the scripts it runs) may take before the limit is reached. */
 const PARSE_BUDGET_MS = 200
 
-/** How deep `bash -c '…'` / `eval …` strings are parsed again for deny rules. */
+/** How deep the strings given to `bash -c`, `eval`, … are parsed again; deeper ones reach the limit. */
 const MAX_DEPTH = 3
+
+/**
+ * How many words a derived candidate command keeps (the words after a wrapper, a run of crude tokens): enough for
+ * any rule, and it keeps the number of words compared linear in the command's length.
+ */
+const MAX_RUN = 64
 
 const children = (node: Node): ReadonlyArray<Node> => node.children
 
@@ -178,8 +175,27 @@ const unescapeUnquoted = (text: string): string => text.replace(/\\(\n|.)/gs, (_
 /** Inside double quotes, `\` escapes only `$`, `` ` ``, `"`, `\` and a newline. */
 const unescapeDouble = (text: string): string => text.replace(/\\([$`"\\\n])/g, (_, c: string) => (c === "\n" ? "" : c))
 
-/** An unquoted word that bash would expand: globs, braces, a leading tilde, extglob parentheses. */
-const expands = (raw: string): boolean => /(^|[^\\])[*?[\]{}()]/.test(raw) || raw.startsWith("~")
+/** A character quoted in a glob pattern. */
+const escapeGlob = (text: string): string => text.replace(/[\\*?[\]]/g, "\\$&")
+
+/**
+ * How bash expands an unquoted word (its text as written): `"literal"`, `"glob"` (pathname expansion only: `*`, `?`,
+ * `[`), or `"other"` (braces, a tilde at its start or after `=` / `:`, a lone `$`, extglob parentheses).
+ */
+const expansionOf = (raw: string): "literal" | "glob" | "other" => {
+  let kind: "literal" | "glob" = "literal"
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i]!
+    if (c === "\\") {
+      i++
+      continue
+    }
+    if (c === "*" || c === "?" || c === "[" || c === "]") kind = "glob"
+    else if (c === "{" || c === "}" || c === "(" || c === ")" || c === "$") return "other"
+    else if (c === "~" && (i === 0 || raw[i - 1] === "=" || raw[i - 1] === ":")) return "other"
+  }
+  return kind
+}
 
 const ANSI_ESCAPES: Readonly<Record<string, string>> = {
   n: "\n",
@@ -213,7 +229,33 @@ const decodeAnsiC = (body: string): string =>
     }
   )
 
-const word = (literal: string | undefined, loose: string): Word => ({ literal, loose })
+const word = (literal: string | undefined, loose: string, glob?: string): Word =>
+  glob === undefined ? { literal, loose } : { literal, loose, glob }
+
+/**
+ * The literal value of `"$(cat <<'D'⏎BODY⏎D⏎)"`, the form Claude Code writes commit messages in: a double-quoted
+ * string that is exactly one command substitution of exactly `cat` with one heredoc whose delimiter `D`
+ * (`[A-Za-z0-9_]+`) is quoted whole with `'` or `"` (so its body is not expanded). Its value is BODY with its trailing
+ * newlines removed (what `$(…)` does); `undefined` for anything else.
+ *
+ * @internal
+ */
+export const commitMessage = (node: Node): string | undefined => {
+  if (node.type !== "string" || node.namedChildren.length !== 1) return undefined
+  const substitution = node.namedChildren[0]!
+  if (substitution.type !== "command_substitution") return undefined
+  const m = /^"\$\(cat <<(['"])([A-Za-z0-9_]+)\1\n((?:[^\n]*\n)*?)\2\n\)"$/.exec(node.text)
+  if (m === null || m[3]!.split("\n").includes(m[2]!)) return undefined
+  const statement = substitution.namedChildren
+  if (statement.length !== 1 || statement[0]!.type !== "redirected_statement") return undefined
+  const body = childForField(statement[0]!, "body")
+  const redirects = statement[0]!.namedChildren.filter((c) => c !== body)
+  if (body?.type !== "command" || body.namedChildren.length !== 1 || body.text !== "cat") return undefined
+  const heredoc = redirects[0]
+  if (redirects.length !== 1 || heredoc?.type !== "heredoc_redirect") return undefined
+  if (!heredoc.namedChildren.every((c) => HEREDOC_PARTS.has(c.type) && c.namedChildren.length === 0)) return undefined
+  return m[3]!.replace(/\n+$/, "")
+}
 
 /** The value of a word-like node. */
 const wordOf = (node: Node): Word => {
@@ -226,7 +268,8 @@ const wordOf = (node: Node): Word => {
         if (inner !== undefined && inner.type !== "word") return wordOf(inner)
       }
       const value = unescapeUnquoted(text)
-      return word(expands(text) ? undefined : value, value)
+      const kind = expansionOf(text)
+      return word(kind === "literal" ? value : undefined, value, kind === "glob" ? text : undefined)
     }
     case "number":
       return word(text, text)
@@ -241,6 +284,8 @@ const wordOf = (node: Node): Word => {
       return inner === undefined ? word(undefined, text.slice(1)) : word(undefined, wordOf(inner).loose)
     }
     case "string": {
+      const message = commitMessage(node)
+      if (message !== undefined) return word(message, message)
       let literal: string | undefined = ""
       let loose = ""
       for (const part of node.namedChildren) {
@@ -258,12 +303,16 @@ const wordOf = (node: Node): Word => {
     case "concatenation": {
       let literal: string | undefined = ""
       let loose = ""
+      let glob: string | undefined = ""
       for (const part of node.namedChildren) {
         const w = wordOf(part)
         literal = literal === undefined || w.literal === undefined ? undefined : literal + w.literal
         loose += w.loose
+        const pattern = w.glob ??
+          (w.literal === undefined ? undefined : part.type === "word" ? part.text : escapeGlob(w.literal))
+        glob = glob === undefined || pattern === undefined ? undefined : glob + pattern
       }
-      return word(literal, loose)
+      return word(literal, loose, literal === undefined ? glob : undefined)
     }
     default:
       return word(undefined, text)
@@ -274,12 +323,14 @@ const wordOf = (node: Node): Word => {
 const plainExpansion = (node: Node): boolean => /^\$\{([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])\}$/.test(node.text)
 
 /**
- * How many `command` nodes the tree holds, or -1 when it holds anything an allowed command may not hold (one walk
- * for both: crossing into the parser's memory is the cost of a decision).
+ * How many `command` nodes the tree holds (the `cat` of a commit-message heredoc included), or -1 when it holds
+ * anything an allowed command may not hold (one walk for both: crossing into the parser's memory is the cost of a
+ * decision).
  */
 const allowableCommands = (source: string, node: Node): number => {
   if (node.isMissing) return -1
   if (node.isNamed) {
+    if (node.type === "string" && commitMessage(node) !== undefined) return 1
     if (!ALLOWED_KINDS.has(node.type)) return -1
     if (node.type === "expansion" && !plainExpansion(node)) return -1
   } else if (node.type === "&") {
@@ -295,28 +346,20 @@ const allowableCommands = (source: string, node: Node): number => {
   return count
 }
 
-/** Whether two adjacent words are really separate in bash (not joined by a line continuation). */
+/** Whether two adjacent nodes are really separate words in bash (not one word, not joined by a line continuation). */
 const separated = (source: string, left: Node, right: Node): boolean =>
-  /[ \t]/.test(source.slice(left.endIndex, right.startIndex).replace(/\\\n/g, ""))
+  /[ \t\n]/.test(source.slice(left.endIndex, right.startIndex).replace(/\\\n/g, ""))
 
 const REDIRECTS: ReadonlySet<string> = new Set(["file_redirect", "heredoc_redirect", "herestring_redirect"])
 
-/** The write target of a redirection, if it writes a file other than `/dev/null`. */
-const writeOf = (redirect: Node): Word | undefined | "none" => {
-  if (redirect.type !== "file_redirect") return "none"
-  const operator = children(redirect).find((c) => !c.isNamed)?.type ?? ""
-  if (operator === ">&-" || operator === "<&-") return "none"
-  const destination = childForField(redirect, "destination") ?? redirect.namedChildren.at(-1)
-  if (destination === undefined) return undefined
-  const target = wordOf(destination)
-  if (DUPLICATIONS.has(operator)) {
-    return /^([0-9]+-?|-)$/.test(destination.text) && destination.type !== "string" ? "none" : target
-  }
-  if (!WRITE_OPERATORS.has(operator)) return "none"
-  return target.literal === "/dev/null" ? "none" : target
-}
-
 const HEREDOC_PARTS: ReadonlySet<string> = new Set(["heredoc_start", "heredoc_body", "heredoc_end"])
+
+/** Joins nodes that bash reads as one word (no blank between them) into one word; the join itself means unsure. */
+const joinWord = (nodes: ReadonlyArray<Node>): Word => {
+  if (nodes.length === 1) return wordOf(nodes[0]!)
+  const loose = nodes.map((n) => wordOf(n).loose).join("")
+  return word(undefined, loose)
+}
 
 /**
  * Whether a heredoc's body runs nothing: its delimiter is quoted (no expansion at all), or its text has no command
@@ -339,58 +382,131 @@ const plainDelimiter = (node: Node): boolean => {
   return /^(?:[A-Za-z0-9_]+|'[A-Za-z0-9_]+'|"[A-Za-z0-9_]+")$/.test(start)
 }
 
-/** A simple command from a `command` node and the redirections around it; `ok` is false when allow must not match. */
-const simpleCommand = (
-  source: string,
-  node: Node,
-  redirects: ReadonlyArray<Node>
-): { readonly command: SimpleCommand; readonly ok: boolean } => {
-  const words: Array<Word> = []
+/** Whether a redirection target opens a network connection (bash's `/dev/tcp/host/port`, `/dev/udp/host/port`). */
+const network = (target: Word): boolean => /^\/dev\/(tcp|udp)\//.test(target.literal ?? target.loose)
+
+/** What one simple command's parts collect to, and whether allow rules may trust it. */
+interface Collected {
+  readonly command: SimpleCommand
+  readonly ok: boolean
+}
+
+/**
+ * A simple command from a `command` node and the redirections around it. Its words come from everywhere the grammar
+ * puts them: the command's own children, the destinations of a redirection past its target (`git diff 2>/dev/null
+ * --no-index …` is one command of four words), the arguments inside a heredoc redirection (`env <<EOF rm x`), and
+ * nested redirections, in source order. `ok` is false when allow rules must not match: a node bash may read
+ * differently, a heredoc that expands, a target not known before it runs or that opens a connection.
+ */
+const simpleCommand = (source: string, node: Node, around: ReadonlyArray<Node>): Collected => {
+  const wordNodes: Array<{ readonly nodes: Array<Node>; readonly assignment: boolean }> = []
   const writes: Array<Word> = []
-  let assignments = 0
+  const inputs: Array<Word> = []
+  const stdin: Array<string> = []
   let ok = true
-  let previous: Node | undefined
-  const redirect = (r: Node): void => {
+  const addWord = (n: Node, assignment: boolean) => {
+    const last = wordNodes.at(-1)?.nodes.at(-1)
+    if (last !== undefined && !separated(source, last, n) && n.startIndex >= last.endIndex) {
+      // bash reads these as one word; the parser did not
+      ok = false
+      wordNodes.at(-1)!.nodes.push(n)
+    } else {
+      wordNodes.push({ nodes: [n], assignment })
+    }
+  }
+  const target = (nodes: ReadonlyArray<Node>): { readonly target: Word; readonly rest: ReadonlyArray<Node> } => {
+    let end = 1
+    while (end < nodes.length && !separated(source, nodes[end - 1]!, nodes[end]!)) end++
+    if (end > 1) ok = false
+    return { target: joinWord(nodes.slice(0, end)), rest: nodes.slice(end) }
+  }
+  const redirect = (r: Node): Array<Node> => {
+    const pending: Array<Node> = []
     if (r.type === "heredoc_redirect") {
       if (!heredocIsInert(r) || !plainDelimiter(r)) ok = false
-      // tree-sitter-bash puts what follows the heredoc operator on its line (`cat <<EOF > out | sh`) inside it
+      stdin.push(r.namedChildren.filter((c) => c.type === "heredoc_body").map((c) => c.text).join("\n"))
+      // tree-sitter-bash puts what follows the heredoc operator on its line (`cat <<EOF > out x`) inside it
       for (const child of r.namedChildren) {
-        if (REDIRECTS.has(child.type)) redirect(child)
-        else if (!HEREDOC_PARTS.has(child.type)) ok = false
+        if (REDIRECTS.has(child.type)) pending.push(...redirect(child))
+        else if (!HEREDOC_PARTS.has(child.type)) pending.push(child)
       }
-      return
+      return pending
     }
-    const target = writeOf(r)
-    if (target === undefined) ok = false
-    else if (target !== "none") writes.push(target)
+    const operator = children(r).find((c) => !c.isNamed)?.type ?? ""
+    if (r.type === "herestring_redirect") {
+      const parts = r.namedChildren
+      if (parts.length === 0) return pending
+      stdin.push(target(parts).target.loose)
+      return [...target(parts).rest]
+    }
+    const destinations = r.children.filter((c) => c.field === "destination")
+    if (operator === ">&-" || operator === "<&-") return [...destinations]
+    if (destinations.length === 0) {
+      ok = false
+      return pending
+    }
+    const { target: file, rest } = target(destinations)
+    const duplication = DUPLICATIONS.has(operator) && /^([0-9]+-?|-)$/.test(destinations[0]!.text) &&
+      destinations[0]!.type !== "string"
+    if (!duplication) {
+      if (file.literal === undefined || network(file)) ok = false
+      if (WRITE_OPERATORS.has(operator) || operator === ">&") {
+        if (file.literal !== "/dev/null") writes.push(file)
+      }
+      if (READ_OPERATORS.has(operator) || operator === "<&") inputs.push(file)
+    }
+    return [...rest]
   }
+  const extra: Array<Node> = []
   for (const child of children(node)) {
     if (!child.isNamed) {
       ok = false
       continue
     }
     if (REDIRECTS.has(child.type)) {
-      redirect(child)
+      extra.push(...redirect(child))
       continue
     }
     if (child.type === "comment") continue
-    if (previous !== undefined && !separated(source, previous, child)) ok = false
-    previous = child
-    if (child.type === "variable_assignment") {
-      assignments++
-      const value = child.namedChildren.slice(1)
-      const name = child.namedChildren[0]?.text ?? ""
-      const parts = value.map(wordOf)
-      const literal = parts.every((p) => p.literal !== undefined) ? parts.map((p) => p.literal).join("") : undefined
-      const loose = `${name}=${parts.map((p) => p.loose).join("")}`
-      words.push(word(literal === undefined ? undefined : `${name}=${literal}`, loose))
-      continue
-    }
-    words.push(wordOf(child))
+    addWord(child, child.type === "variable_assignment" && wordNodes.every((w) => w.assignment))
   }
-  redirects.forEach(redirect)
-  if (words.length === assignments) ok = false
-  return { command: { words, assignments, writes }, ok }
+  for (const r of around) extra.push(...redirect(r))
+  // words found in redirection nodes go where they stand in the source
+  for (const n of extra.sort((a, b) => a.startIndex - b.startIndex)) {
+    if (n.type === "comment") continue
+    const at = wordNodes.findIndex((w) => w.nodes[0]!.startIndex > n.startIndex)
+    if (at === -1) addWord(n, false)
+    else {
+      ok = false
+      wordNodes.splice(at, 0, { nodes: [n], assignment: false })
+    }
+  }
+  const assignments = wordNodes.findIndex((w) => !w.assignment)
+  const words = wordNodes.map((w) => w.nodes.length === 1 ? assignmentOrWord(w.nodes[0]!) : joinWord(w.nodes))
+  const leading = assignments === -1 ? words.length : assignments
+  if (words.length === leading) ok = false
+  return { command: { words, assignments: leading, writes, inputs, ...(stdin.length > 0 ? { stdin } : {}) }, ok }
+}
+
+/** A `NAME=value` word (its value's parts read as one word), or any other word. */
+const assignmentOrWord = (node: Node): Word => {
+  if (node.type !== "variable_assignment") return wordOf(node)
+  const value = node.namedChildren.slice(1)
+  const name = node.namedChildren[0]?.text ?? ""
+  const parts = value.map(wordOf)
+  const literal = parts.every((p) => p.literal !== undefined) && node.namedChildren[0]?.type === "variable_name"
+    ? parts.map((p) => p.literal).join("")
+    : undefined
+  return word(literal === undefined ? undefined : `${name}=${literal}`, `${name}=${parts.map((p) => p.loose).join("")}`)
+}
+
+/** The `cat` command of a commit-message heredoc inside a word (see {@link commitMessage}). */
+const commitCats = (node: Node, out: Array<SimpleCommand>): void => {
+  if (node.type === "string" && commitMessage(node) !== undefined) {
+    out.push({ words: [word("cat", "cat")], assignments: 0, writes: [], inputs: [] })
+    return
+  }
+  for (const child of node.namedChildren) commitCats(child, out)
 }
 
 /** The top-level simple commands, or `undefined` when the command is anything more. */
@@ -411,11 +527,13 @@ const reduce = (source: string, node: Node, out: Array<SimpleCommand>): boolean 
       if (!redirects.every((r) => REDIRECTS.has(r.type))) return false
       const { command, ok } = simpleCommand(source, body, redirects)
       out.push(command)
+      commitCats(body, out)
       return ok
     }
     case "command": {
       const { command, ok } = simpleCommand(source, node, [])
       out.push(command)
+      commitCats(node, out)
       return ok
     }
     default:
@@ -423,38 +541,20 @@ const reduce = (source: string, node: Node, out: Array<SimpleCommand>): boolean 
   }
 }
 
-const basename = (s: string) => s.slice(s.lastIndexOf("/") + 1)
-
-/**
- * The strings a simple command gives a shell or `eval` to run, wherever the shell or `eval` stands in it (behind
- * `env`, `exec`, `xargs`, `find -exec`, …), with a `--` before the script skipped; for deny rules, so it errs on the
- * side of finding one.
- */
-const scripts = (command: SimpleCommand): Array<string> => {
-  const words = command.words.slice(command.assignments).map((w) => w.loose)
-  const found: Array<string> = []
-  words.forEach((w, i) => {
-    const name = basename(w)
-    if (name === "eval") {
-      const rest = words.slice(i + 1)
-      found.push((rest[0] === "--" ? rest.slice(1) : rest).join(" "))
-    } else if (SHELLS.has(name)) {
-      const flag = words.findIndex((f, j) => j > i && /^-[a-zA-Z]*c/.test(f))
-      if (flag > 0) {
-        const script = words[flag + 1] === "--" ? words[flag + 2] : words[flag + 1]
-        if (script !== undefined) found.push(script)
-      }
-    }
-  })
-  return found
+/** What one decision's parses share: the deadline of all its parses, and whether a limit was reached. */
+interface Budget {
+  readonly language: BashLanguage
+  readonly deadline: number
+  limit: boolean
 }
 
 /**
- * Every simple command of the tree, with the redirections around it, and the strings that `bash -c` and `eval` run,
- * parsed again. Redirections of anything else (`(…) > f`) are kept as a command without words.
+ * Every simple command of the tree, with the redirections around it, and the strings that `bash -c`, `eval` and
+ * the other builtins that run code run, parsed again. Redirections of anything else (`(…) > f`) are kept as a command
+ * without words.
  */
 const collect = (
-  parser: Parser,
+  budget: Budget,
   source: string,
   node: Node,
   depth: number,
@@ -465,75 +565,101 @@ const collect = (
     const body = childForField(node, "body")
     const around = node.namedChildren.filter((c) => REDIRECTS.has(c.type))
     if (body === undefined || body.type !== "command") {
-      const writes = around.map(writeOf).map((w) => (w === undefined ? word(undefined, "") : w))
-      out.push({ words: [], assignments: 0, writes: writes.filter((w) => w !== "none") })
+      const { command } = simpleCommand(source, { ...node, children: around }, [])
+      out.push({ ...command, words: [], assignments: 0 })
     }
-    for (const child of children(node)) collect(parser, source, child, depth, out, child === body ? around : [])
+    for (const child of children(node)) collect(budget, source, child, depth, out, child === body ? around : [])
     return
+  }
+  if (node.type === "pipeline") {
+    // `echo 'rm x' | bash`: what a shell or `source` reads from the pipe may be the words of what comes before it
+    const parts = node.namedChildren
+    parts.forEach((part, i) => {
+      const body = part.type === "redirected_statement" ? childForField(part, "body") : part
+      if (body?.type !== "command" || i === 0) return
+      const words = simpleCommand(source, body, []).command.words.map((w) => w.loose)
+      if (!runsInput(words)) return
+      for (const before of parts.slice(0, i)) {
+        const inner = before.type === "redirected_statement" ? childForField(before, "body") : before
+        if (inner?.type !== "command") continue
+        const upstream = simpleCommand(source, inner, []).command
+        const args = upstream.words.slice(upstream.assignments + 1).map((w) => w.loose)
+        if (depth >= MAX_DEPTH) budget.limit = true
+        else for (const text of [args.join(" "), ...args]) out.push(...analyzeAt(budget, text, depth + 1).all)
+      }
+    })
   }
   if (node.type === "command") {
     const { command } = simpleCommand(source, node, redirects)
     out.push(command)
-    if (depth < MAX_DEPTH) {
-      for (const script of scripts(command)) out.push(...analyze(parser, script, depth + 1).all)
-    }
-  } else if (node.type === "heredoc_redirect" && depth < MAX_DEPTH) {
+    const words = command.words.slice(command.assignments).map((w) => w.loose)
+    // a shell or `source` given its script by a heredoc or a here-string
+    const found = [...scripts(words), ...(runsInput(words) ? command.stdin ?? [] : [])]
+    if (found.length > 0 && depth >= MAX_DEPTH) budget.limit = true
+    else for (const script of found) out.push(...analyzeAt(budget, script, depth + 1).all)
+  } else if (node.type === "heredoc_redirect") {
     // an unquoted heredoc's substitutions run; `<<-` bodies are not parsed by tree-sitter-bash, so parse them here
     const start = node.namedChildren.find((c) => c.type === "heredoc_start")?.text ?? ""
     const body = node.namedChildren.filter((c) => c.type === "heredoc_body").map((c) => c.text).join("\n")
-    if (!/['"\\]/.test(start) && /`|\$\(/.test(body)) {
-      out.push(...analyze(parser, body.replace(/^\t+/gm, ""), depth + 1).all)
+    if (!/['"\\]/.test(start) && /`|\$[([]/.test(body)) {
+      if (depth >= MAX_DEPTH) budget.limit = true
+      else out.push(...analyzeAt(budget, body.replace(/^\t+/gm, ""), depth + 1).all)
     }
   } else if (node.type === "declaration_command" || node.type === "unset_command") {
-    out.push({
-      words: children(node).map((c) => (c.isNamed ? wordOf(c) : word(c.type, c.type))),
-      assignments: 0,
-      writes: []
-    })
+    const words = children(node).map((c) => (c.isNamed ? assignmentOrWord(c) : word(c.type, c.type)))
+    out.push({ words, assignments: 0, writes: [], inputs: [] })
+    const found = scripts(words.map((w) => w.loose))
+    if (found.length > 0 && depth >= MAX_DEPTH) budget.limit = true
+    else for (const script of found) out.push(...analyzeAt(budget, script, depth + 1).all)
   }
-  for (const child of children(node)) collect(parser, source, child, depth, out)
+  for (const child of children(node)) collect(budget, source, child, depth, out)
 }
 
-/**
- * How many words a derived candidate command keeps (a run of crude tokens, the words after a wrapper): enough for any
- * rule, and it keeps the number of words compared linear in the command's length.
- */
-const MAX_RUN = 64
-
-/** Crude tokens of a command that does not parse: each run of tokens is a candidate command for deny rules. */
-const tokenCommands = (source: string): Array<SimpleCommand> => {
-  const tokens = source.split(/[\s;&|()<>`$'"{},\\]+/).filter((t) => t.length > 0).map((t) => word(undefined, t))
-  return tokens.map((_, i) => ({ words: tokens.slice(i, i + MAX_RUN), assignments: 0, writes: [] }))
-}
+/** Crude tokens of a command: split at blanks, shell metacharacters and commas. */
+const tokensOf = (source: string): Array<string> => source.split(/[\s;&|()<>`$'"{},\\]+/).filter((t) => t.length > 0)
 
 /**
- * A command that could not be parsed: nothing to allow, and every run of its crude tokens for deny rules.
+ * A command that reached a limit: nothing to allow, every deny and ask rule matches.
  *
  * @internal
  */
-export const unparsed = (source: string): Analysis => ({ all: tokenCommands(source), top: undefined })
+export const limited: Analysis = { all: [], top: undefined, limit: true, tokens: [] }
 
 /**
- * Analyses a Bash command. A command that does not parse cleanly has no `top` (no allow), and its `all` holds what
- * the error-tolerant parse found plus every run of its crude tokens (so deny rules still match).
+ * A command that could not be judged on a parse (the grammar did not load): nothing to allow, and every run of its
+ * crude tokens for deny rules.
  *
  * @internal
  */
-export const analyze = (parser: Parser, source: string, depth = 0): Analysis => {
-  const parsed = analyzeTree(parser, source, depth)
-  const moved = changesDirectoryBeforeWrite(parsed.all)
-  if (agrees(source)) {
-    const top = parsed.top !== undefined && changesDirectoryBeforeWrite(parsed.top) ? undefined : parsed.top
-    return { all: parsed.all, top, writesUnknown: moved }
-  }
+export const unparsed = (source: string): Analysis =>
+  source.length > MAX_COMMAND_LENGTH ? limited : { all: [], top: undefined, limit: false, tokens: tokensOf(source) }
+
+/**
+ * Analyses a Bash command with a grammar the caller owns. A command longer than {@link MAX_COMMAND_LENGTH}, or whose
+ * parses run past their time, or whose scripts nest deeper than three levels, reached a limit. A command that does
+ * not parse cleanly has no `top` (no allow), and its crude tokens are kept for deny rules.
+ *
+ * @internal
+ */
+export const analyze = (language: BashLanguage, source: string): Analysis => {
+  if (source.length > MAX_COMMAND_LENGTH) return limited
+  const budget: Budget = { language, deadline: performance.now() + PARSE_BUDGET_MS, limit: false }
+  const analysis = analyzeAt(budget, source, 0)
+  return budget.limit ? { ...limited, all: analysis.all } : analysis
+}
+
+const analyzeAt = (budget: Budget, source: string, depth: number): Analysis => {
+  const parsed = analyzeTree(budget, source, depth)
+  if (agrees(source)) return parsed
   // bash may read this differently from the tree: no allow, and deny rules also see the command with its line
-  // continuations joined (as bash joins them) and every run of its crude tokens
+  // continuations joined (as bash joins them) and its crude tokens
   const joined = source.replace(/\\\r?\n/g, "")
-  const again = joined === source ? [] : analyzeTree(parser, joined, depth).all
+  const again = joined === source ? undefined : analyzeTree(budget, joined, depth)
   return {
-    all: [...parsed.all, ...again, ...tokenCommands(joined)],
+    all: [...parsed.all, ...(again?.all ?? [])],
     top: undefined,
-    writesUnknown: moved || changesDirectoryBeforeWrite(again)
+    limit: parsed.limit || (again?.limit ?? false),
+    tokens: tokensOf(joined)
   }
 }
 
@@ -553,25 +679,14 @@ const agrees = (source: string): boolean =>
  */
 const ODD_HEREDOC = /(?<!<)<<(?!<)(?!-?[ \t]*(?:[A-Za-z0-9_]+|'[A-Za-z0-9_]+'|"[A-Za-z0-9_]+")(?![^\s;&|<>()]))/
 
-const DIRECTORY_CHANGES: ReadonlySet<string> = new Set(["cd", "pushd", "popd"])
-
-/**
- * Whether a command changes the directory and writes with a redirection: the target may then not be where it looks.
- * Order is not considered (a redirection around a list comes before the list in the tree), which errs on caution.
- */
-const changesDirectoryBeforeWrite = (commands: ReadonlyArray<SimpleCommand>): boolean =>
-  commands.some((c) => c.writes.length > 0) &&
-  commands.some((c) =>
-    c.words.slice(c.assignments).some((w, i, ws) =>
-      DIRECTORY_CHANGES.has(basename(w.loose)) && (i === 0 || WRAPPERS.has(basename(ws[0]!.loose)))
-    )
-  )
-
-const analyzeTree = (parser: Parser, source: string, depth: number): Analysis => {
-  // the model writes the command: a parse that takes too long (pathological error recovery) is abandoned
-  const deadline = performance.now() + PARSE_BUDGET_MS
-  const tree = parser.parse(source, null, { progressCallback: () => performance.now() > deadline })
-  if (tree === null) return unparsed(source)
+const analyzeTree = (budget: Budget, source: string, depth: number): Analysis => {
+  // the model writes the command: a parse that runs past the decision's deadline (pathological error recovery) is
+  // abandoned, and its parser with it
+  const tree = budget.language.parse(source, budget.deadline)
+  if (tree === null) {
+    budget.limit = true
+    return limited
+  }
   try {
     let root: Node
     let hasError: boolean
@@ -582,15 +697,18 @@ const analyzeTree = (parser: Parser, source: string, depth: number): Analysis =>
       tree.delete()
     }
     const all: Array<SimpleCommand> = []
-    collect(parser, source, root, depth, all)
-    if (hasError) return { all: [...all, ...tokenCommands(source)], top: undefined }
+    collect(budget, source, root, depth, all)
+    if (hasError) return { all, top: undefined, limit: false, tokens: tokensOf(source) }
     const top: Array<SimpleCommand> = []
     const commands = allowableCommands(source, root)
     const reduced = commands !== -1 && reduce(source, root, top) && commands === top.length
-    return { all, top: reduced ? top : undefined }
+    return { all, top: reduced ? top : undefined, limit: false, tokens: [] }
   } catch (error) {
-    // a tree nested deeper than the stack (thousands of `$(`) is read as a command that does not parse
-    if (error instanceof RangeError) return unparsed(source)
+    // a tree nested deeper than the stack (thousands of `$(`) is a limit
+    if (error instanceof RangeError) {
+      budget.limit = true
+      return limited
+    }
     throw error
   }
 }
@@ -614,9 +732,27 @@ export const wordsMatch = (content: string, words: Reading): boolean => {
   return new RegExp(`^${escaped}$`, "s").test(words.join(" "))
 }
 
-/** Whether an allow rule's content matches a simple command: the literal words, assignments included. @internal */
-export const allowMatches = (content: string, command: SimpleCommand): boolean =>
-  wordsMatch(content, command.words.map((w) => w.literal))
+/**
+ * How many leading words a rule names for sure: a `prefix:*` rule its prefix, a rule with `*` wildcards its words
+ * before the first `*`, an exact rule every word (`Infinity`).
+ */
+const namedWords = (content: string): number => {
+  if (content.endsWith(":*")) return content.slice(0, -2).split(/\s+/).filter((w) => w.length > 0).length
+  const star = content.indexOf("*")
+  if (star === -1) return Infinity
+  return content.slice(0, star).split(/\s+/).filter((w) => w.length > 0).length -
+    (/\S$/.test(content.slice(0, star)) ? 1 : 0)
+}
+
+/**
+ * Whether an allow rule's content matches a simple command: the literal words, assignments included, and the rule
+ * names at least `reach` leading words (see `allowReach` in `shellPrograms.ts`: a wrapper and what it runs, every word
+ * of a builtin that runs code).
+ *
+ * @internal
+ */
+export const allowMatches = (content: string, command: SimpleCommand, reach: number): boolean =>
+  namedWords(content) >= reach && wordsMatch(content, command.words.map((w) => w.literal))
 
 /**
  * Whether a deny (or ask) rule's content matches a simple command, erring on the side of matching: the words as
@@ -630,27 +766,24 @@ export const denyMatches = (content: string, command: SimpleCommand): boolean =>
   const words = loose.slice(command.assignments)
   if (words.length === 0) return false
   return [loose, words, words.flatMap(expandBraces)].some((ws) =>
-    wrapperCandidates(ws).some((c) => wordsMatch(content, c))
+    denyCandidates(ws, MAX_RUN).some((c) => wordsMatch(content, c))
   )
 }
 
 /**
- * The commands a deny rule is compared with for one reading of a command's words: the words, the same with the
- * command's basename, and every suffix after a wrapper or a `find -exec` (wrappers behind `-exec` too), each also with
- * its words split at blanks (`env -S 'rm x'`).
+ * Whether a deny (or ask) rule's content matches a run of crude tokens: its words (with `*` wildcards) as a run of
+ * whole tokens anywhere, the tokens read as written and as their basenames (`/bin/rm` as `rm`). One scan of the
+ * joined tokens, however many there are.
+ *
+ * @internal
  */
-const wrapperCandidates = (words: ReadonlyArray<string>): Array<ReadonlyArray<string>> => {
-  if (words.length === 0) return []
-  const candidates: Array<ReadonlyArray<string>> = [words, [basename(words[0]!), ...words.slice(1)]]
-  let runs = WRAPPERS.has(basename(words[0]!))
-  words.forEach((w, i) => {
-    if (i > 0 && EXEC_FLAGS.has(words[i - 1]!)) runs = true
-    if (i > 0 && runs) {
-      const rest = [basename(w), ...words.slice(i + 1, i + MAX_RUN)]
-      candidates.push(rest, rest.flatMap((r) => r.split(/\s+/).filter((t) => t.length > 0)))
-    }
-  })
-  return candidates
+export const tokensMatch = (content: string, tokens: ReadonlyArray<string>): boolean => {
+  if (tokens.length === 0) return false
+  const words = content.endsWith(":*") ? content.slice(0, -2) : content
+  const pattern = words.trim().split(/\s+/).join(" ").split("*").map((s) => s.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+    .join(".*")
+  const run = new RegExp(`(?:^| )${pattern}(?= |$)`, "s")
+  return run.test(tokens.join(" ")) || run.test(tokens.map(basename).join(" "))
 }
 
 /** How many words one brace expansion may make, for deny rules (bash has no limit; a rule needs only the first). */
@@ -682,6 +815,11 @@ const expandBraces = (w: string): Array<string> => {
 export const powerShell = (source: string): Analysis => {
   const plain = /^[A-Za-z0-9_\-./:=,+\\ \t]+$/.test(source)
   const words = source.trim().split(/[ \t]+/).map((w) => word(w, w))
-  const command: SimpleCommand = { words, assignments: 0, writes: [] }
-  return { all: [command, ...tokenCommands(source)], top: plain && source.trim().length > 0 ? [command] : undefined }
+  const command: SimpleCommand = { words, assignments: 0, writes: [], inputs: [] }
+  return {
+    all: [command],
+    top: plain && source.trim().length > 0 ? [command] : undefined,
+    limit: false,
+    tokens: tokensOf(source)
+  }
 }

@@ -1,0 +1,854 @@
+/**
+ * What the builtins and programs a Bash command names do, as far as permission rules care: which of them run code
+ * or rebind names (re-entry), which run the command in their arguments (wrappers, and how far their options go),
+ * which files they read and write, which change the shell's directory, which make links. The lists are derived in
+ * SECURITY.md ("The Bash rule matcher"): every builtin of bash 5.2 (`compgen -b`, `compgen -k`) is classified there.
+ *
+ * @internal
+ */
+
+/** A word of a simple command, as `shellRules.ts` reads it. @internal */
+export interface Word {
+  /** The value bash passes, when no expansion can change it (no parameter, glob, brace, tilde or `$'…'`). */
+  readonly literal: string | undefined
+  /** The same with expansions left as written: for deny rules, which err on the side of matching. */
+  readonly loose: string
+  /**
+   * When the only expansions of the word are pathname globs (`*`, `?`, `[…]`): the pattern, with every character
+   * that is quoted in the word escaped by a backslash.
+   */
+  readonly glob?: string | undefined
+}
+
+/** @internal */
+export const basename = (s: string): string => s.slice(s.lastIndexOf("/") + 1)
+
+// ---------------------------------------------------------------------------------------------------------------------
+// re-entry: builtins and keywords that run code or rebind names
+// ---------------------------------------------------------------------------------------------------------------------
+
+/**
+ * Builtins that run code or rebind what a name means in every form: `.`/`source` (a file), `eval` (a string), `trap`
+ * (a string, later), `bind` (`-x`), `fc` (re-runs history, starts an editor), `compgen`/`complete` (`-C`, `-F`, `-W`
+ * expands), `alias`/`unalias` (what a name runs), `enable` (`-n` hides a builtin, `-f` loads one), `let` (arithmetic:
+ * array subscripts run `$(…)`), `unset` (subscripts; `-f` removes a function), `read`/`mapfile`/`readarray`/`getopts`
+ * (assign the variables they name: subscripts, PATH, IFS, BASH_ENV…), the declaration builtins, `coproc`.
+ */
+const ALWAYS_REENTRY: ReadonlySet<string> = new Set([
+  ".",
+  "source",
+  "eval",
+  "trap",
+  "bind",
+  "fc",
+  "compgen",
+  "complete",
+  "alias",
+  "unalias",
+  "enable",
+  "let",
+  "unset",
+  "read",
+  "mapfile",
+  "readarray",
+  "getopts",
+  "declare",
+  "typeset",
+  "local",
+  "export",
+  "readonly",
+  "coproc",
+  "select"
+])
+
+/** Builtins harmless alone that run code or rebind names with an argument: `hash` (`-p`), `history` (files), … */
+const REENTRY_WITH_ARGUMENTS: ReadonlySet<string> = new Set(["hash", "history", "shopt"])
+
+/** `set` options that change nothing a later command's words or names mean. */
+const SAFE_SET_LETTERS = /^[-+][euxvfCEbhnPaBT]+$/
+const SAFE_SET_NAMES: ReadonlySet<string> = new Set([
+  "pipefail",
+  "errexit",
+  "nounset",
+  "xtrace",
+  "verbose",
+  "noclobber",
+  "noglob",
+  "errtrace",
+  "functrace",
+  "physical",
+  "allexport",
+  "braceexpand",
+  "hashall",
+  "notify",
+  "noexec"
+])
+
+const optionCluster = (w: string | undefined, letter: string): boolean =>
+  w !== undefined && /^-[A-Za-z]+$/.test(w) && w.includes(letter)
+
+/** Whether a builtin named `name` with arguments `args` runs code or rebinds a name. */
+const builtinReentry = (name: string, args: ReadonlyArray<string | undefined>): boolean => {
+  if (ALWAYS_REENTRY.has(name)) return true
+  if (REENTRY_WITH_ARGUMENTS.has(name)) return args.length > 0 && !(name === "shopt" && shoptQuery(args))
+  switch (name) {
+    case "printf":
+      // `-v name` assigns (subscripts are evaluated); options come first
+      return args.some((a, i) => a === undefined || (optionCluster(a, "v") && args.slice(0, i).every(isOption)))
+    case "test":
+    case "[":
+      // `-v name` / `-R name` evaluate the subscript of the name
+      return args.some((a) => a === undefined || a === "-v" || a === "-R")
+    case "wait":
+      return args.some((a) => a === undefined || optionCluster(a, "p"))
+    case "jobs":
+      return args.some((a) => a === undefined || optionCluster(a, "x"))
+    case "set":
+      return !setIsSafe(args)
+    default:
+      return false
+  }
+}
+
+const isOption = (a: string | undefined): boolean => a !== undefined && a.startsWith("-")
+
+/** `shopt`, `shopt -p [names]`, `shopt -q names`, `shopt names`: queries that set nothing. */
+const shoptQuery = (args: ReadonlyArray<string | undefined>): boolean =>
+  args.every((a) => a !== undefined && !/^-[A-Za-z]*[su]/.test(a) && !a.startsWith("-o"))
+
+/** `set -e`, `set -euo pipefail`, `set -- a b`…: options that change nothing later words or names mean. */
+const setIsSafe = (args: ReadonlyArray<string | undefined>): boolean => {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]
+    if (a === undefined) return false
+    if (a === "--" || a === "-") return true
+    if (a === "-o" || a === "+o") {
+      const name = args[++i]
+      if (name === undefined || !SAFE_SET_NAMES.has(name)) return false
+      continue
+    }
+    if (/^[-+][A-Za-z]*o$/.test(a)) {
+      if (!SAFE_SET_LETTERS.test(a.slice(0, -1)) && a.length > 2) return false
+      const name = args[++i]
+      if (name === undefined || !SAFE_SET_NAMES.has(name)) return false
+      continue
+    }
+    if (!SAFE_SET_LETTERS.test(a)) return false
+  }
+  return true
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// wrappers: programs and builtins that run the command in their arguments
+// ---------------------------------------------------------------------------------------------------------------------
+
+/**
+ * How far a wrapper's own words go: the index of the command it runs, or `undefined` when that cannot be told from
+ * the words (an option this parser does not know, a word not known before it runs, a command read from elsewhere).
+ */
+type WrapperSyntax = (args: ReadonlyArray<string | undefined>) => number | undefined
+
+/** Options without arguments from `flags`, options with one argument from `valued` (also as `--name=value`). */
+const options = (
+  flags: ReadonlyArray<string>,
+  valued: ReadonlyArray<string> = [],
+  operands = 0
+): WrapperSyntax =>
+(args) => {
+  let i = 0
+  while (i < args.length) {
+    const a = args[i]
+    if (a === undefined) return undefined
+    if (a === "--") {
+      i++
+      break
+    }
+    if (!a.startsWith("-") || a === "-") break
+    if (flags.includes(a)) i++
+    else if (valued.includes(a)) i += 2
+    else if (valued.some((v) => v.startsWith("--") && a.startsWith(`${v}=`))) i++
+    else return undefined
+  }
+  for (let n = 0; n < operands; n++) {
+    if (i >= args.length || args[i] === undefined) return undefined
+    i++
+  }
+  return i < args.length && args.slice(i).every((a) => a !== undefined) ? i : undefined
+}
+
+/** `env [-i] [-u NAME] [NAME=VALUE]… command`. */
+const envSyntax: WrapperSyntax = (args) => {
+  let i = 0
+  while (i < args.length) {
+    const a = args[i]
+    if (a === undefined) return undefined
+    if (a === "-i" || a === "--ignore-environment" || a === "-" || a === "-0" || a === "--null") i++
+    else if (a === "-u" || a === "--unset") i += 2
+    else if (a.startsWith("--unset=")) i++
+    else if (a === "--") i++
+    else if (a.startsWith("-")) return undefined
+    else if (/^[^=]+=/.test(a)) i++
+    else break
+  }
+  return i < args.length ? i : undefined
+}
+
+/** Wrappers whose options are known exactly. */
+const WRAPPER_SYNTAX: Readonly<Record<string, WrapperSyntax>> = {
+  command: options(["-p"]),
+  builtin: options([]),
+  exec: options(["-c", "-l", "-cl", "-lc"], ["-a"]),
+  time: options(["-p"]),
+  nohup: options([]),
+  nice: options([], ["-n", "--adjustment"]),
+  timeout: options(
+    ["--preserve-status", "--foreground", "-v", "--verbose"],
+    ["-k", "--kill-after", "-s", "--signal"],
+    1
+  ),
+  stdbuf: options([], ["-i", "-o", "-e", "--input", "--output", "--error"]),
+  setsid: options(["-c", "-f", "-w", "--ctty", "--fork", "--wait"]),
+  ionice: options(["-t", "--ignore"], ["-c", "-n", "--class", "--classdata"]),
+  env: envSyntax
+}
+
+/**
+ * Programs (and `jobs -x`) that run a command taken from their arguments in a way this matcher does not parse:
+ * privilege and sandbox changers, tracers, schedulers, remote shells, `xargs` (arguments read from stdin), `watch`
+ * (a string run by `sh -c`), `find -exec`, shells and interpreters of their own command language.
+ */
+const OPAQUE_WRAPPERS: ReadonlySet<string> = new Set([
+  "sudo",
+  "doas",
+  "su",
+  "runuser",
+  "pkexec",
+  "sg",
+  "chroot",
+  "unshare",
+  "nsenter",
+  "setpriv",
+  "flock",
+  "watch",
+  "strace",
+  "ltrace",
+  "valgrind",
+  "gdb",
+  "script",
+  "parallel",
+  "xargs",
+  "fakeroot",
+  "firejail",
+  "bwrap",
+  "proot",
+  "systemd-run",
+  "xvfb-run",
+  "dbus-run-session",
+  "eatmydata",
+  "faketime",
+  "catchsegv",
+  "chrt",
+  "taskset",
+  "numactl",
+  "prlimit",
+  "cgexec",
+  "torsocks",
+  "proxychains",
+  "proxychains4",
+  "rlwrap",
+  "entr",
+  "ssh",
+  "busybox",
+  "jobs",
+  "coproc"
+])
+
+/** Shells: what they run comes from a string, a file or stdin. */
+export const SHELLS: ReadonlySet<string> = new Set([
+  "bash",
+  "sh",
+  "dash",
+  "zsh",
+  "ksh",
+  "mksh",
+  "busybox",
+  "fish",
+  "csh",
+  "tcsh",
+  "ash",
+  "rbash"
+])
+
+/**
+ * Every command that runs the command in its arguments: deny rules look at each suffix of their words.
+ *
+ * @internal
+ */
+export const WRAPPERS: ReadonlySet<string> = new Set([...Object.keys(WRAPPER_SYNTAX), ...OPAQUE_WRAPPERS])
+
+const EXEC_FLAGS: ReadonlySet<string> = new Set(["-exec", "-execdir", "-ok", "-okdir"])
+
+/**
+ * How many leading words an allow rule must name for a simple command to be allowed by it (`Infinity`: only a rule
+ * that names every word, without wildcards). An ordinary command needs its name; a wrapper needs its own words and
+ * what the wrapped command needs (`Bash(timeout 5 npm test:*)` allows `timeout 5 npm test -x`, `Bash(timeout:*)` does
+ * not); a builtin that runs code or rebinds a name, a wrapper whose words cannot be told apart, a shell, and
+ * `find … -exec` need every word.
+ *
+ * @internal
+ */
+export const allowReach = (words: ReadonlyArray<string | undefined>): number => {
+  const first = words[0]
+  if (first === undefined) return Infinity
+  const name = basename(first)
+  const args = words.slice(1)
+  if (name === "command" && args.some((a) => a === "-v" || a === "-V")) return 1
+  const syntax = WRAPPER_SYNTAX[name]
+  if (syntax !== undefined) {
+    const inner = syntax(args)
+    return inner === undefined ? Infinity : 1 + inner + allowReach(args.slice(inner))
+  }
+  if (OPAQUE_WRAPPERS.has(name) && !(name === "jobs" && !args.some((a) => optionCluster(a, "x")))) return Infinity
+  if (SHELLS.has(name) || builtinReentry(name, args)) return Infinity
+  if (name === "find" && args.some((a) => a === undefined || EXEC_FLAGS.has(a))) return Infinity
+  return 1
+}
+
+/**
+ * The commands a deny rule is compared with for one reading of a command's words: the words, the same with the
+ * command's basename, and every suffix after a wrapper or a `find -exec` (wrappers behind `-exec` too), each also with
+ * its words split at blanks (`env -S 'rm x'`); `hash -p /bin/rm ls` also as `rm` (the name it binds runs that).
+ *
+ * @internal
+ */
+export const denyCandidates = (words: ReadonlyArray<string>, maxRun: number): Array<ReadonlyArray<string>> => {
+  if (words.length === 0) return []
+  const name = basename(words[0]!)
+  const candidates: Array<ReadonlyArray<string>> = [words, [name, ...words.slice(1)]]
+  let runs = WRAPPERS.has(name) || name === "find"
+  words.forEach((w, i) => {
+    if (i > 0 && EXEC_FLAGS.has(words[i - 1]!)) runs = true
+    if (i > 0 && runs) {
+      const rest = [basename(w), ...words.slice(i + 1, i + maxRun)]
+      candidates.push(rest, rest.flatMap((r) => r.split(/\s+/).filter((t) => t.length > 0)))
+    }
+    if (name === "hash" && i > 0 && words[i - 1] === "-p") candidates.push([basename(w)])
+    if (name === "fc" && i > 0 && words[i - 1] === "-e") candidates.push([basename(w)])
+  })
+  return candidates
+}
+
+/**
+ * The strings a simple command runs as shell code, wherever the shell or builtin stands in it (behind `env`,
+ * `exec`, `xargs`, `find -exec`, …): `eval`'s arguments, a shell's `-c` string, `trap`'s action, `compgen`/`complete`
+ * `-C`/`-W` and `mapfile -C` strings, `bind -x`'s command, `alias` values; and every argument of a builtin that runs
+ * code or rebinds a name that holds a substitution (`read 'a[$(…)]'`, `printf -v 'a[$(…)]'`, `let`, `unset`,
+ * `test -v`). For deny rules, so it errs on the side of finding one.
+ *
+ * @internal
+ */
+export const scripts = (words: ReadonlyArray<string>): Array<string> => {
+  const found: Array<string> = []
+  words.forEach((w, i) => {
+    const name = basename(w)
+    const rest = words.slice(i + 1)
+    if (name === "eval") {
+      found.push((rest[0] === "--" ? rest.slice(1) : rest).join(" "))
+    } else if (SHELLS.has(name)) {
+      const flag = words.findIndex((f, j) => j > i && /^-[a-zA-Z]*c/.test(f))
+      if (flag > 0) {
+        const script = words[flag + 1] === "--" ? words[flag + 2] : words[flag + 1]
+        if (script !== undefined) found.push(script)
+      }
+    } else if (name === "trap") {
+      const action = rest.find((a) => !a.startsWith("-"))
+      if (action !== undefined) found.push(action)
+    } else if (name === "compgen" || name === "complete" || name === "mapfile" || name === "readarray") {
+      rest.forEach((a, j) => {
+        if (/^-[A-Za-z]*[CWF]$/.test(a) && rest[j + 1] !== undefined) found.push(rest[j + 1]!)
+      })
+    } else if (name === "bind") {
+      for (const a of rest) if (a.includes(":")) found.push(a.slice(a.indexOf(":") + 1))
+    } else if (name === "alias") {
+      for (const a of rest) if (a.includes("=")) found.push(a.slice(a.indexOf("=") + 1))
+    }
+    if (i === 0 && (builtinReentry(name, rest) || name === "printf" || name === "test" || name === "[")) {
+      for (const a of rest) if (/\$[([]|`/.test(a)) found.push(a)
+    }
+  })
+  return found
+}
+
+/**
+ * Whether a simple command runs shell code it reads on its input (a shell, `source` or `.`, anywhere in its words):
+ * then a heredoc, a here-string or what a pipe gives it is a script.
+ *
+ * @internal
+ */
+export const runsInput = (words: ReadonlyArray<string>): boolean =>
+  words.some((w) => SHELLS.has(basename(w)) || w === "source" || w === ".")
+
+// ---------------------------------------------------------------------------------------------------------------------
+// files: what a program reads and writes
+// ---------------------------------------------------------------------------------------------------------------------
+
+/**
+ * Programs that read the content of the files their operands name (every argument word is taken for a path, which
+ * errs on the side of matching: a pattern or a script that names a denied path counts too).
+ */
+const READERS: ReadonlySet<string> = new Set([
+  "cat",
+  "tac",
+  "nl",
+  "head",
+  "tail",
+  "less",
+  "more",
+  "most",
+  "view",
+  "bat",
+  "batcat",
+  "grep",
+  "egrep",
+  "fgrep",
+  "zgrep",
+  "zcat",
+  "bzcat",
+  "xzcat",
+  "zstdcat",
+  "zless",
+  "zmore",
+  "rg",
+  "ag",
+  "ack",
+  "ack-grep",
+  "sed",
+  "awk",
+  "gawk",
+  "mawk",
+  "nawk",
+  "sort",
+  "uniq",
+  "wc",
+  "cut",
+  "paste",
+  "join",
+  "comm",
+  "diff",
+  "diff3",
+  "sdiff",
+  "cmp",
+  "od",
+  "hexdump",
+  "xxd",
+  "strings",
+  "base64",
+  "base32",
+  "basenc",
+  "md5sum",
+  "sha1sum",
+  "sha224sum",
+  "sha256sum",
+  "sha384sum",
+  "sha512sum",
+  "b2sum",
+  "cksum",
+  "sum",
+  "fold",
+  "fmt",
+  "pr",
+  "expand",
+  "unexpand",
+  "column",
+  "jq",
+  "yq",
+  "xmllint",
+  "iconv",
+  "split",
+  "csplit",
+  "look",
+  "rev",
+  "shuf",
+  "tsort",
+  "ptx",
+  "file",
+  "dd",
+  "cp",
+  "mv",
+  "install",
+  "rsync",
+  "scp",
+  "tar",
+  "bsdtar",
+  "zip",
+  "gzip",
+  "gunzip",
+  "bzip2",
+  "bunzip2",
+  "xz",
+  "unxz",
+  "zstd",
+  "cpio",
+  "source",
+  ".",
+  "vi",
+  "vim",
+  "nvim",
+  "nano",
+  "emacs",
+  "ed",
+  "ex",
+  "patch",
+  "openssl",
+  "gpg",
+  "ts-node"
+])
+
+/** Options that make a program read (or change) whole trees: always (`true`) or with an option that matches. */
+const RECURSIVE_READ: Readonly<Record<string, RegExp | true>> = {
+  grep: /^(-[A-Za-z]*[rR]|--recursive|--dereference-recursive|--directories=recurse)$/,
+  egrep: /^(-[A-Za-z]*[rR]|--recursive|--dereference-recursive)$/,
+  fgrep: /^(-[A-Za-z]*[rR]|--recursive|--dereference-recursive)$/,
+  zgrep: /^(-[A-Za-z]*[rR]|--recursive)$/,
+  rg: true,
+  ag: true,
+  ack: true,
+  "ack-grep": true,
+  diff: /^(-[A-Za-z]*r|--recursive)$/,
+  cp: /^(-[A-Za-z]*[rRa]|--recursive|--archive)$/,
+  scp: /^-[A-Za-z]*r$/,
+  rsync: /^(-[A-Za-z]*[ra]|--recursive|--archive)$/,
+  zip: /^(-[A-Za-z]*r|--recurse-paths)$/,
+  tar: true,
+  bsdtar: true,
+  mv: true,
+  find: /^(-exec|-execdir|-ok|-okdir)$/
+}
+
+const RECURSIVE_WRITE: Readonly<Record<string, RegExp | true>> = {
+  rm: /^(-[A-Za-z]*[rR]|--recursive)$/,
+  chmod: /^(-[A-Za-z]*R|--recursive)$/,
+  chown: /^(-[A-Za-z]*R|--recursive)$/,
+  chgrp: /^(-[A-Za-z]*R|--recursive)$/,
+  cp: /^(-[A-Za-z]*[rRa]|--recursive|--archive)$/,
+  scp: /^-[A-Za-z]*r$/,
+  rsync: /^(-[A-Za-z]*[ra]|--recursive|--archive)$/,
+  mv: true,
+  find: /^(-delete|-exec|-execdir|-ok|-okdir|-fprint|-fprint0|-fprintf|-fls)$/
+}
+
+/** Programs that search (or write into) their working directory when no path is given. */
+const WORKS_IN_CWD: ReadonlySet<string> = new Set([
+  "grep",
+  "egrep",
+  "fgrep",
+  "zgrep",
+  "rg",
+  "ag",
+  "ack",
+  "ack-grep",
+  "find",
+  "tar",
+  "bsdtar",
+  "unzip",
+  "cpio"
+])
+
+/** Programs that write, create, remove or change the files their operands name. */
+const WRITERS: ReadonlySet<string> = new Set([
+  "tee",
+  "touch",
+  "rm",
+  "rmdir",
+  "unlink",
+  "shred",
+  "truncate",
+  "mkdir",
+  "mkfifo",
+  "mknod",
+  "mv",
+  "cp",
+  "install",
+  "ln",
+  "link",
+  "dd",
+  "chmod",
+  "chown",
+  "chgrp",
+  "chattr",
+  "setfacl",
+  "split",
+  "csplit",
+  "patch",
+  "gzip",
+  "gunzip",
+  "bzip2",
+  "bunzip2",
+  "xz",
+  "unxz",
+  "zstd",
+  "uniq",
+  "zip",
+  "rsync",
+  "scp",
+  "vi",
+  "vim",
+  "nvim",
+  "nano",
+  "emacs",
+  "ed",
+  "ex",
+  "curl",
+  "wget"
+])
+
+/** Programs that write files only with an option: `sed -i`, `perl -i`, `sort -o`, `find -delete`. */
+const WRITES_WITH: Readonly<Record<string, RegExp>> = {
+  sed: /^(-[A-Za-z]*i|--in-place)/,
+  perl: /^-[A-Za-z]*i/,
+  sort: /^(-[A-Za-z]*o|--output)/,
+  awk: /^-[A-Za-z]*i/,
+  gawk: /^-[A-Za-z]*i/
+}
+
+/** Programs that unpack into their working directory (or `-C` / `-d`): they write the whole tree there. */
+const UNPACKERS: ReadonlySet<string> = new Set(["tar", "bsdtar", "unzip", "cpio", "7z", "7za"])
+
+/**
+ * Programs whose operands are not files they read or write (or whose reads are of names, not content): their
+ * operands are not judged against path rules. Any program in none of these lists has its literal operands judged as
+ * files it may read and write.
+ */
+const NO_FILE_OPERANDS: ReadonlySet<string> = new Set([
+  "echo",
+  "printf",
+  "true",
+  "false",
+  ":",
+  "pwd",
+  "cd",
+  "pushd",
+  "popd",
+  "dirs",
+  "test",
+  "[",
+  "ls",
+  "dir",
+  "tree",
+  "du",
+  "df",
+  "stat",
+  "realpath",
+  "readlink",
+  "basename",
+  "dirname",
+  "which",
+  "type",
+  "command",
+  "hash",
+  "kill",
+  "sleep",
+  "date",
+  "whoami",
+  "id",
+  "uname",
+  "hostname",
+  "seq",
+  "yes",
+  "exit",
+  "return",
+  "set",
+  "shopt",
+  "wait",
+  "umask",
+  "ulimit",
+  "times",
+  "help",
+  "jobs",
+  "fg",
+  "bg",
+  "disown",
+  "shift",
+  "break",
+  "continue",
+  "expr",
+  "tput",
+  "nproc",
+  "env",
+  "printenv",
+  "ps",
+  "pgrep",
+  "find"
+])
+
+/**
+ * The paths a simple command may read or write through its programs' operands, for deny rules (its redirections are
+ * judged apart).
+ *
+ * @internal
+ */
+export interface FileOperands {
+  /** Files whose content may be read. */
+  readonly reads: ReadonlyArray<Word>
+  /** Directories whose whole tree may be read. */
+  readonly readTrees: ReadonlyArray<Word>
+  /** Files that may be written, created, removed or changed. */
+  readonly writes: ReadonlyArray<Word>
+  /** Directories whose whole tree may be written, removed or changed. */
+  readonly writeTrees: ReadonlyArray<Word>
+  /** The command reads files it names elsewhere (`xargs cat` reads the files named on its input). */
+  readonly readsUnknown?: boolean
+  /** The command writes files it names elsewhere (`xargs rm`). */
+  readonly writesUnknown?: boolean
+}
+
+const NONE: FileOperands = { reads: [], readTrees: [], writes: [], writeTrees: [] }
+
+/** Programs whose first operand is a pattern, unless one is given with `-e` / `-f`. */
+const PATTERN_FIRST: ReadonlySet<string> = new Set(["grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack", "ack-grep"])
+
+/** Wrappers that add operands read from their input to the command they run. */
+const ARGUMENTS_FROM_INPUT: ReadonlySet<string> = new Set(["xargs", "parallel"])
+
+const CWD: Word = { literal: ".", loose: "." }
+
+/** A word as a path: `--file=x` is `x` (and `if=x` for `dd`); an option alone is no path. */
+const operandsOf = (name: string, args: ReadonlyArray<Word>): Array<Word> =>
+  args.flatMap((w) => {
+    const text = w.literal ?? w.loose
+    if (text === "--" || text === "-") return []
+    const eq = text.indexOf("=")
+    if (text.startsWith("-") || (name === "dd" && eq > 0)) {
+      if (eq < 0) return []
+      const value = text.slice(eq + 1)
+      return [{ literal: w.literal === undefined ? undefined : value, loose: value }]
+    }
+    return [w]
+  })
+
+/** The command a wrapper runs (its words), for reads and writes; the words themselves when there is none. */
+const unwrap = (words: ReadonlyArray<Word>): ReadonlyArray<Word> => {
+  const first = words[0]
+  if (first === undefined) return words
+  const name = basename(first.literal ?? first.loose)
+  const syntax = WRAPPER_SYNTAX[name]
+  if (syntax === undefined) return words
+  const inner = syntax(words.slice(1).map((w) => w.literal ?? w.loose))
+  return inner === undefined ? words : unwrap(words.slice(1 + inner))
+}
+
+const optionMatches = (rule: RegExp | true | undefined, texts: ReadonlyArray<string>): boolean =>
+  rule === true || (rule !== undefined && texts.some((t) => rule.test(t)))
+
+/**
+ * The files a simple command's programs read and write, from their operands (every operand of a program that reads
+ * or writes files, which errs on the side of matching: a pattern or a script that names a denied path counts too).
+ * `commandWords` are the command's words without leading assignments; a wrapper's command is judged.
+ *
+ * @internal
+ */
+export const fileOperands = (commandWords: ReadonlyArray<Word>): FileOperands => {
+  const words = unwrap(commandWords)
+  const first = words[0]
+  if (first === undefined) return NONE
+  const name = basename(first.literal ?? first.loose)
+  const args = words.slice(1)
+  const texts = args.map((w) => w.literal ?? w.loose)
+  if (OPAQUE_WRAPPERS.has(name)) {
+    // the command it runs starts at the first word that names a program this module knows (errs on matching)
+    const inner = args.findIndex((w) => {
+      const n = basename(w.literal ?? w.loose)
+      return READERS.has(n) || WRITERS.has(n) || WRITES_WITH[n] !== undefined || RECURSIVE_READ[n] !== undefined
+    })
+    if (inner === -1) return NONE
+    const operands = fileOperands(args.slice(inner))
+    if (!ARGUMENTS_FROM_INPUT.has(name)) return operands
+    return {
+      ...operands,
+      readsUnknown: operands.reads.length + operands.readTrees.length > 0 ||
+        READERS.has(basename(args[inner]!.literal ?? args[inner]!.loose)),
+      writesUnknown: operands.writes.length + operands.writeTrees.length > 0 ||
+        WRITERS.has(basename(args[inner]!.literal ?? args[inner]!.loose))
+    }
+  }
+  const all = operandsOf(name, args)
+  const patternGiven = texts.some((t) => /^(-[A-Za-z]*[ef]|--regexp|--file)/.test(t))
+  // the pattern of `grep PATTERN FILE…` is kept among the reads (it errs on matching), not among the trees
+  const operands = PATTERN_FIRST.has(name) && !patternGiven ? all.slice(1) : all
+  const reader = READERS.has(name)
+  const writer = WRITERS.has(name) || optionMatches(WRITES_WITH[name], texts)
+  const readsTree = optionMatches(RECURSIVE_READ[name], texts)
+  const writesTree = optionMatches(RECURSIVE_WRITE[name], texts) || UNPACKERS.has(name)
+  const trees = operands.length === 0 && WORKS_IN_CWD.has(name)
+    ? [CWD]
+    : UNPACKERS.has(name)
+    ? [...operands, CWD]
+    : operands
+  if (reader || writer || readsTree || writesTree) {
+    return {
+      reads: reader ? all : [],
+      readTrees: readsTree ? trees : [],
+      writes: writer ? operands : [],
+      writeTrees: writesTree ? trees : []
+    }
+  }
+  if (NO_FILE_OPERANDS.has(name) || ALWAYS_REENTRY.has(name)) return NONE
+  // a program these lists do not know: its literal operands may be files it reads or writes
+  const known = operands.filter((w) => w.literal !== undefined)
+  return { reads: known, readTrees: [], writes: known, writeTrees: [] }
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// where paths lead: directory changes and links
+// ---------------------------------------------------------------------------------------------------------------------
+
+const DIRECTORY_CHANGES: ReadonlySet<string> = new Set(["cd", "pushd", "popd"])
+
+/**
+ * Programs that make symbolic or hard links (or move them, or restore trees that may hold them): `ln`, `link`,
+ * `cp` (`-s`, `-l`, and links copied as links), `mv`, archive and sync tools, version control, patch, package
+ * managers (which link `node_modules/.bin`), `stow`.
+ */
+const LINK_MAKERS: ReadonlySet<string> = new Set([
+  "ln",
+  "link",
+  "cp",
+  "mv",
+  "install",
+  "tar",
+  "bsdtar",
+  "cpio",
+  "pax",
+  "unzip",
+  "7z",
+  "7za",
+  "rsync",
+  "git",
+  "hg",
+  "svn",
+  "patch",
+  "npm",
+  "pnpm",
+  "yarn",
+  "bun",
+  "stow"
+])
+
+/**
+ * Whether a simple command changes the shell's directory (`cd`, `pushd`, `popd`, also behind a wrapper).
+ *
+ * @internal
+ */
+export const changesDirectory = (words: ReadonlyArray<string>): boolean =>
+  words.some((w, i) => DIRECTORY_CHANGES.has(basename(w)) && (i === 0 || WRAPPERS.has(basename(words[0]!))))
+
+/**
+ * Whether a simple command may make a link (also behind a wrapper or `find -exec`).
+ *
+ * @internal
+ */
+export const makesLinks = (words: ReadonlyArray<string>): boolean =>
+  words.some((w, i) =>
+    LINK_MAKERS.has(basename(w)) &&
+    (i === 0 || WRAPPERS.has(basename(words[0]!)) || basename(words[0]!) === "find")
+  )

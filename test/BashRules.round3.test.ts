@@ -1,0 +1,435 @@
+// Round 3 of the red team (issue 31 "The Bash rule matcher", issue 36 "Bash reads", "Links"): each bypass class, with
+// its payloads checked in a real bash first (it really runs, writes, reads or connects), then decided by the rules.
+import { describe, expect, it } from "@effect/vitest"
+import { execFileSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as net from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
+import { load } from "../src/internal/rules/bashParser.js"
+import { analyze, MAX_COMMAND_LENGTH } from "../src/internal/rules/shellRules.js"
+import { toLaunch } from "../src/internal/session/options.js"
+import * as Effect from "effect/Effect"
+import { bash, type Spec } from "./support/rules.js"
+
+/** A sandbox: `root/work` (the cwd) with out/, secrets/k, victim and data.txt; `root/outside/t`. */
+const sandbox = (): { readonly root: string; readonly work: string; readonly done: () => void } => {
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "bashrules-r3-")))
+  const work = path.join(root, "work")
+  for (const dir of ["outside", "work/out", "work/secrets", "work/sub/out"]) {
+    fs.mkdirSync(path.join(root, dir), { recursive: true })
+  }
+  fs.writeFileSync(path.join(root, "outside", "t"), "outside\n")
+  fs.writeFileSync(path.join(work, "secrets", "k"), "SECRET\n")
+  fs.writeFileSync(path.join(work, "victim"), "")
+  fs.writeFileSync(path.join(work, "data.txt"), "data\n")
+  return { root, work, done: () => fs.rmSync(root, { recursive: true, force: true }) }
+}
+
+/** Runs `command` in a real bash in a fresh sandbox (after `setup`); what it printed and what it left. */
+const inBash = (command: string, setup: (work: string, root: string) => void = () => undefined) => {
+  const box = sandbox()
+  try {
+    setup(box.work, box.root)
+    let output = ""
+    try {
+      output = execFileSync("bash", ["-c", command], { cwd: box.work, input: "", timeout: 10_000, encoding: "utf8" })
+    } catch (error) {
+      output = String((error as { stdout?: unknown }).stdout ?? "")
+    }
+    const exists = (p: string) => fs.existsSync(path.join(box.work, p))
+    return {
+      output,
+      touched: exists("X"),
+      victimGone: !exists("victim"),
+      secret: fs.readFileSync(path.join(box.work, "secrets", "k"), "utf8"),
+      outside: fs.readFileSync(path.join(box.root, "outside", "t"), "utf8"),
+      exists
+    }
+  } finally {
+    box.done()
+  }
+}
+
+/** Decides `command` under `spec` in a fresh sandbox (after `setup`). */
+const decideIn = async (spec: Spec, command: string, setup: (work: string, root: string) => void = () => undefined) => {
+  const box = sandbox()
+  try {
+    setup(box.work, box.root)
+    return await bash(spec, command, box.work)
+  } finally {
+    box.done()
+  }
+}
+
+describe("issue 31: the parser keeps no state across decisions", () => {
+  it("a parse abandoned at its deadline leaves nothing for the next parse", async () => {
+    const language = await load()
+    const long = `echo ${"a ".repeat(5000)}`
+    expect(language.parse(long, performance.now() - 1)).toBeNull()
+    const tree = language.parse("echo a;touch X", performance.now() + 10_000)
+    try {
+      expect(tree?.rootNode.namedChildren.map((c) => c?.text)).toEqual(["echo a", "touch X"])
+    } finally {
+      tree?.delete()
+    }
+  })
+
+  it("a command past the size limit is decided without parsing: deny rules match, allow rules do not", async () => {
+    const huge = `echo ${"a".repeat(4 * 1024 * 1024)}`
+    const parse = () => {
+      throw new Error("parsed a command past the size limit")
+    }
+    expect(analyze({ parse }, huge).limit).toBe(true)
+    expect(analyze({ parse }, `echo ${"a".repeat(MAX_COMMAND_LENGTH)}`).limit).toBe(true)
+    expect(await bash({ allow: ["Bash(echo:*)"] }, huge)).toBe("fallback")
+    expect(await bash({ allow: ["Bash"], deny: ["Bash(rm:*)"] }, huge)).toBe("deny")
+    expect(await bash({ allow: ["Bash"], deny: ["Write(./secrets/**)"] }, huge)).toBe("deny")
+    // within the limit, an unparsable command is judged on its crude tokens, however many
+    const tokens = `echo 'x ${"a ".repeat(10_000)}; rm -rf /`
+    expect(await bash({ allow: ["Bash"], deny: ["Bash(rm -rf /)"] }, tokens)).toBe("deny")
+    expect(await bash({ allow: ["Bash"], deny: ["Bash(rm:*)"] }, tokens)).toBe("deny")
+    expect(await bash({ allow: ["Bash"], deny: ["Bash(r* -rf *)"] }, tokens)).toBe("deny")
+  })
+})
+
+describe("issue 31: words after a redirection belong to the command", () => {
+  const exact: ReadonlyArray<readonly [string, string]> = [
+    ["Bash(git diff)", "git diff 2>/dev/null --no-index --output=X data.txt data.txt"],
+    ["Bash(find .)", "find . 2>/dev/null -exec touch X \\;"],
+    ["Bash(make)", "make 2>/dev/null --eval='x:=$(shell touch X)'"],
+    ["Bash(git status)", "git status <<EOF --porcelain\nEOF"]
+  ]
+  it("each payload really writes X in bash", () => {
+    for (const [, command] of exact.slice(0, 3)) expect([command, inBash(command).touched]).toEqual([command, true])
+  })
+  for (const [rule, command] of exact) {
+    it(`${rule} does not allow ${JSON.stringify(command)}`, async () => {
+      expect(await decideIn({ allow: [rule] }, command)).toBe("fallback")
+    })
+  }
+  const hidden = [
+    "eval 2>/dev/null 'rm victim'",
+    "bash 2>/dev/null -c 'rm victim'",
+    "command 2>/dev/null rm victim",
+    "env <<EOF rm victim\nEOF",
+    "nice >/dev/null rm victim",
+    "xargs <<< victim 2>/dev/null rm"
+  ]
+  it("each payload really removes victim in bash", () => {
+    for (const command of hidden) expect([command, inBash(command).victimGone]).toEqual([command, true])
+  })
+  for (const command of hidden) {
+    it(`Bash(rm:*) denies ${JSON.stringify(command)}`, async () => {
+      expect(await decideIn({ allow: ["Bash"], deny: ["Bash(rm:*)"] }, command)).toBe("deny")
+    })
+  }
+})
+
+describe("issue 31: a write target is judged whole, and one not known before it runs is matched by deny rules", () => {
+  it("`>'out/.'\\./X` writes ./X: Write(./out/**) does not allow it", async () => {
+    expect(inBash("echo hi >'out/.'\\./X").touched).toBe(true)
+    expect(await decideIn({ allow: ["Bash(echo:*)", "Write(./out/**)"] }, "echo hi >'out/.'\\./X")).toBe("fallback")
+    expect(await decideIn({ allow: ["Bash(echo:*)", "Write(./out/**)"] }, "echo hi >'out/'x")).toBe("allow")
+    expect(await decideIn({ allow: ["Bash(echo:*)", "Write(./out/**)"] }, "echo hi >'out/x'")).toBe("allow")
+  })
+  const targets = [">'s'\\ecrets/k", "> $PWD/secrets/k", "> secre?s/k", "> ~+/secrets/k", "> \"$PWD\"/secrets/k"]
+  it("each target really is secrets/k in bash", () => {
+    for (const target of targets) {
+      expect([target, inBash(`echo pwned ${target}`).secret]).toEqual([target, "pwned\n"])
+    }
+  })
+  for (const target of targets) {
+    it(`deny Write(./secrets/**) matches \`echo pwned ${target}\``, async () => {
+      expect(await decideIn({ allow: ["Bash"], deny: ["Write(./secrets/**)"] }, `echo pwned ${target}`)).toBe("deny")
+    })
+  }
+})
+
+describe("issue 31: builtins that run code or rebind names are re-entry", () => {
+  // [the allow rule a user would write, the command, what the payload does]
+  const allowCases: ReadonlyArray<readonly [string, string]> = [
+    ["Bash(printf:*)", "printf -v 'a[$(touch X)]' x"],
+    ["Bash(read:*)", "read 'a[$(touch X)]' <<< x"],
+    ["Bash(test:*)", "test -v 'a[$(touch X)]'"],
+    ["Bash([:*)", "[ -v 'a[$(touch X)]' ]"],
+    ["Bash(compgen:*)", "compgen -W '$(touch X)' x"],
+    ["Bash(compgen:*)", "compgen -C 'touch X' x"],
+    ["Bash(mapfile:*)", "mapfile -C 'touch X' -c 1 a <<< x"],
+    ["Bash(readarray:*)", "readarray -C 'touch X' -c 1 a <<< x"],
+    ["Bash(jobs:*)", "jobs -x touch X"],
+    ["Bash(trap:*)", "trap 'touch X' EXIT"],
+    ["Bash(let:*)", "let 'a[$(touch X)]=1'"],
+    ["Bash(unset:*)", "a=(1); unset 'a[$(touch X)]'"],
+    ["Bash(eval:*)", "eval touch X"],
+    ["Bash(source:*)", "source /dev/stdin <<< 'touch X'"],
+    ["Bash(.:*)", ". /dev/stdin <<< 'touch X'"],
+    ["Bash(exec:*)", "exec touch X"],
+    ["Bash(command:*)", "command touch X"],
+    ["Bash(builtin:*)", "builtin eval touch X"],
+    ["Bash(timeout:*)", "timeout 5 touch X"],
+    ["Bash(timeout 5:*)", "timeout 5 touch X"],
+    ["Bash(nice:*)", "nice -n 1 touch X"],
+    ["Bash(env:*)", "env touch X"],
+    ["Bash(xargs:*)", "xargs touch <<< X"],
+    ["Bash(bash:*)", "bash -c 'touch X'"],
+    ["Bash(find:*)", "find . -maxdepth 0 -exec touch X \\;"]
+  ]
+  const rebinding: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
+    [["Bash(hash:*)", "Bash(ls:*)"], "hash -p /usr/bin/touch ls; ls X"],
+    [["Bash(read:*)", "Bash(ls:*)"], "read PATH <<< /nowhere; ls"],
+    [["Bash(printf:*)", "Bash(ls:*)"], "printf -v PATH /nowhere; ls"],
+    [["Bash(alias:*)", "Bash(shopt:*)", "Bash(ls:*)"], "shopt -s expand_aliases; alias ls='touch X'\nls"],
+    [["Bash(enable:*)", "Bash(echo:*)"], "enable -n echo; echo hi"],
+    [["Bash(set:*)", "Bash(echo:*)"], "set -k; echo PATH=/nowhere"]
+  ]
+  it("each payload really runs touch X in bash", () => {
+    for (const [, command] of [...allowCases, ...rebinding.slice(0, 1), ...rebinding.slice(3, 4)]) {
+      expect([command, inBash(command).touched]).toEqual([command, true])
+    }
+  })
+  for (const [rule, command] of allowCases) {
+    it(`${rule} does not allow ${JSON.stringify(command)}`, async () => {
+      expect(await decideIn({ allow: [rule, "Bash(a=(1))"] }, command)).toBe("fallback")
+    })
+  }
+  for (const [rules, command] of rebinding) {
+    it(`${rules.join(", ")} do not allow ${JSON.stringify(command)}`, async () => {
+      expect(await decideIn({ allow: [...rules] }, command)).toBe("fallback")
+    })
+  }
+  it("the harmless forms of the same builtins stay allowed by their rules", async () => {
+    const harmless: ReadonlyArray<readonly [string, string]> = [
+      ["Bash(printf:*)", "printf '%s\\n' a b"],
+      ["Bash(test:*)", "test -f package.json"],
+      ["Bash(jobs:*)", "jobs -l"],
+      ["Bash(command -v:*)", "command -v git"],
+      ["Bash(set:*)", "set -euo pipefail"],
+      ["Bash(timeout 5 npm test:*)", "timeout 5 npm test -- --watch=false"],
+      ["Bash(nice npm test:*)", "nice npm test"],
+      ["Bash(env -i npm test:*)", "env -i npm test"],
+      ["Bash(eval echo hi)", "eval echo hi"],
+      ["Bash(shopt:*)", "shopt -q nullglob"]
+    ]
+    for (const [rule, command] of harmless) {
+      expect([rule, command, await decideIn({ allow: [rule] }, command)]).toEqual([rule, command, "allow"])
+    }
+  })
+  const denyCases = [
+    "printf -v 'a[$(rm victim)]' x",
+    "read 'a[$(rm victim)]' <<< x",
+    "test -v 'a[$(rm victim)]'",
+    "compgen -W '$(rm victim)' x",
+    "compgen -C 'rm victim' x",
+    "mapfile -C 'rm victim' -c 1 a <<< x",
+    "jobs -x rm victim",
+    "trap 'rm victim' EXIT",
+    "let 'a[$(rm victim)]=1'",
+    "hash -p /usr/bin/rm ls; ls victim",
+    "shopt -s expand_aliases; alias ls='rm'\nls victim",
+    "bash -c \"bash -c \\\"bash -c 'bash -c \\\\\\\"rm victim\\\\\\\"'\\\"\""
+  ]
+  it("each payload really removes victim in bash", () => {
+    for (const command of denyCases) expect([command, inBash(command).victimGone]).toEqual([command, true])
+  })
+  for (const command of denyCases) {
+    it(`Bash(rm:*) denies ${JSON.stringify(command)}`, async () => {
+      expect(await decideIn({ allow: ["Bash"], deny: ["Bash(rm:*)"] }, command)).toBe("deny")
+    })
+  }
+})
+
+describe("issue 31: /dev/tcp and /dev/udp redirections are refused", () => {
+  it("bash really connects, and no allow rule lets it", async () => {
+    const server = net.createServer((socket) => socket.destroy())
+    let connections = 0
+    server.on("connection", () => connections++)
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    const address = server.address()
+    const port = typeof address === "object" && address !== null ? address.port : 0
+    try {
+      const commands = [
+        `cat < /dev/tcp/127.0.0.1/${port}`,
+        `echo hi > /dev/tcp/127.0.0.1/${port}`,
+        `echo hi 2>/dev/null >/dev/tcp/127.0.0.1/${port}`,
+        `cat <> /dev/tcp/127.0.0.1/${port}`,
+        `echo hi > /dev/tcp/127.0.0.1/$((${port}))`,
+        `echo hi > /dev/udp/127.0.0.1/${port}`
+      ]
+      inBash(commands[0]!)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      expect(connections).toBeGreaterThan(0)
+      const spec = { allow: ["Bash(cat:*)", "Bash(echo:*)", "Write(/dev/**)", "Write(//dev/**)"] }
+      for (const command of commands) expect([command, await decideIn(spec, command)]).toEqual([command, "fallback"])
+    } finally {
+      server.close()
+    }
+  })
+})
+
+describe("issue 31: the CLI's own commit-message form", () => {
+  const commit = (body: string, quote = "'") => `git commit -m "$(cat <<${quote}EOF${quote}\n${body}\nEOF\n)"`
+  const spec = { allow: ["Bash(git commit:*)", "Bash(cat:*)"] }
+  it("is allowed with Bash(git commit:*) and Bash(cat:*), and bash passes the body as the message", async () => {
+    const bodies = [
+      "fix: a thing",
+      "feat(scope): x\n\nBody with $(touch X) and `touch X` and ${x:-y} and \"quotes\" and 'it''s'\n\nCo-Authored-By: Claude <noreply@anthropic.com>",
+      "a line ) with a paren\nxEOF\n",
+      ""
+    ]
+    for (const body of bodies) {
+      const command = commit(body)
+      expect([command, await decideIn(spec, command)]).toEqual([command, "allow"])
+      // bash: `git` is a function that prints its arguments; nothing else runs
+      const run = inBash(`git() { printf '%s\\0' "$@"; }\n${command}`)
+      expect(run.touched).toBe(false)
+      expect(run.output.split("\0").slice(0, -1)).toEqual(["commit", "-m", body.replace(/\n+$/, "")])
+    }
+    expect(await decideIn(spec, commit("msg", "\""))).toBe("allow")
+  })
+  it("needs both rules, a quoted delimiter and exactly this shape", async () => {
+    expect(await decideIn({ allow: ["Bash(git commit:*)"] }, commit("msg"))).toBe("fallback")
+    expect(await decideIn(spec, commit("msg $(touch X)", ""))).toBe("fallback")
+    expect(inBash(commit("msg $(touch X)", "")).touched).toBe(true)
+    for (
+      const command of [
+        "git commit -m \"$(cat <<'EOF'\nmsg\nEOF\n)$(touch X)\"",
+        "git commit -m \"x$(cat <<'EOF'\nmsg\nEOF\n)\"",
+        "git commit -m \"$(cat x <<'EOF'\nmsg\nEOF\n)\"",
+        "git commit -m \"$(cat <<'EOF' > X\nmsg\nEOF\n)\"",
+        "git commit -m \"$(cat <<'EOF'\nmsg\nEOF\ntouch X\n)\"",
+        "git commit -m \"$(cat <<'EOF'\nEOF\ntouch X\nEOF\n)\"",
+        "git commit -m $(cat <<'EOF'\nmsg\nEOF\n)",
+        // tree-sitter-bash ends the heredoc at lines bash does not end it at (an indented `EOF`, `EOF `, and inside
+        // `$(…)` any line that starts with `EOF`): the tree does not have this shape, which errs on the safe side
+        "git commit -m \"$(cat <<'EOF'\na\n  EOF b\nEOF\n)\"",
+        "git commit -m \"$(cat <<'EOF'\na\nEOF \nEOF\n)\"",
+        "git commit -m \"$(cat <<'EOF'\na\nEOFX\nEOF\n)\""
+      ]
+    ) {
+      expect([command, await decideIn(spec, command)]).toEqual([command, "fallback"])
+    }
+  })
+})
+
+describe("issue 36: Bash reads are judged against Read deny rules", () => {
+  const guarded = {
+    allow: ["Bash(cat:*)", "Bash(grep:*)", "Bash(head:*)", "Bash(sed:*)", "Bash(cp:*)", "Bash"],
+    deny: ["Read(./secrets/**)"]
+  }
+  const reads = [
+    "cat secrets/k",
+    "cat < secrets/k",
+    "head -n 1 secrets/k",
+    "grep -r SECRET secrets",
+    "grep -r SECRET .",
+    "grep -R SECRET",
+    "grep SECRET secrets/k data.txt",
+    "sed -n p secrets/k",
+    "cat secre?s/k",
+    "cat secret[s]/*",
+    "cat $PWD/secrets/k",
+    "cat ~+/secrets/k",
+    "cat 'secrets'/k",
+    "cat --show-ends secrets/k",
+    "cp secrets/k out/c && cat out/c",
+    "cd secrets && cat k",
+    "cd secrets; cat < k",
+    "find . -name k -exec cat {} \\;",
+    "xargs cat <<< secrets/k",
+    "timeout 5 cat secrets/k",
+    "eval 'cat secrets/k'",
+    "bash -c 'cat secrets/k'",
+    "echo $(cat secrets/k)",
+    "tar cf - . | cat",
+    "rg SECRET"
+  ]
+  it("each command really reads secrets/k in bash", () => {
+    for (const command of reads.filter((c) => !c.startsWith("rg"))) {
+      const run = inBash(command)
+      expect([command, run.output.includes("SECRET") || run.exists("out/c")]).toEqual([command, true])
+    }
+  })
+  for (const command of reads) {
+    it(`deny Read(./secrets/**) matches ${JSON.stringify(command)}`, async () => {
+      expect(await decideIn(guarded, command)).toBe("deny")
+    })
+  }
+  it("reads elsewhere stay allowed", async () => {
+    for (
+      const command of ["cat data.txt", "grep data data.txt", "cat *.txt", "head -n 1 data.txt out/x", "grep -r x out"]
+    ) {
+      expect([command, await decideIn(guarded, command)]).toEqual([command, "allow"])
+    }
+  })
+})
+
+describe("issue 36: links made in the same command, and hard links", () => {
+  const writer = { allow: ["Bash(ln:*)", "Bash(echo:*)", "Bash(cp:*)", "Bash(mv:*)", "Bash(tar:*)", "Write(./out/**)"] }
+  const linked = [
+    "ln -s ../../outside out/l; echo x > out/l/t",
+    "ln -s ../../outside out/l\necho x > out/l/t",
+    "ln -s ../../outside out/l && echo x > out/l/t",
+    "ln ../outside/t out/h; echo x > out/h",
+    "cp -l ../outside/t out/h\necho x > out/h"
+  ]
+  it("each command really writes outside/t in bash", () => {
+    for (const command of linked) expect([command, inBash(command).outside]).toEqual([command, "x\n"])
+  })
+  for (const command of [...linked, "cp -s /tmp/x out/t; echo x > out/t", "tar xf a.tar; echo x > out/l/t"]) {
+    it(`${JSON.stringify(command)} falls to the fallback`, async () => {
+      expect(await decideIn(writer, command)).toBe("fallback")
+    })
+  }
+  it("a hard link already there to a file outside the allowed tree is not written through", async () => {
+    const setup = (work: string, root: string) =>
+      fs.linkSync(path.join(root, "outside", "t"), path.join(work, "out", "h"))
+    expect(inBash("echo x > out/h", setup).outside).toBe("x\n")
+    expect(await decideIn(writer, "echo x > out/h", setup)).toBe("fallback")
+    expect(await decideIn(writer, "echo x > out/other", setup)).toBe("allow")
+  })
+  it("deny rules see through a hard link into the denied tree, and through links made in the command", async () => {
+    const guarded = { allow: ["Bash"], deny: ["Read(./secrets/**)", "Write(./secrets/**)"] }
+    const setup = (work: string) => fs.linkSync(path.join(work, "secrets", "k"), path.join(work, "out", "h"))
+    expect(await decideIn(guarded, "cat out/h", setup)).toBe("deny")
+    expect(await decideIn(guarded, "echo x > out/h", setup)).toBe("deny")
+    expect(await decideIn(guarded, "ln -s ../secrets out/l; cat out/l/k")).toBe("deny")
+    expect(await decideIn(guarded, "ln -s ../secrets out/l\necho x > out/l/k")).toBe("deny")
+    // a hard link elsewhere (a package store) is not a reason to deny
+    const elsewhere = (work: string) => fs.linkSync(path.join(work, "data.txt"), path.join(work, "out", "d"))
+    expect(await decideIn(guarded, "cat out/d", elsewhere)).toBe("allow")
+  })
+})
+
+describe("issue 36: the Bash tool starts every command in the session's directory", () => {
+  it("a session with a permission handler sets CLAUDE_BASH_MAINTAIN_PROJECT_WORKING_DIR for the CLI", async () => {
+    const withHandler = await Effect.runPromise(
+      toLaunch({ env: { CLAUDE_BASH_MAINTAIN_PROJECT_WORKING_DIR: "0" } }, { permissionPromptStdio: true })
+    )
+    expect(withHandler.env["CLAUDE_BASH_MAINTAIN_PROJECT_WORKING_DIR"]).toBe("1")
+    const without = await Effect.runPromise(toLaunch({}, {}))
+    expect(without.env["CLAUDE_BASH_MAINTAIN_PROJECT_WORKING_DIR"]).toBeUndefined()
+  })
+})
+
+describe("a shell given its script on its input", () => {
+  const cases = [
+    "source /dev/stdin <<< 'rm victim'",
+    ". /dev/stdin <<< 'rm victim'",
+    "bash <<< 'rm victim'",
+    "sh <<EOF\nrm victim\nEOF",
+    "bash -s <<'EOF'\nrm victim\nEOF",
+    "echo 'rm victim' | bash",
+    "printf '%s\\n' 'rm victim' | sh -s",
+    "echo 'echo x > secrets/k' | bash"
+  ]
+  it("each payload really runs in bash", () => {
+    for (const command of cases.slice(0, -1)) expect([command, inBash(command).victimGone]).toEqual([command, true])
+    expect(inBash(cases.at(-1)!).secret).toBe("x\n")
+  })
+  for (const command of cases) {
+    it(`deny rules see into ${JSON.stringify(command)}`, async () => {
+      expect(await decideIn({ allow: ["Bash"], deny: ["Bash(rm:*)", "Write(./secrets/**)"] }, command)).toBe("deny")
+    })
+  }
+})
