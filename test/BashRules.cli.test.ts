@@ -98,3 +98,46 @@ describe("Bash and path rules against the real CLI", () => {
     120_000
   )
 })
+
+describe("the Bash tool's directory and links against the real CLI", () => {
+  /** Runs each command as one Bash call under `rules`, in order; returns the tool results. */
+  const calls = (
+    commands: ReadonlyArray<string>,
+    rules: { readonly allow?: ReadonlyArray<string>; readonly deny?: ReadonlyArray<string> },
+    setup: (cwd: string) => void
+  ) =>
+    Effect.gen(function*() {
+      const { options, cwd, server } = yield* realCli()
+      setup(cwd)
+      yield* server.addReplies(
+        ...commands.map((command) => reply(toolUse("Bash", { command, description: "scripted" }))),
+        reply(text("done"))
+      )
+      const policy = Permissions.layer(Permissions.rules(rules, () => Effect.succeed(Permissions.deny(FALLBACK))))
+      yield* Stream.runCollect(ClaudeAgent.query("run them", options())).pipe(Effect.provide(policy))
+      const results = (yield* server.requests).filter((r) => r.isMessages).flatMap((r) => r.toolResults)
+      return { cwd, results }
+    })
+
+  it.live(
+    "`cd sub` then `echo x > out/f` in the next call writes ./out/f, where the policy judged it",
+    () =>
+      noClaudeLeft(
+        Effect.scoped(Effect.gen(function*() {
+          const { cwd, results } = yield* calls(
+            ["cd sub", "echo x > out/f", "pwd"],
+            { allow: ["Bash(cd:*)", "Bash(echo:*)", "Bash(pwd)", "Write(./out/**)"] },
+            (cwd) => {
+              fs.mkdirSync(path.join(cwd, "sub", "out"), { recursive: true })
+              fs.mkdirSync(path.join(cwd, "out"))
+            }
+          )
+          expect(results.map((r) => r.is_error)).toEqual([false, false, false])
+          expect(fs.existsSync(path.join(cwd, "sub", "out", "f"))).toBe(false)
+          expect(fs.readFileSync(path.join(cwd, "out", "f"), "utf8")).toBe("x\n")
+          expect(String(results[2]?.content)).toBe(fs.realpathSync(cwd))
+        })).pipe(Effect.provide(NodeClaudeAgent.layer))
+      ),
+    120_000
+  )
+})

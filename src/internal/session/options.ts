@@ -637,6 +637,9 @@ export const launchOf = (options: Options, extensions: Extensions = {}): Effect.
     if (options.enableFileCheckpointing === true) env["CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING"] = "true"
     const previewFormat = options.toolConfig?.askUserQuestion?.previewFormat
     if (previewFormat !== undefined) env["CLAUDE_CODE_QUESTION_PREVIEW_FORMAT"] = previewFormat
+    // a permission handler judges every Bash command from the session's cwd: the CLI's Bash tool is made to start
+    // each command there (it otherwise keeps the directory a `cd` left it in); see SECURITY.md, "The shell's directory"
+    if (extensions.permissionPromptStdio === true) env["CLAUDE_BASH_MAINTAIN_PROJECT_WORKING_DIR"] = "1"
 
     // --- initialize ----------------------------------------------------------------------------------------------
     const sp = options.systemPrompt
