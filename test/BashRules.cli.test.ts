@@ -140,4 +140,42 @@ describe("the Bash tool's directory and links against the real CLI", () => {
       ),
     120_000
   )
+
+  it.live(
+    "links made earlier in the command (`;`, newline) and hard links are refused; what they lead to is untouched",
+    () =>
+      noClaudeLeft(
+        Effect.scoped(Effect.gen(function*() {
+          const { cwd, results } = yield* calls(
+            [
+              "ln -s ../outside out/l; echo x > out/l/t",
+              "ln -s ../outside out/m\necho x > out/m/t",
+              "echo x > out/h",
+              "ln outside/u out/h2; echo x > out/h2",
+              "cat secrets/k > out/copy",
+              "echo ok > out/fine"
+            ],
+            {
+              allow: ["Bash(ln:*)", "Bash(echo:*)", "Bash(cat:*)", "Write(./out/**)"],
+              deny: ["Read(./secrets/**)"]
+            },
+            (cwd) => {
+              for (const dir of ["out", "outside", "secrets"]) fs.mkdirSync(path.join(cwd, dir))
+              for (const file of ["t", "h", "u"]) fs.writeFileSync(path.join(cwd, "outside", file), "outside\n")
+              fs.writeFileSync(path.join(cwd, "secrets", "k"), "SECRET\n")
+              fs.linkSync(path.join(cwd, "outside", "h"), path.join(cwd, "out", "h"))
+            }
+          )
+          expect(results.map((r) => r.is_error)).toEqual([true, true, true, true, true, false])
+          for (const file of ["t", "h", "u"]) {
+            expect([file, fs.readFileSync(path.join(cwd, "outside", file), "utf8")]).toEqual([file, "outside\n"])
+          }
+          for (const name of ["l", "m", "h2", "copy"]) {
+            expect([name, fs.existsSync(path.join(cwd, "out", name))]).toEqual([name, false])
+          }
+          expect(fs.readFileSync(path.join(cwd, "out", "fine"), "utf8")).toBe("ok\n")
+        })).pipe(Effect.provide(NodeClaudeAgent.layer))
+      ),
+    120_000
+  )
 })
