@@ -281,96 +281,223 @@ const globBase = (glob: string): string => {
   return first === -1 ? glob : parts.slice(0, first).join("/") || "/"
 }
 
+/** What one decision asks the file system, asked once: path rules' base directories, files' other names. */
+interface Lookups {
+  /** The literal directories of a path rule's glob, as written and with symlinks resolved. */
+  readonly bases: (parsed: ParsedRule) => ReadonlyArray<string>
+  /** The identity of a file with more than one name (see `shellPaths.ts`). */
+  readonly linked: (file: string) => { readonly dev: number; readonly ino: number } | undefined
+  /** Where a path really is (`realLocation`). */
+  readonly real: (file: string) => string | undefined
+}
+
+const lookups = (cwd: string): Lookups => {
+  const bases = new Map<ParsedRule, ReadonlyArray<string>>()
+  const linked = new Map<string, { readonly dev: number; readonly ino: number } | undefined>()
+  const real = new Map<string, string | undefined>()
+  return {
+    bases: (parsed) => {
+      const known = bases.get(parsed)
+      if (known !== undefined) return known
+      const lexical = resolvePattern(parsed.content ?? "", cwd)
+      const found = [...new Set([globBase(lexical), globBase(realGlob(lexical) ?? lexical)])]
+      bases.set(parsed, found)
+      return found
+    },
+    linked: (file) => {
+      if (!linked.has(file)) linked.set(file, ShellPaths.multiplyLinked(file))
+      return linked.get(file)
+    },
+    real: (file) => {
+      if (!real.has(file)) real.set(file, realLocation(file))
+      return real.get(file)
+    }
+  }
+}
+
+/**
+ * Whether a path rule could match a path at all: the path (as written or really) is at or under one of the rule's
+ * base directories, or cannot be resolved. A path glob matches nothing outside its literal directories, so a path
+ * this rejects needs no full match.
+ */
+const mayMatch = (parsed: ParsedRule, file: string, known: Lookups): boolean => {
+  const content = parsed.content
+  if (content === undefined || content === "" || content === "*") return true
+  const real = known.real(file)
+  if (real === undefined) return true
+  const under = (p: string) => (base: string) => p === base || p.startsWith(base === "/" ? "/" : `${base}/`)
+  return known.bases(parsed).some((base) => under(file)(base) || under(real)(base))
+}
+
 /**
  * Whether a deny or ask path rule matches a whole tree a command reads or writes (`grep -r x dir`, `rm -r dir`): the
  * tree is inside the rule's paths, or holds the rule's base directory. A tree that cannot be resolved matches.
  */
-const treeMatches = (parsed: ParsedRule, tree: string, request: Request, behavior: PermissionBehavior): boolean => {
+const treeMatches = (
+  parsed: ParsedRule,
+  tree: string,
+  request: Request,
+  behavior: PermissionBehavior,
+  known: Lookups
+): boolean => {
   const content = parsed.content
   if (content === undefined || content === "" || content === "*") return true
-  const real = realLocation(path.resolve(request.cwd, tree))
+  const real = known.real(path.resolve(request.cwd, tree))
   if (real === undefined) return true
-  const lexical = resolvePattern(content, request.cwd)
-  const bases = [globBase(lexical), globBase(realGlob(lexical) ?? lexical)]
-  if (bases.some((base) => base === real || base.startsWith(real === "/" ? "/" : `${real}/`))) return true
-  return contentMatches(parsed, readRequest(tree, request.cwd), behavior)
+  if (known.bases(parsed).some((base) => base === real || base.startsWith(real === "/" ? "/" : `${real}/`))) {
+    return true
+  }
+  return mayMatch(parsed, tree, known) && contentMatches(parsed, readRequest(tree, request.cwd), behavior)
 }
 
 /**
  * Whether a deny or ask path rule matches a file through another name: the file has more than one (a hard link)
  * and one of them is under the rule's base directory (or that cannot be told within the search's bound).
  */
-const linkedInto = (parsed: ParsedRule, file: string, request: Request): boolean => {
-  const content = parsed.content
-  const id = ShellPaths.multiplyLinked(path.resolve(request.cwd, file))
+const linkedInto = (parsed: ParsedRule, file: string, known: Lookups): boolean => {
+  const id = known.linked(file)
   if (id === undefined) return false
+  const content = parsed.content
   if (content === undefined || content === "" || content === "*") return true
-  const lexical = resolvePattern(content, request.cwd)
-  return [globBase(lexical), globBase(realGlob(lexical) ?? lexical)].some((base) =>
-    ShellPaths.hasNameUnder(base, id) !== false
-  )
+  return known.bases(parsed).some((base) => ShellPaths.hasNameUnder(base, id) !== false)
 }
 
-/** What a shell command may read or write, for deny and ask rules. */
+/**
+ * A path a shell command names, and the directories the shell may be in when it is opened (`undefined`: not known).
+ */
+interface Target {
+  readonly word: ShellRules.Word
+  readonly dirs: ReadonlyArray<string> | undefined
+}
+
+/** What a shell command may read or write. */
 interface Targets {
-  readonly reads: ReadonlyArray<ShellRules.Word>
-  readonly readTrees: ReadonlyArray<ShellRules.Word>
-  readonly writes: ReadonlyArray<ShellRules.Word>
-  readonly writeTrees: ReadonlyArray<ShellRules.Word>
-  /**
-   * A read or write whose path is not known: the command itself may redirect it (a `cd`, a link made in the same
-   * command), or the program takes it from elsewhere (`xargs cat`).
-   */
+  readonly reads: ReadonlyArray<Target>
+  readonly readTrees: ReadonlyArray<Target>
+  readonly writes: ReadonlyArray<Target>
+  readonly writeTrees: ReadonlyArray<Target>
+  /** It reads or writes files named elsewhere (`xargs cat` reads the files named on its input). */
   readonly readsUnknown: boolean
   readonly writesUnknown: boolean
+  /** The directories the shell may be in when a simple command runs (`undefined`: not known). */
+  readonly dirsOf: (command: ShellRules.SimpleCommand) => ReadonlyArray<string> | undefined
+}
+
+const commandWords = (command: ShellRules.SimpleCommand): ReadonlyArray<string> =>
+  command.words.slice(command.assignments).map((w) => w.loose)
+
+/** Where `cd DIR` / `pushd DIR` goes (relative to where the shell is), or `undefined` when it cannot be told. */
+const cdTarget = (command: ShellRules.SimpleCommand): string | undefined => {
+  if (command.assignments > 0) return undefined
+  const [name, ...args] = command.words.map((w) => w.literal)
+  if (name !== "cd" && name !== "pushd") return undefined
+  const operands = args.filter((a) => a !== "-L" && a !== "-P" && a !== "--")
+  const target = operands[0]
+  return operands.length === 1 && target !== undefined && target !== "-" && !/^[-+]/.test(target) ? target : undefined
+}
+
+/**
+ * The directories the shell may be in at each simple command: the session's cwd, changed by the top-level `cd DIR`s
+ * (after `cd a && …` the shell is in `a`; after `cd a; …` in `a` or still here); not known after any other directory
+ * change (`cd` in a subshell, a substitution or a script, `cd -`, `popd`, `cd $X`).
+ */
+const directories = (
+  analysis: ShellRules.Analysis,
+  cwd: string
+): (command: ShellRules.SimpleCommand) => ReadonlyArray<string> | undefined => {
+  const { all, top, joiners } = analysis
+  const changes = all.filter((c) => ShellPrograms.changesDirectory(commandWords(c)))
+  if (changes.length === 0) return () => [cwd]
+  if (top === undefined || joiners === undefined) return () => undefined
+  const inTop = new Set(top)
+  if (changes.some((c) => !inTop.has(c))) return () => undefined
+  const at = new Map<ShellRules.SimpleCommand, ReadonlyArray<string> | undefined>()
+  const seen = new Set<string>([cwd])
+  let current: ReadonlyArray<string> | undefined = [cwd]
+  let lost = false
+  top.forEach((command, i) => {
+    at.set(command, current)
+    if (!ShellPrograms.changesDirectory(commandWords(command))) return
+    const target = cdTarget(command)
+    if (current === undefined || target === undefined) {
+      current = undefined
+      lost = true
+      return
+    }
+    const next = current.map((d) => path.resolve(d, target))
+    for (const d of next) seen.add(d)
+    current = joiners[i] === "&&" ? next : [...new Set([...current, ...next])]
+  })
+  // a command inside another (a script given to `bash -c`) may run wherever the shell has been
+  const anywhere = lost ? undefined : [...seen]
+  return (command) => (at.has(command) ? at.get(command) : anywhere)
 }
 
 /**
  * The files a shell command reads and writes: its redirections, and the operands of its programs (see
- * `shellPrograms.ts`). After a directory change anywhere in the command every path is unknown; after a link made by
- * one of its commands, every path of its other commands is.
+ * `shellPrograms.ts`), each with the directories it may be opened from. After a link made by one of its commands,
+ * the paths of its other commands are not known.
  */
-const shellTargets = (all: ReadonlyArray<ShellRules.SimpleCommand>): Targets => {
-  const reads: Array<ShellRules.Word> = []
-  const readTrees: Array<ShellRules.Word> = []
-  const writes: Array<ShellRules.Word> = []
-  const writeTrees: Array<ShellRules.Word> = []
-  const looseWords = all.map((c) => c.words.slice(c.assignments).map((w) => w.loose))
-  const moves = looseWords.some(ShellPrograms.changesDirectory)
-  const linkers = looseWords.map(ShellPrograms.makesLinks)
+const shellTargets = (analysis: ShellRules.Analysis, cwd: string): Targets => {
+  const { all } = analysis
+  const dirsOf = directories(analysis, cwd)
+  const reads: Array<Target> = []
+  const readTrees: Array<Target> = []
+  const writes: Array<Target> = []
+  const writeTrees: Array<Target> = []
+  const linkers = all.map((c) => ShellPrograms.makesLinks(commandWords(c)))
   const linkCount = linkers.filter((l) => l).length
   let readsUnknown = false
   let writesUnknown = false
   all.forEach((command, i) => {
-    const operands = ShellPrograms.fileOperands(command.words.slice(command.assignments))
-    const commandReads = [...command.inputs, ...operands.reads]
-    const commandWrites = [...command.writes, ...operands.writes]
-    const unknown = moves || linkCount - (linkers[i] ? 1 : 0) > 0
-    if (unknown && commandReads.length + operands.readTrees.length > 0) readsUnknown = true
-    if (unknown && commandWrites.length + operands.writeTrees.length > 0) writesUnknown = true
+    const found = ShellPrograms.fileOperands(command.words.slice(command.assignments))
+    const dirs = linkCount - (linkers[i] ? 1 : 0) > 0 ? undefined : dirsOf(command)
+    // the guessed operands of a program the lists do not know are judged only where the shell is known to be
+    const operands = found.guessed === true && dirs === undefined ? ShellPrograms.NO_OPERANDS : found
+    const at = (words: ReadonlyArray<ShellRules.Word>) => words.map((word) => ({ word, dirs }))
+    reads.push(...at(command.inputs), ...at(operands.reads))
+    readTrees.push(...at(operands.readTrees))
+    writes.push(...at(command.writes), ...at(operands.writes))
+    writeTrees.push(...at(operands.writeTrees))
     if (operands.readsUnknown === true) readsUnknown = true
     if (operands.writesUnknown === true) writesUnknown = true
-    reads.push(...commandReads)
-    readTrees.push(...operands.readTrees)
-    writes.push(...commandWrites)
-    writeTrees.push(...operands.writeTrees)
   })
-  return { reads, readTrees, writes, writeTrees, readsUnknown, writesUnknown }
+  const linkedBy = (command: ShellRules.SimpleCommand) => linkCount - (linkers[all.indexOf(command)] ? 1 : 0) > 0
+  return {
+    reads,
+    readTrees,
+    writes,
+    writeTrees,
+    readsUnknown,
+    writesUnknown,
+    dirsOf: (command) => (linkedBy(command) ? undefined : dirsOf(command))
+  }
 }
 
 /**
- * The paths a word may name: its value, or, for a glob, what it expands to now (and the pattern itself, which bash
- * passes when nothing matches); `undefined` when they cannot be known before it runs.
+ * The paths a word may name from a directory: its value, or, for a glob, what it expands to now (and the pattern
+ * itself, which bash passes when nothing matches), made absolute; `undefined` when they cannot be known.
  */
-const pathsOf = (w: ShellRules.Word, cwd: string): ReadonlyArray<string> | undefined => {
-  if (w.literal !== undefined) return [w.literal]
+const pathsOf = (w: ShellRules.Word, dir: string): ReadonlyArray<string> | undefined => {
+  if (w.literal !== undefined) return [path.resolve(dir, w.literal)]
   if (w.glob === undefined) return undefined
-  const expanded = ShellPaths.expandGlob(w.glob, cwd)
-  return expanded === undefined ? undefined : [...expanded, ShellPaths.unquoteGlob(w.glob)]
+  const expanded = ShellPaths.expandGlob(w.glob, dir)
+  return expanded === undefined
+    ? undefined
+    : [...expanded, ShellPaths.unquoteGlob(w.glob)].map((p) => path.resolve(dir, p))
 }
 
-/** How many crude tokens of a command that does not parse are judged as paths; past that, deny rules match. */
-const MAX_PATH_TOKENS = 1000
+/** Every path a target may name, from every directory it may be opened from; `undefined` when not known. */
+const targetPaths = (target: Target): ReadonlyArray<string> | undefined => {
+  if (target.dirs === undefined) return undefined
+  const paths: Array<string> = []
+  for (const dir of target.dirs) {
+    const found = pathsOf(target.word, dir)
+    if (found === undefined) return undefined
+    paths.push(...found)
+  }
+  return paths
+}
 
 /** Whether a deny or ask rule for Read, Write or Edit matches what a shell command reads or writes. */
 const pathRuleMatches = (
@@ -378,30 +505,28 @@ const pathRuleMatches = (
   behavior: PermissionBehavior,
   request: Request,
   analysis: ShellRules.Analysis,
-  targets: Targets
+  targets: Targets,
+  known: Lookups
 ): boolean => {
   const writing = writesFiles(parsed)
   const reading = readsFiles(parsed)
   if (!writing && !reading) return false
-  if (analysis.limit) return true
-  const asRequest = (p: string) => writing ? writeRequest(p, request.cwd) : readRequest(p, request.cwd)
-  const file = (w: ShellRules.Word, literalOnly: boolean) => {
-    const paths = literalOnly ? (w.literal === undefined ? [] : [w.literal]) : pathsOf(w, request.cwd)
+  if (analysis.limit || analysis.broken) return true
+  const asRequest = (p: string) => (writing ? writeRequest(p, request.cwd) : readRequest(p, request.cwd))
+  const file = (target: Target) => {
+    const paths = targetPaths(target)
     return paths === undefined ||
-      paths.some((p) => contentMatches(parsed, asRequest(p), behavior) || linkedInto(parsed, p, request))
+      paths.some((p) =>
+        (mayMatch(parsed, p, known) && contentMatches(parsed, asRequest(p), behavior)) || linkedInto(parsed, p, known)
+      )
   }
-  const tree = (w: ShellRules.Word) => {
-    const paths = pathsOf(w, request.cwd)
-    return paths === undefined || paths.some((p) => treeMatches(parsed, p, request, behavior))
+  const tree = (target: Target) => {
+    const paths = targetPaths(target)
+    return paths === undefined || paths.some((p) => treeMatches(parsed, p, request, behavior, known))
   }
-  const hit = (files: ReadonlyArray<ShellRules.Word>, trees: ReadonlyArray<ShellRules.Word>, unknown: boolean) =>
-    unknown || files.some((w) => file(w, false)) || trees.some(tree)
-  if (writing && hit(targets.writes, targets.writeTrees, targets.writesUnknown)) return true
-  if (reading && hit(targets.reads, targets.readTrees, targets.readsUnknown)) return true
-  // a command that does not parse cleanly: its crude tokens, taken for paths
-  const tokens = analysis.tokens.filter((t) => t.includes("/") || t.includes("."))
-  if (tokens.length > MAX_PATH_TOKENS) return true
-  return tokens.some((t) => file({ literal: t, loose: t }, true))
+  if (writing && (targets.writesUnknown || targets.writes.some(file) || targets.writeTrees.some(tree))) return true
+  if (reading && (targets.readsUnknown || targets.reads.some(file) || targets.readTrees.some(tree))) return true
+  return false
 }
 
 /** The first rule that matches a shell command (see SECURITY.md, "Permission rules", for the semantics). */
@@ -412,26 +537,34 @@ const firstShellMatch = (
 ): RuleEntry | undefined => {
   const { all, top } = analysis
   const tool = request.toolName
-  const targets = shellTargets(all)
-  const writeAllowed = ({ literal }: ShellRules.Word) =>
-    literal !== undefined && !targets.writesUnknown &&
-    ShellPaths.multiplyLinked(path.resolve(request.cwd, literal)) === undefined &&
-    rules.some(({ entry, parsed }) =>
-      entry.behavior === "allow" && writesFiles(parsed) &&
-      contentMatches(parsed, writeRequest(literal, request.cwd), "allow")
-    )
+  const targets = shellTargets(analysis, request.cwd)
+  const known = lookups(request.cwd)
+  // a write redirection is allowed when, from every directory the shell may then be in, its target is a file an allow
+  // rule for Write or Edit allows, with no other name (a hard link)
+  const writeAllowed = (command: ShellRules.SimpleCommand) => {
+    const dirs = targets.dirsOf(command)
+    return ({ literal }: ShellRules.Word) =>
+      literal !== undefined && dirs !== undefined && dirs.every((dir) => {
+        const file = path.resolve(dir, literal)
+        return known.linked(file) === undefined &&
+          rules.some(({ entry, parsed }) =>
+            entry.behavior === "allow" && writesFiles(parsed) &&
+            contentMatches(parsed, writeRequest(file, request.cwd), "allow")
+          )
+      })
+  }
   const covered = (command: ShellRules.SimpleCommand) => {
     const reach = command.assignments +
       ShellPrograms.allowReach(command.words.slice(command.assignments).map((w) => w.literal))
     return rules.some(({ entry, parsed }) =>
       entry.behavior === "allow" && toolMatches(parsed.tool, tool) &&
       (!hasContent(parsed) || ShellRules.allowMatches(parsed.content, command, reach))
-    ) && command.writes.every(writeAllowed)
+    ) && command.writes.every(writeAllowed(command))
   }
   return rules.find(({ entry, parsed }) => {
     if (entry.behavior !== "allow" && parsed.tool !== tool) {
       // a redirection or a program's operand is a Write (or Read) of its path for deny and ask rules
-      if (pathRuleMatches(parsed, entry.behavior, request, analysis, targets)) return true
+      if (pathRuleMatches(parsed, entry.behavior, request, analysis, targets, known)) return true
     }
     if (!toolMatches(parsed.tool, tool)) return false
     if (!hasContent(parsed)) return true

@@ -338,6 +338,31 @@ export const denyCandidates = (words: ReadonlyArray<string>, maxRun: number): Ar
   return candidates
 }
 
+/** Names whose arguments may hold shell code (see {@link scripts}). */
+const SCRIPT_RUNNERS: ReadonlySet<string> = new Set([
+  "eval",
+  ...SHELLS,
+  "trap",
+  "compgen",
+  "complete",
+  "mapfile",
+  "readarray",
+  "bind",
+  "alias"
+])
+
+/** Builtins whose arguments are read for substitutions when they stand first. */
+const REENTRY_BUILTINS: ReadonlySet<string> = new Set([
+  ...ALWAYS_REENTRY,
+  ...REENTRY_WITH_ARGUMENTS,
+  "printf",
+  "test",
+  "[",
+  "wait",
+  "jobs",
+  "set"
+])
+
 /**
  * The strings a simple command runs as shell code, wherever the shell or builtin stands in it (behind `env`,
  * `exec`, `xargs`, `find -exec`, …): `eval`'s arguments, a shell's `-c` string, `trap`'s action, `compgen`/`complete`
@@ -351,6 +376,7 @@ export const scripts = (words: ReadonlyArray<string>): Array<string> => {
   const found: Array<string> = []
   words.forEach((w, i) => {
     const name = basename(w)
+    if (!SCRIPT_RUNNERS.has(name) && !(i === 0 && REENTRY_BUILTINS.has(name))) return
     const rest = words.slice(i + 1)
     if (name === "eval") {
       found.push((rest[0] === "--" ? rest.slice(1) : rest).join(" "))
@@ -700,9 +726,14 @@ export interface FileOperands {
   readonly readsUnknown?: boolean
   /** The command writes files it names elsewhere (`xargs rm`). */
   readonly writesUnknown?: boolean
+  /** The program is none of those above: its literal operands are only guessed to be files. */
+  readonly guessed?: boolean
 }
 
 const NONE: FileOperands = { reads: [], readTrees: [], writes: [], writeTrees: [] }
+
+/** No file operands. @internal */
+export const NO_OPERANDS: FileOperands = NONE
 
 /** Programs whose first operand is a pattern, unless one is given with `-e` / `-f`. */
 const PATTERN_FIRST: ReadonlySet<string> = new Set(["grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack", "ack-grep"])
@@ -721,7 +752,13 @@ const operandsOf = (name: string, args: ReadonlyArray<Word>): Array<Word> =>
     if (text.startsWith("-") || (name === "dd" && eq > 0)) {
       if (eq < 0) return []
       const value = text.slice(eq + 1)
-      return [{ literal: w.literal === undefined ? undefined : value, loose: value }]
+      const globEq = w.glob?.indexOf("=") ?? -1
+      const glob = w.glob !== undefined && globEq > 0 ? w.glob.slice(globEq + 1) : undefined
+      return [{
+        literal: w.literal === undefined ? undefined : value,
+        loose: value,
+        ...(glob === undefined ? {} : { glob })
+      }]
     }
     return [w]
   })
@@ -793,9 +830,10 @@ export const fileOperands = (commandWords: ReadonlyArray<Word>): FileOperands =>
     }
   }
   if (NO_FILE_OPERANDS.has(name) || ALWAYS_REENTRY.has(name)) return NONE
-  // a program these lists do not know: its literal operands may be files it reads or writes
-  const known = operands.filter((w) => w.literal !== undefined)
-  return { reads: known, readTrees: [], writes: known, writeTrees: [] }
+  // a program these lists do not know: its literal operands that look like paths (a `/` or a `.`) may be files it
+  // reads or writes
+  const known = operands.filter((w) => w.literal !== undefined && /[/.]/.test(w.literal))
+  return { reads: known, readTrees: [], writes: known, writeTrees: [], guessed: true }
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -805,9 +843,10 @@ export const fileOperands = (commandWords: ReadonlyArray<Word>): FileOperands =>
 const DIRECTORY_CHANGES: ReadonlySet<string> = new Set(["cd", "pushd", "popd"])
 
 /**
- * Programs that make symbolic or hard links (or move them, or restore trees that may hold them): `ln`, `link`,
- * `cp` (`-s`, `-l`, and links copied as links), `mv`, archive and sync tools, version control, patch, package
- * managers (which link `node_modules/.bin`), `stow`.
+ * Programs that make symbolic or hard links (or move them, or restore trees that may hold them): `ln`, `link`, `cp`
+ * (`-s`, `-l`, and links copied as links), `mv`, `install`, archive and sync tools, `patch`, `stow`; and, with the
+ * subcommands that write the work tree or a package tree, version control and package managers (which link
+ * `node_modules/.bin`).
  */
 const LINK_MAKERS: ReadonlySet<string> = new Set([
   "ln",
@@ -823,16 +862,69 @@ const LINK_MAKERS: ReadonlySet<string> = new Set([
   "7z",
   "7za",
   "rsync",
-  "git",
-  "hg",
-  "svn",
   "patch",
-  "npm",
-  "pnpm",
-  "yarn",
-  "bun",
   "stow"
 ])
+
+const LINKING_SUBCOMMANDS: Readonly<Record<string, ReadonlySet<string>>> = {
+  git: new Set([
+    "checkout",
+    "switch",
+    "restore",
+    "reset",
+    "clone",
+    "pull",
+    "merge",
+    "rebase",
+    "stash",
+    "am",
+    "apply",
+    "cherry-pick",
+    "revert",
+    "worktree",
+    "submodule",
+    "checkout-index",
+    "read-tree"
+  ]),
+  hg: new Set(["update", "up", "checkout", "co", "clone", "pull", "revert", "import", "unshelve", "merge"]),
+  svn: new Set(["checkout", "co", "update", "up", "export", "switch", "merge", "patch", "revert"]),
+  npm: new Set([
+    "install",
+    "i",
+    "ci",
+    "add",
+    "link",
+    "ln",
+    "update",
+    "up",
+    "upgrade",
+    "rebuild",
+    "uninstall",
+    "remove",
+    "rm",
+    "dedupe",
+    "prune"
+  ]),
+  pnpm: new Set([
+    "install",
+    "i",
+    "add",
+    "link",
+    "ln",
+    "update",
+    "up",
+    "upgrade",
+    "rebuild",
+    "remove",
+    "rm",
+    "uninstall",
+    "dedupe",
+    "prune",
+    "import"
+  ]),
+  yarn: new Set(["install", "add", "link", "upgrade", "up", "remove", "import"]),
+  bun: new Set(["install", "i", "add", "link", "update", "remove", "rm"])
+}
 
 /**
  * Whether a simple command changes the shell's directory (`cd`, `pushd`, `popd`, also behind a wrapper).
@@ -848,7 +940,10 @@ export const changesDirectory = (words: ReadonlyArray<string>): boolean =>
  * @internal
  */
 export const makesLinks = (words: ReadonlyArray<string>): boolean =>
-  words.some((w, i) =>
-    LINK_MAKERS.has(basename(w)) &&
-    (i === 0 || WRAPPERS.has(basename(words[0]!)) || basename(words[0]!) === "find")
-  )
+  words.some((w, i) => {
+    if (i > 0 && !WRAPPERS.has(basename(words[0]!)) && basename(words[0]!) !== "find") return false
+    const name = basename(w)
+    const subcommands = LINKING_SUBCOMMANDS[name]
+    // a version control tool's global options come before its subcommand: any later word may be it
+    return LINK_MAKERS.has(name) || (subcommands !== undefined && words.slice(i + 1).some((s) => subcommands.has(s)))
+  })

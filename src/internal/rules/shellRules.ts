@@ -98,10 +98,20 @@ export interface Analysis {
    */
   readonly top: ReadonlyArray<SimpleCommand> | undefined
   /**
+   * With `top`: the operator after each of its commands (`&&`, `||`, `;`, `|`, `|&`, a newline, `undefined` for the
+   * last and for a commit message's `cat`). The commands of `top` are the same objects as in `all`.
+   */
+  readonly joiners?: ReadonlyArray<string | undefined> | undefined
+  /**
    * A limit was reached (the command's size, the parse's time, the nesting of the scripts it runs, the stack): what
    * the command does is not known, so every deny and ask rule that could apply matches it, and no allow rule does.
    */
   readonly limit: boolean
+  /**
+   * The command, or a script it runs, does not parse cleanly: where it reads and writes is not known, so every deny
+   * and ask rule for Read, Write or Edit matches it.
+   */
+  readonly broken: boolean
   /**
    * The crude tokens of a command that does not parse cleanly, or that bash might read differently from the tree
    * (split at blanks, shell metacharacters and commas): deny and ask rules match any run of them.
@@ -414,10 +424,13 @@ const simpleCommand = (source: string, node: Node, around: ReadonlyArray<Node>):
       wordNodes.push({ nodes: [n], assignment })
     }
   }
+  // where each redirection target ends: a word that starts there without a blank is, in bash, part of the target
+  const targetEnds: Array<number> = []
   const target = (nodes: ReadonlyArray<Node>): { readonly target: Word; readonly rest: ReadonlyArray<Node> } => {
     let end = 1
     while (end < nodes.length && !separated(source, nodes[end - 1]!, nodes[end]!)) end++
     if (end > 1) ok = false
+    targetEnds.push(nodes[end - 1]!.endIndex)
     return { target: joinWord(nodes.slice(0, end)), rest: nodes.slice(end) }
   }
   const redirect = (r: Node): Array<Node> => {
@@ -481,6 +494,13 @@ const simpleCommand = (source: string, node: Node, around: ReadonlyArray<Node>):
       wordNodes.splice(at, 0, { nodes: [n], assignment: false })
     }
   }
+  // a word glued to a redirection target (`> 's'\\ecrets/k`, read by the parser as the target `'s'` and a word):
+  // the target bash opens is not known
+  if (wordNodes.some((w) => targetEnds.includes(w.nodes[0]!.startIndex))) {
+    ok = false
+    writes.splice(0, writes.length, ...writes.map((w) => word(undefined, w.loose)))
+    inputs.splice(0, inputs.length, ...inputs.map((w) => word(undefined, w.loose)))
+  }
   const assignments = wordNodes.findIndex((w) => !w.assignment)
   const words = wordNodes.map((w) => w.nodes.length === 1 ? assignmentOrWord(w.nodes[0]!) : joinWord(w.nodes))
   const leading = assignments === -1 ? words.length : assignments
@@ -509,33 +529,64 @@ const commitCats = (node: Node, out: Array<SimpleCommand>): void => {
   for (const child of node.namedChildren) commitCats(child, out)
 }
 
-/** The top-level simple commands, or `undefined` when the command is anything more. */
-const reduce = (source: string, node: Node, out: Array<SimpleCommand>): boolean => {
+/** The top-level simple commands as they are read, with what joins them and the nodes they were read from. */
+interface Reduced {
+  readonly commands: Array<SimpleCommand>
+  readonly joiners: Array<string | undefined>
+  /** The simple command read from each `command` node (`collect` reads the same node to the same object). */
+  readonly read: Map<Node, SimpleCommand>
+  /** The index of the last command read from a node (an operator follows it). */
+  last: number
+}
+
+/**
+ * The top-level simple commands, or `false` when the command is anything more. tree-sitter-bash reads
+ * `a && b > f` as `(a && b) > f`; bash gives the redirection to `b`, the simple command it ends: `trailing` carries
+ * such redirections down to the last simple command of the list.
+ */
+const reduce = (source: string, node: Node, out: Reduced, trailing: ReadonlyArray<Node> = []): boolean => {
+  const push = (body: Node, redirects: ReadonlyArray<Node>) => {
+    const { command, ok } = simpleCommand(source, body, redirects)
+    out.last = out.commands.length
+    out.commands.push(command)
+    out.joiners.push(undefined)
+    out.read.set(body, command)
+    const cats: Array<SimpleCommand> = []
+    commitCats(body, cats)
+    for (const cat of cats) {
+      out.commands.push(cat)
+      out.joiners.push(undefined)
+    }
+    return ok
+  }
   switch (node.type) {
     case "program":
     case "list":
-    case "pipeline":
-      return children(node).every((child) =>
-        child.isNamed
-          ? child.type === "comment" || reduce(source, child, out)
-          : SEPARATORS.has(child.type)
-      )
+    case "pipeline": {
+      const statements = children(node).filter((c) => c.isNamed && c.type !== "comment")
+      return children(node).every((child) => {
+        if (child.isNamed) {
+          return child.type === "comment" || reduce(source, child, out, child === statements.at(-1) ? trailing : [])
+        }
+        if (!SEPARATORS.has(child.type)) return false
+        // the operator follows the last command read (a commit message's `cat` runs inside it)
+        if (out.last >= 0) out.joiners[out.last] = child.type
+        return true
+      })
+    }
     case "redirected_statement": {
       const body = childForField(node, "body")
-      if (body === undefined || body.type !== "command") return false
       const redirects = node.namedChildren.filter((c) => c !== body)
-      if (!redirects.every((r) => REDIRECTS.has(r.type))) return false
-      const { command, ok } = simpleCommand(source, body, redirects)
-      out.push(command)
-      commitCats(body, out)
-      return ok
+      if (body === undefined || !redirects.every((r) => REDIRECTS.has(r.type))) return false
+      if (body.type === "list" || body.type === "pipeline") {
+        if (node.type === "redirected_statement" && trailing.length > 0) return false
+        return reduce(source, body, out, redirects)
+      }
+      if (body.type !== "command") return false
+      return push(body, [...redirects, ...trailing])
     }
-    case "command": {
-      const { command, ok } = simpleCommand(source, node, [])
-      out.push(command)
-      commitCats(node, out)
-      return ok
-    }
+    case "command":
+      return push(node, trailing)
     default:
       return false
   }
@@ -546,7 +597,14 @@ interface Budget {
   readonly language: BashLanguage
   readonly deadline: number
   limit: boolean
+  /** A parse (of the command or of a script it runs) had an error. */
+  broken: boolean
+  /** The crude tokens of every parse that had an error, or that bash may read differently. */
+  readonly tokens: Array<string>
 }
+
+/** The simple commands already read from `command` nodes (so `top` and `all` share them). */
+type Read = ReadonlyMap<Node, SimpleCommand>
 
 /**
  * Every simple command of the tree, with the redirections around it, and the strings that `bash -c`, `eval` and
@@ -555,6 +613,7 @@ interface Budget {
  */
 const collect = (
   budget: Budget,
+  read: Read,
   source: string,
   node: Node,
   depth: number,
@@ -568,7 +627,7 @@ const collect = (
       const { command } = simpleCommand(source, { ...node, children: around }, [])
       out.push({ ...command, words: [], assignments: 0 })
     }
-    for (const child of children(node)) collect(budget, source, child, depth, out, child === body ? around : [])
+    for (const child of children(node)) collect(budget, read, source, child, depth, out, child === body ? around : [])
     return
   }
   if (node.type === "pipeline") {
@@ -590,7 +649,7 @@ const collect = (
     })
   }
   if (node.type === "command") {
-    const { command } = simpleCommand(source, node, redirects)
+    const command = read.get(node) ?? simpleCommand(source, node, redirects).command
     out.push(command)
     const words = command.words.slice(command.assignments).map((w) => w.loose)
     // a shell or `source` given its script by a heredoc or a here-string
@@ -612,7 +671,7 @@ const collect = (
     if (found.length > 0 && depth >= MAX_DEPTH) budget.limit = true
     else for (const script of found) out.push(...analyzeAt(budget, script, depth + 1).all)
   }
-  for (const child of children(node)) collect(budget, source, child, depth, out)
+  for (const child of children(node)) collect(budget, read, source, child, depth, out)
 }
 
 /** Crude tokens of a command: split at blanks, shell metacharacters and commas. */
@@ -623,7 +682,7 @@ const tokensOf = (source: string): Array<string> => source.split(/[\s;&|()<>`$'"
  *
  * @internal
  */
-export const limited: Analysis = { all: [], top: undefined, limit: true, tokens: [] }
+export const limited: Analysis = { all: [], top: undefined, limit: true, broken: false, tokens: [] }
 
 /**
  * A command that could not be judged on a parse (the grammar did not load): nothing to allow, and every run of its
@@ -632,7 +691,9 @@ export const limited: Analysis = { all: [], top: undefined, limit: true, tokens:
  * @internal
  */
 export const unparsed = (source: string): Analysis =>
-  source.length > MAX_COMMAND_LENGTH ? limited : { all: [], top: undefined, limit: false, tokens: tokensOf(source) }
+  source.length > MAX_COMMAND_LENGTH
+    ? limited
+    : { all: [], top: undefined, limit: false, broken: true, tokens: tokensOf(source) }
 
 /**
  * Analyses a Bash command with a grammar the caller owns. A command longer than {@link MAX_COMMAND_LENGTH}, or whose
@@ -643,9 +704,16 @@ export const unparsed = (source: string): Analysis =>
  */
 export const analyze = (language: BashLanguage, source: string): Analysis => {
   if (source.length > MAX_COMMAND_LENGTH) return limited
-  const budget: Budget = { language, deadline: performance.now() + PARSE_BUDGET_MS, limit: false }
+  const budget: Budget = {
+    language,
+    deadline: performance.now() + PARSE_BUDGET_MS,
+    limit: false,
+    broken: false,
+    tokens: []
+  }
   const analysis = analyzeAt(budget, source, 0)
-  return budget.limit ? { ...limited, all: analysis.all } : analysis
+  if (budget.limit) return { ...limited, all: analysis.all }
+  return { ...analysis, broken: budget.broken, tokens: budget.tokens }
 }
 
 const analyzeAt = (budget: Budget, source: string, depth: number): Analysis => {
@@ -655,12 +723,8 @@ const analyzeAt = (budget: Budget, source: string, depth: number): Analysis => {
   // continuations joined (as bash joins them) and its crude tokens
   const joined = source.replace(/\\\r?\n/g, "")
   const again = joined === source ? undefined : analyzeTree(budget, joined, depth)
-  return {
-    all: [...parsed.all, ...(again?.all ?? [])],
-    top: undefined,
-    limit: parsed.limit || (again?.limit ?? false),
-    tokens: tokensOf(joined)
-  }
+  budget.tokens.push(...tokensOf(joined))
+  return { all: [...parsed.all, ...(again?.all ?? [])], top: undefined, limit: false, broken: false, tokens: [] }
 }
 
 /**
@@ -696,13 +760,18 @@ const analyzeTree = (budget: Budget, source: string, depth: number): Analysis =>
     } finally {
       tree.delete()
     }
+    const reduced: Reduced = { commands: [], joiners: [], read: new Map(), last: -1 }
+    const commands = hasError ? -1 : allowableCommands(source, root)
+    const top = commands !== -1 && reduce(source, root, reduced) && commands === reduced.commands.length
     const all: Array<SimpleCommand> = []
-    collect(budget, source, root, depth, all)
-    if (hasError) return { all, top: undefined, limit: false, tokens: tokensOf(source) }
-    const top: Array<SimpleCommand> = []
-    const commands = allowableCommands(source, root)
-    const reduced = commands !== -1 && reduce(source, root, top) && commands === top.length
-    return { all, top: reduced ? top : undefined, limit: false, tokens: [] }
+    collect(budget, reduced.read, source, root, depth, all)
+    if (hasError) {
+      budget.broken = true
+      budget.tokens.push(...tokensOf(source))
+    }
+    return top
+      ? { all, top: reduced.commands, joiners: reduced.joiners, limit: false, broken: false, tokens: [] }
+      : { all, top: undefined, limit: false, broken: false, tokens: [] }
   } catch (error) {
     // a tree nested deeper than the stack (thousands of `$(`) is a limit
     if (error instanceof RangeError) {
@@ -820,6 +889,7 @@ export const powerShell = (source: string): Analysis => {
     all: [command],
     top: plain && source.trim().length > 0 ? [command] : undefined,
     limit: false,
+    broken: !plain,
     tokens: tokensOf(source)
   }
 }
