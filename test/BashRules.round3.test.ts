@@ -133,15 +133,28 @@ describe("issue 31: a write target is judged whole, and one not known before it 
     expect(await decideIn({ allow: ["Bash(echo:*)", "Write(./out/**)"] }, "echo hi >'out/'x")).toBe("allow")
     expect(await decideIn({ allow: ["Bash(echo:*)", "Write(./out/**)"] }, "echo hi >'out/x'")).toBe("allow")
   })
-  const targets = [">'s'\\ecrets/k", "> $PWD/secrets/k", "> secre?s/k", "> ~+/secrets/k", "> \"$PWD\"/secrets/k"]
+  const targets = [
+    ">'s'\\ecrets/k",
+    "> $PWD/secrets/k",
+    "> secre?s/k",
+    "> ~+/secrets/k",
+    "> \"$PWD\"/secrets/k",
+    // found by the fuzzer: tree-sitter-bash reads the words after `2>&-` as an error, and the target as its own
+    "2>&- -c -c > $PWD/secrets/k",
+    // found by the fuzzer: a target before the command, split by the parser into a target and the command's name
+    "; 1> 's'\\ecrets/k echo pwned",
+    "; &>'s'\\ecrets/k grep pwned ."
+  ]
   it("each target really is secrets/k in bash", () => {
     for (const target of targets) {
-      expect([target, inBash(`echo pwned ${target}`).secret]).toEqual([target, "pwned\n"])
+      const command = target.startsWith(";") ? target.slice(2) : `echo pwned ${target}`
+      expect([target, inBash(command).secret !== "SECRET\n"]).toEqual([target, true])
     }
   })
   for (const target of targets) {
-    it(`deny Write(./secrets/**) matches \`echo pwned ${target}\``, async () => {
-      expect(await decideIn({ allow: ["Bash"], deny: ["Write(./secrets/**)"] }, `echo pwned ${target}`)).toBe("deny")
+    const command = target.startsWith(";") ? target.slice(2) : `echo pwned ${target}`
+    it(`deny Write(./secrets/**) matches \`${command}\``, async () => {
+      expect(await decideIn({ allow: ["Bash"], deny: ["Write(./secrets/**)"] }, command)).toBe("deny")
     })
   }
 })
