@@ -231,6 +231,17 @@ const REENTRY_FORMS: ReadonlyArray<string> = [
   "echo hi 2>/dev/null > /dev/tcp/127.0.0.1/TCP",
   "git commit -m \"$(cat <<'EOF'\nmsg $(touch X)\nEOF\n)\"",
   "git commit -m \"$(cat <<EOF\nmsg $(touch X)\nEOF\n)\"",
+  "git commit -m \"$(cat <<'EOF'\nmsg\nEOFX\ntouch X\nEOF\n)\"",
+  "git commit -m \"$(cat <<'EOF'\n EOF\n$(touch X)\nEOF\n)\"",
+  "echo 'touch X' | bash",
+  "printf '%s\\n' 'rm -f victim' | sh",
+  "bash <<< 'touch X'",
+  "cd sub && echo hi > out/f",
+  "cd .. ; echo hi > work/out/f",
+  "cd secrets; cat k",
+  "cd out && cat ../secrets/k",
+  "grep -r SECRET .",
+  "xargs cat <<< secrets/k",
   "cd secrets",
   "cd ..",
   "cd sub",
@@ -303,8 +314,10 @@ const redirect = (g: Gen, depth: number): string => {
   const delimiter = r.pick(["EOF", "'EOF'", "\"EOF\"", "E"])
   const dash = r.chance(0.2)
   const bare = delimiter.replace(/['"]/g, "")
-  const body = r.pick(["hi", "$(touch X)", "`touch X`", "$HOME", "touch X", "secrets/k"])
-  g.pending.push(`${dash ? "\t" : ""}${body}\n${dash ? "\t" : ""}${bare}`)
+  // lines a parser might end the heredoc at, where bash does not
+  const decoy = r.chance(0.3) ? `${r.pick([" ", "\t", "", "x"])}${bare}${r.pick(["", " ", "X", ")"])}\n` : ""
+  const body = r.pick(["hi", "$(touch X)", "`touch X`", "$HOME", "touch X", "secrets/k", "rm -f victim"])
+  g.pending.push(`${decoy}${dash ? "\t" : ""}${body}\n${dash ? "\t" : ""}${bare}`)
   return `<<${dash ? "-" : ""}${delimiter}`
 }
 
