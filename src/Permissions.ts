@@ -296,7 +296,8 @@ export const deny = (message: string, options?: { readonly interrupt?: boolean }
  * `WebFetch(domain:x.com)`, `mcp__server` (all tools of a server), `mcp__server__tool`. A Bash command is judged on
  * its parse (tree-sitter-bash): a compound command (`a && b`, `a | b`, `a; b`) matches only if every part does, and
  * one that substitutes, backgrounds, writes a file or runs anything more never matches a content rule (see
- * SECURITY.md). An Effect because the Bash parser is loaded on first use.
+ * SECURITY.md). An Effect because the Bash grammar is loaded when a rule needs it (by each call: a
+ * policy that decides many requests is `rules`, which loads it once).
  *
  * @since 0.1.0
  * @category rules

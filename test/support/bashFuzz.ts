@@ -687,6 +687,10 @@ export interface Report {
   readonly bypasses: ReadonlyArray<
     { readonly set: string; readonly command: string; readonly why: ReadonlyArray<string> }
   >
+  /** Per rule set: decisions allowed (and run in bash), denied, fallen back. */
+  readonly bySet: Readonly<
+    Record<string, { readonly allowed: number; readonly denied: number; readonly fallback: number }>
+  >
   /** Milliseconds spent deciding and running in bash. */
   readonly timing: { readonly decide: number; readonly run: number }
 }
@@ -703,6 +707,8 @@ export const fuzz = async (
   let fallback = 0
   const bypasses: Array<Report["bypasses"][number]> = []
   const timing = { decide: 0, run: 0 }
+  const bySet: Record<string, { allowed: number; denied: number; fallback: number }> = {}
+  for (const set of sets) bySet[set.name] = { allowed: 0, denied: 0, fallback: 0 }
   try {
     for (let i = 0; i < options.count; i++) {
       const text = command(r, listeners.ports)
@@ -716,6 +722,10 @@ export const fuzz = async (
           if (decision === "allow") allowed++
           else if (decision === "deny") denied++
           else fallback++
+          const counts = bySet[set.name]!
+          if (decision === "allow") counts.allowed++
+          else if (decision === "deny") counts.denied++
+          else counts.fallback++
           if (decision !== "allow") continue
           const t1 = performance.now()
           const run = await runBash(text, root, work, listeners)
@@ -730,5 +740,5 @@ export const fuzz = async (
   } finally {
     await listeners.close()
   }
-  return { tried: options.count * sets.length, allowed, denied, fallback, bypasses, timing }
+  return { tried: options.count * sets.length, allowed, denied, fallback, bypasses, bySet, timing }
 }

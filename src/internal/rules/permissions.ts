@@ -289,6 +289,8 @@ interface Lookups {
   readonly linked: (file: string) => { readonly dev: number; readonly ino: number } | undefined
   /** Where a path really is (`realLocation`). */
   readonly real: (file: string) => string | undefined
+  /** Whether a path is a directory now. */
+  readonly directory: (file: string) => boolean
 }
 
 const lookups = (cwd: string): Lookups => {
@@ -311,6 +313,13 @@ const lookups = (cwd: string): Lookups => {
     real: (file) => {
       if (!real.has(file)) real.set(file, realLocation(file))
       return real.get(file)
+    },
+    directory: (file) => {
+      try {
+        return fs.statSync(file).isDirectory()
+      } catch {
+        return false
+      }
     }
   }
 }
@@ -368,6 +377,8 @@ const linkedInto = (parsed: ParsedRule, file: string, known: Lookups): boolean =
 interface Target {
   readonly word: ShellRules.Word
   readonly dirs: ReadonlyArray<string> | undefined
+  /** An operand of a program `shellPrograms.ts` does not know: a directory it names may be read or written whole. */
+  readonly guessed?: boolean
 }
 
 /** What a shell command may read or write. */
@@ -455,9 +466,11 @@ const shellTargets = (analysis: ShellRules.Analysis, cwd: string): Targets => {
     // the guessed operands of a program the lists do not know are judged only where the shell is known to be
     const operands = found.guessed === true && dirs === undefined ? ShellPrograms.NO_OPERANDS : found
     const at = (words: ReadonlyArray<ShellRules.Word>) => words.map((word) => ({ word, dirs }))
-    reads.push(...at(command.inputs), ...at(operands.reads))
+    const guessed = (words: ReadonlyArray<ShellRules.Word>) =>
+      words.map((word) => ({ word, dirs, guessed: operands.guessed === true }))
+    reads.push(...at(command.inputs), ...guessed(operands.reads))
     readTrees.push(...at(operands.readTrees))
-    writes.push(...at(command.writes), ...at(operands.writes))
+    writes.push(...at(command.writes), ...guessed(operands.writes))
     writeTrees.push(...at(operands.writeTrees))
     if (operands.readsUnknown === true) readsUnknown = true
     if (operands.writesUnknown === true) writesUnknown = true
@@ -517,7 +530,9 @@ const pathRuleMatches = (
     const paths = targetPaths(target)
     return paths === undefined ||
       paths.some((p) =>
-        (mayMatch(parsed, p, known) && contentMatches(parsed, asRequest(p), behavior)) || linkedInto(parsed, p, known)
+        (mayMatch(parsed, p, known) && contentMatches(parsed, asRequest(p), behavior)) ||
+        linkedInto(parsed, p, known) ||
+        (target.guessed === true && known.directory(p) && treeMatches(parsed, p, request, behavior, known))
       )
   }
   const tree = (target: Target) => {
