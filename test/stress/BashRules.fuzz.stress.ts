@@ -4,7 +4,7 @@
 import { expect, it } from "@effect/vitest"
 import { fuzz } from "../support/bashFuzz.js"
 
-const COUNT = Number(process.env["ECA_BASH_FUZZ_COUNT"] ?? "1500")
+const COUNT = Number(process.env["ECA_BASH_FUZZ_COUNT"] ?? "1000")
 const SEEDS = Number(process.env["ECA_BASH_FUZZ_SEEDS"] ?? "2")
 const FIRST = Number(process.env["ECA_BASH_FUZZ_SEED"] ?? String(Date.now() % 1_000_000_000))
 
