@@ -156,23 +156,41 @@ const errorCode = (error: unknown): unknown =>
   typeof error === "object" && error !== null && "code" in error ? error.code : undefined
 
 /**
+ * Whether nothing (not even a dangling symlink) is at a path, without the cost of a thrown error for the common
+ * answer; `undefined` when that cannot be known (a loop, an unreadable directory).
+ */
+const isMissing = (p: string): boolean | undefined => {
+  try {
+    return fs.lstatSync(p, { throwIfNoEntry: false }) === undefined
+  } catch (error) {
+    return errorCode(error) === "ENOTDIR" ? true : undefined
+  }
+}
+
+/**
  * Where a path really is: its existing part with every symlink resolved (as the kernel resolves `..` after a
  * symlink), the rest appended, and a dangling symlink followed to where a write would create its target.
  * `undefined` when it cannot be known: a symlink loop, too many links, an unreadable directory.
  */
 const realLocation = (p: string, hops = 0): string | undefined => {
   if (hops > MAX_LINKS) return undefined
-  try {
-    return fs.realpathSync.native(p)
-  } catch (error) {
-    const code = errorCode(error)
-    if (code !== "ENOENT" && code !== "ENOTDIR") return undefined
+  const missing = isMissing(p)
+  if (missing === undefined) return undefined
+  if (!missing) {
+    try {
+      return fs.realpathSync.native(p)
+    } catch (error) {
+      const code = errorCode(error)
+      if (code !== "ENOENT" && code !== "ENOTDIR") return undefined
+    }
   }
   const parent = path.dirname(p)
   if (parent === p) return p
   const realParent = realLocation(parent, hops)
   if (realParent === undefined) return undefined
   const here = path.join(realParent, path.basename(p))
+  // nothing there, not even a dangling link: the path is created where its real parent is
+  if (missing) return here
   let target: string
   try {
     target = fs.readlinkSync(here)
