@@ -7,8 +7,10 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { type AgentOptions, ClaudeAgent, Permissions, type Transport } from "effect-claude-agent"
+import * as Chunk from "effect/Chunk"
+import { type AgentOptions, ClaudeAgent, Message, Permissions, type Transport } from "effect-claude-agent"
 import { ScriptedModelServer } from "effect-claude-agent/testing"
+import { MEMBERS } from "../src/internal/rules/toolFamilies.js"
 import { NodeClaudeAgent, noClaudeLeft, realCli } from "./support/cli.js"
 
 const { reply, text, toolUse } = ScriptedModelServer
@@ -155,6 +157,20 @@ describe("Permission rules by tool family, held where the CLI never asks (real C
       })
   )
 
+  live("bypassPermissions with settingSources []: the rules' deny rules still bind", () =>
+    Effect.gen(function*() {
+      const policy = Permissions.rules({ deny: ["Read(./secrets/**)", "Edit(./secrets/**)"], fallback })
+      const { cwd, results } = yield* scenario(policy, (cwd) => [
+        ["Read", { file_path: path.join(cwd, "secrets", "k") }],
+        ["Write", { file_path: path.join(cwd, "secrets", "new"), content: "created\n" }],
+        ["Write", { file_path: path.join(cwd, "notes", "b.txt"), content: "bypassed\n" }]
+      ], { permissionMode: "bypassPermissions", allowDangerouslySkipPermissions: true, settingSources: [] })
+      expect(results.map((r) => r.isError)).toEqual([true, true, false])
+      expect(results[0]?.content).not.toContain(SECRET)
+      expect(fs.existsSync(path.join(cwd, "secrets", "new"))).toBe(false)
+      expect(fs.readFileSync(path.join(cwd, "notes", "b.txt"), "utf8")).toBe("bypassed\n")
+    }))
+
   live(
     "a deny rule the CLI cannot express (a tool-name wildcard) holds through the hook alone",
     () =>
@@ -208,6 +224,49 @@ describe("Permission rules by tool family, held where the CLI never asks (real C
         })
         expect(results.map((r) => r.isError)).toEqual([true, true, true])
         for (const result of results) expect(result.content).not.toMatch(new RegExp(`${SECRET}|old note`))
+      })
+  )
+
+  // The family table must know every file tool the CLI has: a tool the CLI names that is neither a family member nor
+  // one of these fails here until it is classified (added to src/internal/rules/toolFamilies.ts, or here with why).
+  const NOT_FILE_TOOLS = [
+    // subagents and workflows: their own tool calls are checked one by one
+    "Task",
+    "Agent",
+    "Workflow",
+    "SendMessage",
+    "ListAgents",
+    "TaskStop",
+    // no file or command input
+    "AskUserQuestion",
+    "CronCreate",
+    "CronDelete",
+    "CronList",
+    "EnterPlanMode",
+    "ExitPlanMode",
+    "ReportFindings",
+    "ScheduleWakeup",
+    "Skill",
+    "ToolSearch",
+    "WebFetch",
+    "WebSearch",
+    // change the CLI's directory: the hook resolves a tool's relative paths against the directory it reports
+    "EnterWorktree",
+    "ExitWorktree"
+  ]
+
+  live(
+    "every tool the CLI names in its init message is a family member or known to touch no file",
+    () =>
+      Effect.gen(function*() {
+        const { options } = yield* realCli()
+        const messages = yield* Stream.runCollect(ClaudeAgent.query("SAY hi", options()))
+        const init = Chunk.toReadonlyArray(messages).find(Message.isSystemInit)
+        const tools = init?.tools ?? []
+        expect(tools).toContain("Read")
+        expect(tools.filter((tool) => !MEMBERS.has(tool) && !NOT_FILE_TOOLS.includes(tool))).toEqual([])
+        expect(tools.filter((tool) => MEMBERS.has(tool)).sort())
+          .toEqual(["Bash", "Edit", "Monitor", "NotebookEdit", "Read", "Write"])
       })
   )
 })
