@@ -230,10 +230,9 @@ describe("Permission rules by tool family, held where the CLI never asks (real C
   // The family table must know every file tool the CLI has: a tool the CLI names that is neither a family member nor
   // one of these fails here until it is classified (added to src/internal/rules/toolFamilies.ts, or here with why).
   const NOT_FILE_TOOLS = [
-    // subagents and workflows: their own tool calls are checked one by one
+    // subagents: their own tool calls are checked one by one (a Workflow's too; its scriptPath is a family member's)
     "Task",
     "Agent",
-    "Workflow",
     "SendMessage",
     "ListAgents",
     "TaskStop",
@@ -266,7 +265,7 @@ describe("Permission rules by tool family, held where the CLI never asks (real C
         expect(tools).toContain("Read")
         expect(tools.filter((tool) => !MEMBERS.has(tool) && !NOT_FILE_TOOLS.includes(tool))).toEqual([])
         expect(tools.filter((tool) => MEMBERS.has(tool)).sort())
-          .toEqual(["Bash", "Edit", "Monitor", "NotebookEdit", "Read", "Write"])
+          .toEqual(["Bash", "Edit", "Monitor", "NotebookEdit", "Read", "Workflow", "Write"])
       })
   )
 })

@@ -68,6 +68,14 @@ describe("rules by tool family", () => {
     expect(await decide({ deny: ["Read(./secrets/**)"] }, "NotebookEdit", { file_path: `${CWD}/a` })).toBe("deny")
   })
 
+  it("a deny or ask Read rule covers the script a Workflow reads; no allow rule allows a Workflow", async () => {
+    const spec = { deny: ["Read(./secrets/**)"], allow: ["Workflow"] }
+    expect(await decide(spec, "Workflow", { scriptPath: `${CWD}/secrets/k` })).toBe("deny")
+    expect(await decide(spec, "Workflow", { scriptPath: 7 })).toBe("deny")
+    expect(await decide(spec, "Workflow", { script: "export const meta = {}" })).toBe("allow")
+    expect(await decide({ allow: ["Read"] }, "Workflow", { scriptPath: `${CWD}/w.js` })).toBe("fallback")
+  })
+
   it("Bash covers Monitor, whose command the CLI runs as a Bash command", async () => {
     expect(await decide({ allow: ["Bash(echo:*)"] }, "Monitor", { command: "echo hi", description: "m" }))
       .toBe("allow")
@@ -83,7 +91,8 @@ describe("rules by tool family", () => {
     expect(Object.fromEntries(families)).toEqual({
       Read: ["Read", "NotebookRead", "Grep", "Glob", "LS"],
       Edit: ["Edit", "MultiEdit", "Write", "NotebookEdit"],
-      Bash: ["Bash", "Monitor"]
+      Bash: ["Bash", "Monitor"],
+      Script: ["Workflow"]
     })
   })
 })

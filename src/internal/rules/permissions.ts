@@ -132,13 +132,13 @@ const toolMatches = (ruleTool: string, toolName: string): boolean => {
   if (ruleTool.startsWith("mcp__")) {
     return ruleTool.split("__").length === 2 && toolName.startsWith(`${ruleTool}__`)
   }
-  return ToolFamilies.covers(ruleTool, toolName, { readCoversEdits: false })
+  return ToolFamilies.covers(ruleTool, toolName, { denyOrAsk: false })
 }
 
-/** {@link toolMatches}, plus what a deny or ask `Read(path)` rule covers beyond its family: the editing tools. */
+/** {@link toolMatches}, plus what a deny or ask `Read(path)` rule covers beyond its family (the editing tools, …). */
 const ruleCovers = (parsed: ParsedRule, toolName: string, behavior: PermissionBehavior): boolean =>
   toolMatches(parsed.tool, toolName) ||
-  (behavior !== "allow" && hasContent(parsed) && ToolFamilies.covers(parsed.tool, toolName, { readCoversEdits: true }))
+  (behavior !== "allow" && hasContent(parsed) && ToolFamilies.covers(parsed.tool, toolName, { denyOrAsk: true }))
 
 const PATH_FIELDS = ["file_path", "path", "notebook_path"] as const
 
@@ -279,6 +279,8 @@ const targetMatches = (
   behavior: PermissionBehavior
 ): boolean => {
   switch (target._tag) {
+    case "None":
+      return false
     case "Unknown":
       return behavior !== "allow"
     case "File":

@@ -19,7 +19,8 @@ import * as path from "node:path"
  * - `File`: one file;
  * - `Tree`: a directory and everything under it (a search: `Grep`, `Glob`, `LS`);
  * - `Unknown`: the input does not say (a missing or malformed path field, a `..` after a glob): deny and ask rules
- *   match it, allow rules do not.
+ *   match it, allow rules do not;
+ * - `None`: this call reads no file (a `Workflow` given its script inline): no path rule matches it.
  *
  * @internal
  */
@@ -27,9 +28,14 @@ export type Target =
   | { readonly _tag: "File"; readonly path: string }
   | { readonly _tag: "Tree"; readonly root: string }
   | { readonly _tag: "Unknown" }
+  | { readonly _tag: "None" }
 
-/** The families: `Read` for the tools that only read files, `Edit` for those that change them, `Bash` for shells. */
-type Family = "Read" | "Edit" | "Bash"
+/**
+ * The families: `Read` for the tools that only read files, `Edit` for those that change them, `Bash` for shells,
+ * `Script` for tools that run a script they read from a file (no rule names it: deny and ask `Read(path)` rules cover
+ * the file it reads).
+ */
+type Family = "Read" | "Edit" | "Bash" | "Script"
 
 interface Member {
   readonly family: Family
@@ -41,8 +47,17 @@ interface Member {
 
 const unknown: Target = { _tag: "Unknown" }
 
+const none: Target = { _tag: "None" }
+
 const file = (field: string): Member["target"] => (input) => {
   const value = input[field]
+  return typeof value === "string" && value !== "" ? { _tag: "File", path: value } : unknown
+}
+
+/** A file read only when `field` is given. */
+const optionalFile = (field: string): Member["target"] => (input) => {
+  const value = input[field]
+  if (value === undefined) return none
   return typeof value === "string" && value !== "" ? { _tag: "File", path: value } : unknown
 }
 
@@ -77,7 +92,8 @@ const glob: Member["target"] = (input) => {
 
 /**
  * Every tool a rule family covers, with its path fields. `Write` names the same family as `Edit` (both change files;
- * see SECURITY.md), and the CLI judges `Monitor`'s `command` as a Bash command.
+ * see SECURITY.md), the CLI judges `Monitor`'s `command` as a Bash command, and `Workflow` reads the script it runs
+ * from `scriptPath` when given one.
  *
  * @internal
  */
@@ -92,7 +108,8 @@ export const MEMBERS: ReadonlyMap<string, Member> = new Map<string, Member>([
   ["Write", { family: "Edit", target: file("file_path"), pathFields: ["file_path"] }],
   ["NotebookEdit", { family: "Edit", target: file("notebook_path"), pathFields: ["notebook_path"] }],
   ["Bash", { family: "Bash", target: undefined, pathFields: [] }],
-  ["Monitor", { family: "Bash", target: undefined, pathFields: [] }]
+  ["Monitor", { family: "Bash", target: undefined, pathFields: [] }],
+  ["Workflow", { family: "Script", target: optionalFile("scriptPath"), pathFields: ["scriptPath"] }]
 ])
 
 /** The family a rule's tool name stands for, when it is one of the family names. */
@@ -118,16 +135,18 @@ export const familyMembers = (ruleTool: string): ReadonlyArray<string> | undefin
  * Whether a rule naming `ruleTool` covers a call of `toolName` through a family: `Read` covers the reading tools,
  * `Edit` and `Write` the editing tools, `Bash` the tools that run a Bash command. A deny or ask `Read` rule with a
  * path also covers the editing tools (a file that may not be read may not be changed either: the editing tools
- * read the file they change and show part of it, and the CLI refuses them under a `Read` deny rule too).
+ * read the file they change and show part of it, and the CLI refuses them under a `Read` deny rule too) and the tools
+ * that run a script read from a file (`Workflow`'s `scriptPath`, which the CLI also judges as a read).
  *
  * @internal
  */
-export const covers = (ruleTool: string, toolName: string, options: { readonly readCoversEdits: boolean }): boolean => {
+export const covers = (ruleTool: string, toolName: string, options: { readonly denyOrAsk: boolean }): boolean => {
   const family = FAMILY_OF_RULE.get(ruleTool)
   if (family === undefined) return false
   const member = MEMBERS.get(toolName)
   if (member === undefined) return false
-  return member.family === family || (options.readCoversEdits && family === "Read" && member.family === "Edit")
+  return member.family === family ||
+    (options.denyOrAsk && family === "Read" && (member.family === "Edit" || member.family === "Script"))
 }
 
 /**
