@@ -60,6 +60,15 @@ describe("rules by tool family", () => {
     expect(await decide({ allow: ["Read(./src)"] }, "Read", { file_path: `${CWD}/src/a.ts` })).toBe("fallback")
   })
 
+  it("a path the kernel resolves per process cannot be judged here: deny and ask rules match, allow rules do not", async () => {
+    for (const file of ["/proc/self/cwd/secrets/k", "/proc/1/root/etc/passwd", "/dev/fd/3", "/dev/stdin"]) {
+      expect([file, await decide({ deny: ["Read(./secrets/**)"], allow: ["Read"] }, "Read", { file_path: file })])
+        .toEqual([file, "deny"])
+      expect([file, await decide({ allow: ["Read(/**)"] }, "Read", { file_path: file })]).toEqual([file, "fallback"])
+    }
+    expect(await decide({ deny: ["Read(./secrets/**)"] }, "Read", { file_path: "/procfs/x" })).toBe("fallback")
+  })
+
   it("a call whose path the input does not give: deny and ask rules match it, allow rules do not", async () => {
     for (const input of [{}, { file_path: 42 }, { file_path: "" }]) {
       expect(await decide({ deny: ["Read(./secrets/**)"] }, "Read", input)).toBe("deny")

@@ -210,6 +210,12 @@ const realGlob = (glob: string): string | undefined => {
   return base === undefined ? undefined : [base === "/" ? "" : base, ...parts.slice(firstGlob)].join("/")
 }
 
+/**
+ * Paths the kernel resolves per process (`/proc/self/cwd/…`, `/proc/<pid>/root/…`, `/dev/fd/3`): resolved here they
+ * would name the SDK's files, not those of the tool that opens them, so they cannot be judged.
+ */
+const PER_PROCESS = /^\/(?:proc|dev\/fd|dev\/std(?:in|out|err))(?:\/|$)/
+
 /** The path and every directory above it, up to `/`. */
 const selfAndAncestors = (p: string): Array<string> => {
   const out = [p]
@@ -256,7 +262,9 @@ const pathMatches = (
   // the CLI expands a leading `~/` of a tool's path to the home directory before it touches the file
   const value = written.startsWith("~/") ? path.join(os.homedir(), written.slice(2)) : written
   const lexicalGlob = resolvePattern(content, cwd)
-  const real = realLocation(path.isAbsolute(value) ? value : `${cwd}/${value}`)
+  const absolute = path.isAbsolute(value) ? value : `${cwd}/${value}`
+  const located = PER_PROCESS.test(path.resolve(absolute)) ? undefined : realLocation(absolute)
+  const real = located !== undefined && PER_PROCESS.test(located) ? undefined : located
   const realPattern = realGlob(lexicalGlob)
   if (behavior === "allow") {
     if (real === undefined || realPattern === undefined) return false
