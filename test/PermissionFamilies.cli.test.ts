@@ -94,6 +94,29 @@ describe("Permission rules by tool family, held where the CLI never asks (real C
       })
   )
 
+  // CLAUDE_CODE_ENTRYPOINT=local-agent gives the CLI its Grep and Glob tools back (sdk-ts has grep and find in Bash)
+  live(
+    "deny Read(./secrets/**): Grep and Glob do not reach secrets/, neither named nor under the directory searched",
+    () =>
+      Effect.gen(function*() {
+        const policy = Permissions.rules({ deny: ["Read(./secrets/**)"], fallback })
+        const { results } = yield* scenario(policy, (cwd) => [
+          ["Grep", { pattern: "TOPSECRET", path: path.join(cwd, "secrets"), output_mode: "content" }],
+          ["Grep", { pattern: "TOPSECRET", output_mode: "content" }],
+          ["Glob", { pattern: "secrets/*" }],
+          ["Glob", { pattern: "**/*" }],
+          ["Grep", { pattern: "note", path: "notes", output_mode: "content" }],
+          ["Glob", { pattern: "notes/*" }]
+        ], { env: { CLAUDE_CODE_ENTRYPOINT: "local-agent" } })
+        for (const result of results.slice(0, 4)) {
+          expect(result.isError).toBe(true)
+          expect(result.content).not.toMatch(/TOPSECRET|secrets\/k/)
+        }
+        expect(results[4]).toEqual({ isError: false, content: expect.stringContaining("old note") })
+        expect(results[5]).toEqual({ isError: false, content: expect.stringContaining("a.txt") })
+      })
+  )
+
   live(
     "deny Edit(./secrets/**) with Write and NotebookEdit allowed: no tool of the Edit family changes secrets/",
     () =>
