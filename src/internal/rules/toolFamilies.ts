@@ -5,8 +5,9 @@
  * member the same way.
  *
  * The members are the file and shell tools the CLI has had: 2.1.332's `init` message names `Read`, `Edit`, `Write`,
- * `NotebookEdit`, `Bash` and `Monitor` (whose `command` it judges as a Bash command); `Grep`, `Glob`, `LS`,
- * `NotebookRead` and `MultiEdit` are the members of other versions and configurations.
+ * `NotebookEdit`, `Bash`, `Monitor` (whose `command` it judges as a Bash command) and `Workflow` (which may run a
+ * script file), and `Grep` and `Glob` in some configurations; `LS`, `NotebookRead` and `MultiEdit` are members of
+ * other versions.
  *
  * @internal
  */
