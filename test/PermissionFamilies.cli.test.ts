@@ -5,6 +5,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Chunk from "effect/Chunk"
@@ -95,25 +96,41 @@ describe("Permission rules by tool family, held where the CLI never asks (real C
   )
 
   // CLAUDE_CODE_ENTRYPOINT=local-agent gives the CLI its Grep and Glob tools back (sdk-ts has grep and find in Bash)
+  const localAgent: AgentOptions.Options = { env: { CLAUDE_CODE_ENTRYPOINT: "local-agent" } }
+
   live(
-    "deny Read(./secrets/**): Grep and Glob do not reach secrets/, neither named nor under the directory searched",
+    "deny Read(./secrets/**): Grep does not reach secrets/, neither named nor under the directory searched",
     () =>
       Effect.gen(function*() {
         const policy = Permissions.rules({ deny: ["Read(./secrets/**)"], fallback })
         const { results } = yield* scenario(policy, (cwd) => [
           ["Grep", { pattern: "TOPSECRET", path: path.join(cwd, "secrets"), output_mode: "content" }],
           ["Grep", { pattern: "TOPSECRET", output_mode: "content" }],
-          ["Glob", { pattern: "secrets/*" }],
-          ["Glob", { pattern: "**/*" }],
-          ["Grep", { pattern: "note", path: "notes", output_mode: "content" }],
-          ["Glob", { pattern: "notes/*" }]
-        ], { env: { CLAUDE_CODE_ENTRYPOINT: "local-agent" } })
-        for (const result of results.slice(0, 4)) {
+          ["Grep", { pattern: "note", path: "notes", output_mode: "content" }]
+        ], localAgent)
+        for (const result of results.slice(0, 2)) {
           expect(result.isError).toBe(true)
           expect(result.content).not.toMatch(/TOPSECRET|secrets\/k/)
         }
-        expect(results[4]).toEqual({ isError: false, content: expect.stringContaining("old note") })
-        expect(results[5]).toEqual({ isError: false, content: expect.stringContaining("a.txt") })
+        expect(results[2]).toEqual({ isError: false, content: expect.stringContaining("old note") })
+      })
+  )
+
+  live(
+    "deny Read(./secrets/**): Glob does not list secrets/, neither named nor under the pattern's tree",
+    () =>
+      Effect.gen(function*() {
+        const policy = Permissions.rules({ deny: ["Read(./secrets/**)"], fallback })
+        const { results } = yield* scenario(policy, () => [
+          ["Glob", { pattern: "secrets/*" }],
+          ["Glob", { pattern: "**/*" }],
+          ["Glob", { pattern: "notes/*" }]
+        ], localAgent)
+        for (const result of results.slice(0, 2)) {
+          expect(result.isError).toBe(true)
+          expect(result.content).not.toMatch(/TOPSECRET|secrets\/k/)
+        }
+        expect(results[2]).toEqual({ isError: false, content: expect.stringContaining("a.txt") })
       })
   )
 
@@ -247,6 +264,44 @@ describe("Permission rules by tool family, held where the CLI never asks (real C
         })
         expect(results.map((r) => r.isError)).toEqual([true, true, true])
         for (const result of results) expect(result.content).not.toMatch(new RegExp(`${SECRET}|old note`))
+      })
+  )
+
+  live(
+    "the ordinary commands allowed without the rules' deny rules still are with them (settings and hook in place)",
+    () =>
+      Effect.gen(function*() {
+        const policy = Permissions.rules({
+          deny: ["Read(./secrets/**)", "Edit(./secrets/**)"],
+          allow: [
+            "Bash(npm test)",
+            "Bash(npm run lint)",
+            "Bash(git status)",
+            "Bash(cat:*)",
+            "Bash(grep:*)",
+            "Bash(echo:*)",
+            "Write(./out/**)"
+          ],
+          fallback
+        })
+        const { cwd, results } = yield* scenario(policy, (cwd) => {
+          fs.writeFileSync(
+            path.join(cwd, "package.json"),
+            JSON.stringify({ version: "1.2.3", scripts: { test: "echo tested", lint: "echo linted" } }, null, 2)
+          )
+          fs.mkdirSync(path.join(cwd, "out"))
+          execFileSync("git", ["init", "-q"], { cwd })
+          return [
+            bash("npm test && npm run lint"),
+            bash("git status"),
+            bash("cat package.json | grep version"),
+            bash("echo done > out/status.txt")
+          ]
+        })
+        expect(results.map((r) => r.isError)).toEqual([false, false, false, false])
+        expect(results[0]?.content).toMatch(/tested[\s\S]*linted/)
+        expect(results[2]?.content).toContain("1.2.3")
+        expect(fs.readFileSync(path.join(cwd, "out", "status.txt"), "utf8")).toBe("done\n")
       })
   )
 
