@@ -2,7 +2,7 @@
 // A fast fake `claude` for the benchmarks: speaks stream-json (answers `initialize` and the other control requests,
 // asks `can_use_tool` itself) and replays a realistic message mix at full speed, honouring stdout backpressure.
 // Node built-ins only, one file, so that it starts as fast as Node can. Configured by the BENCH_FAKE environment
-// variable (JSON): { mode: "stream" | "rtt" | "short", messages?, requests?, statsFile? }.
+// variable (JSON): { mode: "stream" | "rtt" | "hooks" | "short", messages?, requests?, statsFile? }.
 import * as fs from "node:fs"
 
 const t0 = performance.timeOrigin + performance.now()
@@ -46,6 +46,8 @@ const line = (frame) => JSON.stringify(frame) + "\n"
 // ------------------------------------------------------------------------------------------------------------------
 
 const pending = new Map()
+/** The PreToolUse matchers the SDK registered in `initialize` (`{ matcher?, hookCallbackIds }`). */
+let preToolUseHooks = []
 let onUser
 let users = 0
 let onStdinEnd = () => {}
@@ -74,6 +76,7 @@ const onFrame = (frame) => {
   switch (frame.type) {
     case "control_request": {
       const subtype = frame.request?.subtype
+      if (subtype === "initialize") preToolUseHooks = frame.request.hooks?.PreToolUse ?? []
       const response = subtype === "initialize"
         ? initializeResponse(frame.request_id)
         : {
@@ -400,6 +403,57 @@ const rtt = async (count) => {
   out.write(line(resultFrame(1)) + line(idleFrame()))
 }
 
+/**
+ * `count` tool calls, alternating a Read inside the cwd and a read-only Bash command, each preceded by the SDK's
+ * PreToolUse hook callbacks (as the CLI calls them for every tool call, asked or not); times each call's callbacks.
+ */
+const hookRtt = async (count) => {
+  out.write(line(runningFrame()) + line(initFrame()))
+  const calls = [
+    ["Read", { file_path: `${process.cwd()}/src/index.ts` }],
+    ["Bash", { command: "cat package.json | grep version", description: "Read the version" }]
+  ]
+  const samples = new Float64Array(count)
+  for (let i = 0; i < count; i++) {
+    const [tool_name, tool_input] = calls[i % calls.length]
+    const input = {
+      session_id: SESSION,
+      transcript_path: "/tmp/bench.jsonl",
+      cwd: process.cwd(),
+      hook_event_name: "PreToolUse",
+      tool_name,
+      tool_input,
+      tool_use_id: `toolu_hook_${i}`
+    }
+    const start = performance.now()
+    for (const { matcher, hookCallbackIds } of preToolUseHooks) {
+      if (matcher !== undefined && !new RegExp(`^(?:${matcher})$`).test(tool_name)) continue
+      for (const callback_id of hookCallbackIds) {
+        const answer = await request((id) =>
+          line({
+            type: "control_request",
+            request_id: id,
+            request: { subtype: "hook_callback", callback_id, input, tool_use_id: input.tool_use_id }
+          })
+        )
+        if (answer === undefined) return
+      }
+    }
+    samples[i] = (performance.now() - start) * 1000
+  }
+  const late = samples.slice(Math.floor(count / 2)).sort()
+  samples.sort()
+  const q = (xs, p) => xs[Math.min(xs.length - 1, Math.floor(p * xs.length))]
+  if (config.statsFile) {
+    fs.appendFileSync(
+      config.statsFile,
+      JSON.stringify({ p50: q(samples, 0.5), p99: q(samples, 0.99), p50Late: q(late, 0.5), p99Late: q(late, 0.99) }) +
+        "\n"
+    )
+  }
+  out.write(line(resultFrame(1)) + line(idleFrame()))
+}
+
 const short = async () => {
   const c = cycle(1)
   out.write(
@@ -410,6 +464,7 @@ const short = async () => {
 const turn = async () => {
   if (mode === "stream") await stream(config.messages ?? 100_000)
   else if (mode === "rtt") await rtt(config.requests ?? 10_000)
+  else if (mode === "hooks") await hookRtt(config.requests ?? 2_000)
   else await short()
 }
 

@@ -478,6 +478,14 @@ export interface Extensions {
   readonly initialize?: Readonly<Record<string, unknown>> | undefined
   /** Extra `allowedTools` entries. */
   readonly allowedTools?: ReadonlyArray<string> | undefined
+  /**
+   * Rules merged into the settings the CLI gets (`permissions.deny`, `permissions.ask`): a `Permissions` rule set's
+   * deny and ask rules, so that they hold where the CLI decides without asking.
+   */
+  readonly cliPermissions?: {
+    readonly deny: ReadonlyArray<string>
+    readonly ask: ReadonlyArray<string>
+  } | undefined
   /** Pass `--session-mirror` (a `TranscriptStore` is present: the CLI writes `transcript_mirror` frames). */
   readonly sessionMirror?: boolean | undefined
 }

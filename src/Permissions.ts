@@ -148,12 +148,33 @@ export type PermissionResult =
 export type DecisionClassification = "user_temporary" | "user_permanent" | "user_reject"
 
 /**
- * A permission policy: an Effect per request.
+ * A permission policy: an Effect per request. A policy made by {@link rules} also states its rules (`rules`), so
+ * that a session can enforce its deny and ask rules on the tool calls the CLI never asks about (see {@link layer}).
  *
  * @since 0.1.0
  * @category models
  */
-export type Policy<E = never, R = never> = (request: PermissionRequest) => Effect.Effect<PermissionResult, E, R>
+export interface Policy<E = never, R = never> {
+  (request: PermissionRequest): Effect.Effect<PermissionResult, E, R>
+  /**
+   * The rules this policy applies, in the order it checks them, when {@link rules} made it. Leave `undefined` for a
+   * policy of your own: it decides only what the CLI asks.
+   */
+  readonly rules?: ReadonlyArray<Rule> | undefined
+}
+
+/**
+ * One permission rule: `allow`, `deny` or `ask` a call that `rule` (`"Bash(npm test:*)"`, `"Read(./src/**)"`, …)
+ * matches; `message` is what the model is told when a deny rule refuses it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Rule {
+  readonly behavior: PermissionBehavior
+  readonly rule: string
+  readonly message?: string | undefined
+}
 
 /**
  * Per-session permission state: a mode and remembered rules. `allow` / `deny` modes answer every request without
@@ -187,6 +208,12 @@ export interface Service {
   readonly decide: Policy<unknown>
   /** How long one decision may take before it becomes a deny. */
   readonly timeout: Duration.DurationInput
+  /**
+   * The rules `decide` applies, when it is made of rules ({@link rules}): a session hands their deny and ask rules
+   * to the CLI as its own permission settings and checks every tool call against them in a `PreToolUse` hook, so
+   * that they hold for the calls the CLI decides by itself (see SECURITY.md, "Rules by tool family").
+   */
+  readonly rules?: ReadonlyArray<Rule> | undefined
 }
 
 /**
@@ -204,7 +231,11 @@ export class Permissions extends Context.Tag("effect-claude-agent/Permissions")<
 export const DEFAULT_TIMEOUT: Duration.DurationInput = "5 minutes"
 
 /**
- * A `Permissions` layer from a policy. The policy's requirements are captured when the layer is built.
+ * A `Permissions` layer from a policy. The policy's requirements are captured when the layer is built. A policy made
+ * by {@link rules} and passed as it is brings its rules along: their deny and ask rules then also hold for the tool
+ * calls the CLI never asks about (reads inside its working directory, read-only commands, edits in `acceptEdits`
+ * mode). A policy that wraps one made by `rules` decides only what the CLI asks: observe or extend a rule set through
+ * its `fallback` instead.
  *
  * @since 0.1.0
  * @category layers
@@ -293,7 +324,11 @@ export const deny = (message: string, options?: { readonly interrupt?: boolean }
  * Whether one rule, as an allow rule, matches a request. A rule is `"Tool"` or `"Tool(content)"`: `Bash(npm test:*)`
  * (the command's first words), `Bash(git status)` (the whole command, `*` wildcards), `Read(./src/**)` /
  * `Edit(/abs/**)` (path globs, relative to the session's cwd, matched on the real location with symlinks resolved),
- * `WebFetch(domain:x.com)`, `mcp__server` (all tools of a server), `mcp__server__tool`. A Bash command is judged on
+ * `WebFetch(domain:x.com)`, `mcp__server` (all tools of a server), `mcp__server__tool`. `Read`, `Edit`, `Write` and
+ * `Bash` name tool families: `Read` covers every tool that only reads files (`Read`, `Grep`, `Glob`, `LS`,
+ * `NotebookRead`), `Edit` and `Write` every tool that changes them (`Edit`, `MultiEdit`, `Write`, `NotebookEdit`),
+ * `Bash` every tool that runs a Bash command (`Bash`, `Monitor`); a search (`Grep`, `Glob`) matches a path rule
+ * only when the rule covers everything under the directory it searches (see SECURITY.md). A Bash command is judged on
  * its parse (tree-sitter-bash): a compound command (`a && b`, `a | b`, `a; b`) matches only if every part does, and
  * one that substitutes, backgrounds, writes a file or runs anything more never matches a content rule (see
  * SECURITY.md). An Effect because the Bash grammar is loaded when a rule needs it (by each call: a
@@ -312,7 +347,12 @@ export const matches: (
  * fallback), then allow rules; with a list, the first matching rule wins. Requests no rule matches go to
  * `fallback` (default: deny). A deny or ask rule matches a Bash command when any simple command anywhere in it
  * does (inside substitutions too); an allow rule only when the command is simple commands joined by `&&`, `||`,
- * `;`, `|` and newlines that allow rules all match (see {@link matches} and SECURITY.md).
+ * `;`, `|` and newlines that allow rules all match (see {@link matches} and SECURITY.md). A deny or ask `Read(path)`
+ * rule also refuses changing the files it covers, and a deny or ask rule on a search refuses it when it could reach a
+ * path the rule covers.
+ *
+ * The policy states its rules (`rules`): given to {@link layer} as it is, its deny and ask rules are also handed to
+ * the CLI and checked on every tool call, including those the CLI never asks about.
  *
  * @since 0.1.0
  * @category policies
@@ -325,7 +365,7 @@ export const rules: <E = never, R = never>(
       readonly ask?: ReadonlyArray<string>
       readonly fallback?: Policy<E, R>
     }
-    | ReadonlyArray<{ readonly behavior: PermissionBehavior; readonly rule: string; readonly message?: string }>,
+    | ReadonlyArray<Rule>,
   fallback?: Policy<E, R>
 ) => Policy<E, R> = internal.rules
 

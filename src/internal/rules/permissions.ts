@@ -19,6 +19,7 @@ import type {
   PermissionUpdate,
   Policy,
   Question,
+  Rule,
   Service
 } from "../../Permissions.js"
 import * as Deadlines from "../protocol/deadlines.js"
@@ -29,6 +30,7 @@ import type { BashLanguage } from "./bashParser.js"
 import * as ShellPaths from "./shellPaths.js"
 import * as ShellPrograms from "./shellPrograms.js"
 import * as ShellRules from "./shellRules.js"
+import * as ToolFamilies from "./toolFamilies.js"
 
 const DEFAULT_TIMEOUT: Duration.DurationInput = "5 minutes"
 
@@ -48,7 +50,8 @@ export const make = <E, R>(
 ): Effect.Effect<Service, never, R> =>
   Effect.map(Effect.context<R>(), (context) => ({
     decide: (request: PermissionRequest) => Effect.provide(policy(request), context),
-    timeout: options?.timeout ?? DEFAULT_TIMEOUT
+    timeout: options?.timeout ?? DEFAULT_TIMEOUT,
+    rules: policy.rules
   }))
 
 /**
@@ -85,16 +88,22 @@ export const makePromise = (
 // rules
 // ---------------------------------------------------------------------------------------------------------------------
 
-interface ParsedRule {
+/** A rule string read as `Tool` or `Tool(content)`. @internal */
+export interface ParsedRule {
   readonly tool: string
   readonly content: string | undefined
 }
 
-const parseRule = (rule: string): ParsedRule => {
+/** @internal */
+export const parseRule = (rule: string): ParsedRule => {
   const open = rule.indexOf("(")
   if (open > 0 && rule.endsWith(")")) return { tool: rule.slice(0, open).trim(), content: rule.slice(open + 1, -1) }
   return { tool: rule.trim(), content: undefined }
 }
+
+/** Whether a rule has content that narrows it (`Tool`, `Tool()` and `Tool(*)` do not). @internal */
+export const hasContent = (parsed: ParsedRule): parsed is ParsedRule & { readonly content: string } =>
+  parsed.content !== undefined && parsed.content !== "" && parsed.content !== "*"
 
 const escapeRegExp = (s: string) => s.replace(/[.+^${}()|[\]\\]/g, "\\$&")
 
@@ -117,12 +126,21 @@ const globToRegExp = (glob: string): RegExp => {
   return new RegExp(`^${out}$`, "s")
 }
 
+/** Whether a rule's tool name covers a tool: the same name, a wildcard, an MCP server, or a family (`Read`, …). */
 const toolMatches = (ruleTool: string, toolName: string): boolean => {
   if (ruleTool === toolName) return true
   if (ruleTool.includes("*")) return wildcard(ruleTool).test(toolName)
   // `mcp__server` covers every tool of that server
-  return ruleTool.startsWith("mcp__") && ruleTool.split("__").length === 2 && toolName.startsWith(`${ruleTool}__`)
+  if (ruleTool.startsWith("mcp__")) {
+    return ruleTool.split("__").length === 2 && toolName.startsWith(`${ruleTool}__`)
+  }
+  return ToolFamilies.covers(ruleTool, toolName, { denyOrAsk: false })
 }
+
+/** {@link toolMatches}, plus what a deny or ask `Read(path)` rule covers beyond its family (the editing tools, …). */
+const ruleCovers = (parsed: ParsedRule, toolName: string, behavior: PermissionBehavior): boolean =>
+  toolMatches(parsed.tool, toolName) ||
+  (behavior !== "allow" && hasContent(parsed) && ToolFamilies.covers(parsed.tool, toolName, { denyOrAsk: true }))
 
 const PATH_FIELDS = ["file_path", "path", "notebook_path"] as const
 
@@ -140,23 +158,41 @@ const errorCode = (error: unknown): unknown =>
   typeof error === "object" && error !== null && "code" in error ? error.code : undefined
 
 /**
+ * Whether nothing (not even a dangling symlink) is at a path, without the cost of a thrown error for the common
+ * answer; `undefined` when that cannot be known (a loop, an unreadable directory).
+ */
+const isMissing = (p: string): boolean | undefined => {
+  try {
+    return fs.lstatSync(p, { throwIfNoEntry: false }) === undefined
+  } catch (error) {
+    return errorCode(error) === "ENOTDIR" ? true : undefined
+  }
+}
+
+/**
  * Where a path really is: its existing part with every symlink resolved (as the kernel resolves `..` after a
  * symlink), the rest appended, and a dangling symlink followed to where a write would create its target.
  * `undefined` when it cannot be known: a symlink loop, too many links, an unreadable directory.
  */
 const realLocation = (p: string, hops = 0): string | undefined => {
   if (hops > MAX_LINKS) return undefined
-  try {
-    return fs.realpathSync.native(p)
-  } catch (error) {
-    const code = errorCode(error)
-    if (code !== "ENOENT" && code !== "ENOTDIR") return undefined
+  const missing = isMissing(p)
+  if (missing === undefined) return undefined
+  if (!missing) {
+    try {
+      return fs.realpathSync.native(p)
+    } catch (error) {
+      const code = errorCode(error)
+      if (code !== "ENOENT" && code !== "ENOTDIR") return undefined
+    }
   }
   const parent = path.dirname(p)
   if (parent === p) return p
   const realParent = realLocation(parent, hops)
   if (realParent === undefined) return undefined
   const here = path.join(realParent, path.basename(p))
+  // nothing there, not even a dangling link: the path is created where its real parent is
+  if (missing) return here
   let target: string
   try {
     target = fs.readlinkSync(here)
@@ -177,23 +213,91 @@ const realGlob = (glob: string): string | undefined => {
 }
 
 /**
- * A path rule on a path: an allow rule matches when the path's real location matches the rule's real glob (never
- * when either cannot be resolved); a deny or ask rule when the lexical or the real path matches the lexical or the
- * real glob, or when the path cannot be resolved.
+ * Paths the kernel resolves per process (`/proc/self/cwd/…`, `/proc/<pid>/root/…`, `/dev/fd/3`): resolved here they
+ * would name the SDK's files, not those of the tool that opens them, so they cannot be judged.
  */
-const pathMatches = (content: string, written: string, cwd: string, behavior: PermissionBehavior): boolean => {
+const PER_PROCESS = /^\/(?:proc|dev\/fd|dev\/std(?:in|out|err))(?:\/|$)/
+
+/** The path and every directory above it, up to `/`. */
+const selfAndAncestors = (p: string): Array<string> => {
+  const out = [p]
+  for (let dir = path.dirname(p); dir !== out[out.length - 1]; dir = path.dirname(dir)) out.push(dir)
+  return out
+}
+
+const segments = (p: string): Array<string> => (p === "/" ? [""] : p.split("/"))
+
+/** One path segment of a glob: `*` anything but `/`, `?` one character. */
+const segmentRegExp = (segment: string): RegExp =>
+  new RegExp(`^${segment.split("").map((c) => (c === "*" ? "[^/]*" : c === "?" ? "[^/]" : escapeRegExp(c))).join("")}$`)
+
+/**
+ * Whether a glob could match a path under `root` (both absolute): `root`'s segments match the glob's leading segments
+ * one by one, until the glob has a `**` or `root` has no more segments.
+ */
+const mayMatchBelow = (glob: string, root: string): boolean => {
+  const globSegments = segments(glob)
+  const rootSegments = segments(root)
+  for (let i = 0; i < rootSegments.length; i++) {
+    const segment = globSegments[i]
+    if (segment === undefined) return false
+    if (segment.includes("**")) return true
+    if (!segmentRegExp(segment).test(rootSegments[i]!)) return false
+  }
+  return true
+}
+
+/**
+ * A path rule on what a file tool touches (see {@link ToolFamilies.Target}). An allow rule matches a file when its
+ * real location matches the rule's real glob, and a tree (a search) when the glob ends in `/**` and matches the
+ * tree's root, so that it matches everything under it (never when either cannot be resolved). A deny or ask rule
+ * matches when the lexical or the real path, or a directory above it, matches the lexical or the real glob; a tree
+ * also when the glob could match something under its root; and any path that cannot be resolved.
+ */
+const pathMatches = (
+  content: string,
+  written: string,
+  cwd: string,
+  behavior: PermissionBehavior,
+  kind: "File" | "Tree" = "File"
+): boolean => {
   // the CLI expands a leading `~/` of a tool's path to the home directory before it touches the file
   const value = written.startsWith("~/") ? path.join(os.homedir(), written.slice(2)) : written
   const lexicalGlob = resolvePattern(content, cwd)
-  const real = realLocation(path.isAbsolute(value) ? value : `${cwd}/${value}`)
+  const absolute = path.isAbsolute(value) ? value : `${cwd}/${value}`
+  const located = PER_PROCESS.test(path.resolve(absolute)) ? undefined : realLocation(absolute)
+  const real = located !== undefined && PER_PROCESS.test(located) ? undefined : located
   const realPattern = realGlob(lexicalGlob)
   if (behavior === "allow") {
-    return real !== undefined && realPattern !== undefined && globToRegExp(realPattern).test(real)
+    if (real === undefined || realPattern === undefined) return false
+    return (kind === "File" || realPattern.endsWith("/**")) && globToRegExp(realPattern).test(real)
   }
   if (real === undefined) return true
   const targets = [path.resolve(cwd, value), real]
-  const globs = [lexicalGlob, ...(realPattern === undefined ? [] : [realPattern])].map(globToRegExp)
-  return globs.some((g) => targets.some((t) => g.test(t)))
+  const globs = [lexicalGlob, ...(realPattern === undefined ? [] : [realPattern])]
+  // what is under a path a rule matches is covered too (a denied directory denies what is in it)
+  const within = targets.flatMap(selfAndAncestors)
+  if (globs.map(globToRegExp).some((g) => within.some((t) => g.test(t)))) return true
+  return kind === "Tree" && globs.some((g) => targets.some((t) => mayMatchBelow(g, t)))
+}
+
+/** A path rule on what a file family member's call touches. */
+const targetMatches = (
+  content: string,
+  target: ToolFamilies.Target,
+  cwd: string,
+  behavior: PermissionBehavior
+): boolean => {
+  switch (target._tag) {
+    case "None":
+      return false
+    case "Unknown":
+      return behavior !== "allow"
+    case "File":
+      return pathMatches(content, target.path, cwd, behavior)
+    case "Tree":
+      return pathMatches(content, target.root, cwd, behavior, "Tree")
+  }
 }
 
 type Request = Pick<PermissionRequest, "toolName" | "input" | "cwd">
@@ -214,6 +318,8 @@ const contentMatches = (parsed: ParsedRule, request: Request, behavior: Permissi
       return false
     }
   }
+  const target = ToolFamilies.targetOf(request.toolName, input)
+  if (target !== undefined) return targetMatches(content, target, request.cwd, behavior)
   for (const field of PATH_FIELDS) {
     const value = input[field]
     if (typeof value === "string") return pathMatches(content, value, request.cwd, behavior)
@@ -221,7 +327,7 @@ const contentMatches = (parsed: ParsedRule, request: Request, behavior: Permissi
   return wildcard(content).test(JSON.stringify(input))
 }
 
-type RuleEntry = { readonly behavior: PermissionBehavior; readonly rule: string; readonly message?: string }
+type RuleEntry = Rule
 
 interface CompiledRule {
   readonly entry: RuleEntry
@@ -600,11 +706,11 @@ const firstMatch = (
 ): Effect.Effect<RuleEntry | undefined> => {
   const command = request.input["command"]
   const tool = request.toolName
-  const shell = typeof command === "string" && (tool === "Bash" || tool === "PowerShell")
+  const shell = typeof command === "string" && (ToolFamilies.runsBash(tool) || tool === "PowerShell")
   if (!shell) {
     return Effect.sync(() =>
       rules.find(({ entry, parsed }) =>
-        toolMatches(parsed.tool, tool) && contentMatches(parsed, request, entry.behavior)
+        ruleCovers(parsed, tool, entry.behavior) && contentMatches(parsed, request, entry.behavior)
       )?.entry
     )
   }
@@ -660,12 +766,31 @@ export const rules = <E = never, R = never>(
   const fallback: Policy<E, R> = fallbackArg ??
     (Array.isArray(spec) ? undefined : (spec as { fallback?: Policy<E, R> }).fallback) ??
     ((request) => Effect.succeed({ behavior: "deny", message: `No permission rule allows ${request.toolName}` }))
-  return (request) =>
+  const policy = (request: PermissionRequest) =>
     Effect.flatMap(firstMatch(compiled, request, grammar), (entry): Effect.Effect<PermissionResult, E, R> => {
       if (entry === undefined || entry.behavior === "ask") return fallback(request)
       if (entry.behavior === "allow") return Effect.succeed({ behavior: "allow" })
-      return Effect.succeed({ behavior: "deny", message: entry.message ?? `Denied by permission rule ${entry.rule}` })
+      return Effect.succeed({ behavior: "deny", message: denyMessage(entry) })
     })
+  policy.rules = list
+  return policy
+}
+
+/** What the model is told when a deny rule refuses a call. @internal */
+export const denyMessage = (entry: Rule): string => entry.message ?? `Denied by permission rule ${entry.rule}`
+
+/**
+ * A rule set's first rule that matches a call, compiled once: the matcher of `rules`, for the session's `PreToolUse`
+ * hook.
+ *
+ * @internal
+ */
+export const firstRule = (
+  list: ReadonlyArray<Rule>
+): (request: Pick<PermissionRequest, "toolName" | "input" | "cwd">) => Effect.Effect<Rule | undefined> => {
+  const compiled = compile(list)
+  const grammar = bashGrammar()
+  return (request) => firstMatch(compiled, request, grammar)
 }
 
 /** The session's remembered rules (deny before allow) as a decision, or `undefined` when none matches. */

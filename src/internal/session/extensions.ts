@@ -13,6 +13,7 @@ import { Permissions } from "../../Permissions.js"
 import { contribution as elicitationContribution, declined } from "../mcp/elicitation.js"
 import { contribution as hooksContributionOf, invalidTimeout as invalidHookTimeout } from "../rules/hooks.js"
 import { type InternalStore, contribution as permissionsContribution, makeStore } from "../rules/permissions.js"
+import * as RuleEnforcement from "../rules/ruleEnforcement.js"
 import { contribution as sdkMcpContribution } from "../mcp/sdkMcp.js"
 import * as Mirror from "../transcript/mirror.js"
 import { Mirror as MirrorSettings, TranscriptStore } from "../transcript/store.js"
@@ -62,6 +63,8 @@ export interface Contribution {
   readonly initialize?: Readonly<Record<string, unknown>> | undefined
   /** Extra `allowedTools` entries. */
   readonly allowedTools?: ReadonlyArray<string> | undefined
+  /** Rules merged into the CLI's settings (`permissions.deny`, `permissions.ask`). */
+  readonly cliPermissions?: RuleEnforcement.CliPermissions | undefined
   /** Inbound control request handlers by subtype. */
   readonly handlers?: ReadonlyMap<string, InboundHandler> | undefined
   /** Runs once the protocol exists (before `initialize` is written), e.g. to send SDK→CLI requests later. */
@@ -98,6 +101,8 @@ export const combine = (contributions: ReadonlyArray<Contribution>): SessionExte
   const handlers = new Map<string, InboundHandler>()
   const initialize: Record<string, unknown> = {}
   const allowedTools: Array<string> = []
+  const cliDeny: Array<string> = []
+  const cliAsk: Array<string> = []
   let permissionPromptStdio = false
   let sessionMirror = false
   const onProtocol: Array<NonNullable<Contribution["onProtocol"]>> = []
@@ -109,6 +114,8 @@ export const combine = (contributions: ReadonlyArray<Contribution>): SessionExte
     for (const [subtype, handler] of c.handlers ?? []) handlers.set(subtype, handler)
     Object.assign(initialize, c.initialize)
     allowedTools.push(...(c.allowedTools ?? []))
+    cliDeny.push(...(c.cliPermissions?.deny ?? []))
+    cliAsk.push(...(c.cliPermissions?.ask ?? []))
     if (c.permissionPromptStdio === true) permissionPromptStdio = true
     if (c.sessionMirror === true) sessionMirror = true
     if (c.onProtocol) onProtocol.push(c.onProtocol)
@@ -121,6 +128,7 @@ export const combine = (contributions: ReadonlyArray<Contribution>): SessionExte
     handlers,
     initialize,
     allowedTools,
+    ...(cliDeny.length > 0 || cliAsk.length > 0 ? { cliPermissions: { deny: cliDeny, ask: cliAsk } } : {}),
     permissionPromptStdio,
     sessionMirror,
     onProtocol: (protocol) =>
@@ -171,8 +179,17 @@ export const collectExtensions = (
       }
       contributions.push(permissionsContribution(permissions.value, timeout.value, options, permissionStore))
     }
+    // a rule set's deny and ask rules also go to the CLI's settings and to a PreToolUse hook (see ruleEnforcement.ts)
+    const rules = Option.isSome(permissions) ? permissions.value.rules ?? [] : []
+    const cwd = options.cwd ?? process.cwd()
+    contributions.push({ cliPermissions: RuleEnforcement.cliPermissions(rules, cwd) })
+    const rulesHooks = RuleEnforcement.hooks(rules, cwd)
     const hooks = yield* Effect.serviceOption(Hooks)
-    const badTimeout = invalidHookTimeout(Option.isSome(hooks) ? hooks.value.registrations : [])
+    const registrations = [
+      ...(Option.isSome(hooks) ? hooks.value.registrations : []),
+      ...(rulesHooks === undefined ? [] : [rulesHooks])
+    ]
+    const badTimeout = invalidHookTimeout(registrations)
     if (badTimeout !== undefined) {
       return yield* Effect.fail(
         new InvalidOptions({
@@ -181,7 +198,7 @@ export const collectExtensions = (
         })
       )
     }
-    const hooksContribution = hooksContributionOf(Option.isSome(hooks) ? hooks.value.registrations : [], HookInputs)
+    const hooksContribution = hooksContributionOf(registrations, HookInputs)
     if (hooksContribution !== undefined) contributions.push(hooksContribution)
     contributions.push(yield* sdkMcpContribution(options))
     if (options.onElicitation !== undefined) contributions.push(elicitationContribution(options.onElicitation))

@@ -601,8 +601,18 @@ export const launchOf = (options: Options, extensions: Extensions = {}): Effect.
       args.push("--session-mirror")
     }
 
-    if (options.settings !== undefined || options.sandbox !== undefined) {
+    const mirrored = extensions.cliPermissions
+    const mirrors = mirrored !== undefined && (mirrored.deny.length > 0 || mirrored.ask.length > 0)
+    if (options.settings !== undefined || options.sandbox !== undefined || mirrors) {
       if (settingsObject === undefined && typeof options.settings === "string") {
+        // a second `--settings` would replace the caller's file: a deny rule that must hold cannot be added to it
+        if (mirrors) {
+          return invalid(
+            "settings",
+            "cannot take the deny and ask rules of the Permissions rules when given as a file path; pass settings " +
+              "as an object"
+          )
+        }
         args.push("--settings", options.settings)
       } else {
         const settings: Record<string, unknown> = { ...settingsObject }
@@ -613,6 +623,7 @@ export const launchOf = (options: Options, extensions: Extensions = {}): Effect.
           }
           settings["sandbox"] = sandbox
         }
+        if (mirrors) settings["permissions"] = withRules(settings["permissions"], mirrored)
         args.push("--settings", json(settings))
       }
     }
@@ -668,6 +679,21 @@ export const launchOf = (options: Options, extensions: Extensions = {}): Effect.
 
     return Effect.succeed({ args, env, initialize, requirements: delivered.requirements })
   })
+
+/** The caller's `permissions` settings with the rules added to its `deny` and `ask` lists (after the caller's). */
+const withRules = (
+  permissions: unknown,
+  rules: { readonly deny: ReadonlyArray<string>; readonly ask: ReadonlyArray<string> }
+): Record<string, unknown> => {
+  const out: Record<string, unknown> = isRecord(permissions) ? { ...permissions } : {}
+  const list = (key: string): ReadonlyArray<unknown> => {
+    const value = out[key]
+    return Array.isArray(value) ? value : []
+  }
+  if (rules.deny.length > 0) out["deny"] = [...list("deny"), ...rules.deny]
+  if (rules.ask.length > 0) out["ask"] = [...list("ask"), ...rules.ask]
+  return out
+}
 
 /** The first CLI version that reads `plugins` and `mcpServers` in `initialize` under `--await-initialize`. */
 const INITIALIZE_DELIVERY_VERSIONS = ">=2.1.261"
