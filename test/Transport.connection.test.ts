@@ -4,8 +4,9 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import { ControlProtocol, Message, Transport } from "effect-claude-agent"
+import { Message, Transport } from "effect-claude-agent"
 import * as ProtocolInternal from "../src/internal/protocol/controlProtocol.js"
+import type { Handler } from "../src/internal/protocol/handler.js"
 
 /** A pass-through wrapper, as a recorder or a tracer would write one: it counts what goes by. */
 const wrap = (connection: Transport.Connection) => {
@@ -42,10 +43,10 @@ const observe = (
 ) =>
   Effect.gen(function*() {
     const writtenAtMessage: Array<number> = []
-    const handler = ControlProtocol.callbackHandler(({ requestId }, reply) => {
+    const handler: Handler = ({ requestId }, reply) => {
       reply.succeed({ behavior: "allow", id: requestId })
       return () => {}
-    })
+    }
     const protocol = yield* ProtocolInternal.make(connection, {
       handlers: new Map([["can_use_tool", handler]]),
       onMessage: () => {

@@ -21,7 +21,7 @@ import * as Scope from "effect/Scope"
 import * as Tracer from "effect/Tracer"
 import { ControlError, McpServerFailed } from "../../AgentError.js"
 import type { McpSdkServerConfig, Options, SdkMcpServerInstance } from "../../AgentOptions.js"
-import { effectHandler, type InboundHandler } from "../../ControlProtocol.js"
+import { fromEffect, type Handler } from "../protocol/handler.js"
 import type { Owned as ControlProtocol } from "../protocol/controlProtocol.js"
 import { handlerFailure } from "../../ControlProtocol.js"
 import * as Message from "../../Message.js"
@@ -861,8 +861,8 @@ export interface SdkMcpContribution extends Contribution {
   readonly mcpServers: McpServersControl
 }
 
-const mcpMessageHandler = (connections: ReadonlyMap<string, Connection>): InboundHandler =>
-  effectHandler(({ request }) => {
+const mcpMessageHandler = (connections: ReadonlyMap<string, Connection>): Handler =>
+  fromEffect(({ request }) => {
     const serverName = request["server_name"]
     const message = request["message"]
     if (typeof serverName !== "string" || !isObject(message)) {

@@ -33,7 +33,6 @@ import type {
   Query,
   WarmQuery
 } from "../../promise.js"
-import * as HooksInternal from "../rules/hooks.js"
 import * as Opts from "../session/options.js"
 import * as PermissionsInternal from "../rules/permissions.js"
 import * as PromiseLogger from "./promiseLogger.js"
@@ -99,10 +98,8 @@ const hooksLayer = (
       matcher: m.matcher,
       timeout: m.timeout,
       onFailure: m.onFailure,
-      // called directly by the session, without a fiber of its own (see hooks.ts)
-      hooks: m.hooks.map((callback) =>
-        HooksInternal.fromPromise((input, toolUseId, options) => callback(input, toolUseId, options))
-      )
+      // answered as their Promises settle, without a fiber of their own
+      hooks: m.hooks
     }))
   }
   return Hooks.layer(registrations as Hooks.HookRegistrations)

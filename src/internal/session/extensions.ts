@@ -5,7 +5,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { type ControlError, InvalidOptions, type SessionError } from "../../AgentError.js"
 import type { Extensions, McpServerConfig, Options } from "../../AgentOptions.js"
-import { effectHandler, type InboundHandler } from "../../ControlProtocol.js"
+import { fromEffect, type Handler } from "../protocol/handler.js"
 import { HookInputs, Hooks } from "../../Hooks.js"
 import type * as Message from "../../Message.js"
 import type { Owned as ControlProtocol } from "../protocol/controlProtocol.js"
@@ -63,7 +63,7 @@ export interface Contribution {
   /** Extra `allowedTools` entries. */
   readonly allowedTools?: ReadonlyArray<string> | undefined
   /** Inbound control request handlers by subtype. */
-  readonly handlers?: ReadonlyMap<string, InboundHandler> | undefined
+  readonly handlers?: ReadonlyMap<string, Handler> | undefined
   /** Runs once the protocol exists (before `initialize` is written), e.g. to send SDK→CLI requests later. */
   readonly onProtocol?: ((protocol: ControlProtocol) => Effect.Effect<void, never, Scope.Scope>) | undefined
   /** Runs once the CLI answered `initialize`; a failure fails the session. */
@@ -84,7 +84,7 @@ export interface Contribution {
 
 /** What the optional services contribute to a session, merged. @internal */
 export interface SessionExtensions extends Extensions {
-  readonly handlers: ReadonlyMap<string, InboundHandler>
+  readonly handlers: ReadonlyMap<string, Handler>
   readonly onProtocol: (protocol: ControlProtocol) => Effect.Effect<void, never, Scope.Scope>
   readonly onInitialized: (response: Message.InitializeResponse) => Effect.Effect<void, SessionError>
   readonly onMessage: (message: Message.SdkMessage) => boolean
@@ -95,7 +95,7 @@ export interface SessionExtensions extends Extensions {
 
 /** Merges contributions; later ones win for `initialize` keys and handler subtypes. @internal */
 export const combine = (contributions: ReadonlyArray<Contribution>): SessionExtensions => {
-  const handlers = new Map<string, InboundHandler>()
+  const handlers = new Map<string, Handler>()
   const initialize: Record<string, unknown> = {}
   const allowedTools: Array<string> = []
   let permissionPromptStdio = false
@@ -138,7 +138,7 @@ export const combine = (contributions: ReadonlyArray<Contribution>): SessionExte
 }
 
 /** Without an `onElicitation` handler the official SDK declines MCP elicitations. */
-const declineElicitation: InboundHandler = effectHandler(() => Effect.succeed(declined))
+const declineElicitation: Handler = fromEffect(() => Effect.succeed(declined))
 
 /** The contributions every session has (without `onUserDialog`, dialogs are left unanswered). @internal */
 export const defaults: Contribution = {
