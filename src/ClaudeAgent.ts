@@ -36,11 +36,20 @@ import type {
   SessionError as AgentSessionError
 } from "./AgentError.js"
 import { type ApiFailure, fromResult } from "./AgentError.js"
-import type { McpServerConfig, Options, PermissionMode } from "./AgentOptions.js"
+import type * as AgentOptions from "./AgentOptions.js"
+import type { McpServerConfig, PermissionMode } from "./AgentOptions.js"
 import * as internal from "./internal/session/session.js"
 import type * as Message from "./Message.js"
 import type { PermissionStore } from "./Permissions.js"
 import type { Transport } from "./Transport.js"
+
+/**
+ * The options of a session or a query: `AgentOptions.Options`, under the name of the module that takes them.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Options = AgentOptions.Options
 
 /**
  * Errors that can end a session or a query (defined in `AgentError`, with the errors themselves).

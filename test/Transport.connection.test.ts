@@ -1,5 +1,5 @@
 // A Connection states its capabilities (a batch reader, a synchronous send) in its type; a wrapper that passes them
-// through (Transport.makeConnection over the wrapped core) behaves exactly like the connection it wraps.
+// through (the internal connection make over the wrapped core) behaves exactly like the connection it wraps.
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
@@ -7,12 +7,13 @@ import * as Stream from "effect/Stream"
 import { Message, Transport } from "effect-claude-agent"
 import * as ProtocolInternal from "../src/internal/protocol/controlProtocol.js"
 import type { Handler } from "../src/internal/protocol/handler.js"
+import { make as makeConnection } from "../src/internal/transport/connection.js"
 
 /** A pass-through wrapper, as a recorder or a tracer would write one: it counts what goes by. */
 const wrap = (connection: Transport.Connection) => {
   let frames = 0
   let sends = 0
-  const wrapped = Transport.makeConnection({
+  const wrapped = makeConnection({
     ...connection,
     pull: Effect.map(connection.pull, (pull) =>
       Effect.tap(pull, (chunk) =>

@@ -4,7 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { fromEffect, type Handler } from "../protocol/handler.js"
 import type { ElicitationRequest, ElicitResult, OnElicitation } from "../../Elicitation.js"
-import type { Contribution } from "../session/extensions.js"
+import type { Contribution } from "../protocol/contribution.js"
 
 /** The CLI's `elicitation` control request (unknown fields, e.g. `property_order`, are dropped). */
 const WireRequest = Schema.Struct({

@@ -15,8 +15,9 @@ import { ControlError, ControlTimeout, InputClosed, ProcessExited } from "../../
 import type { ControlProtocol, Options, RequestError, RequestOptions } from "../../ControlProtocol.js"
 import type * as Message from "../../Message.js"
 import type * as Transport from "../../Transport.js"
-import { makeWakeup } from "../transport/liveTimer.js"
+import { refusal } from "../message/refusal.js"
 import * as Handler from "./handler.js"
+import { makeWakeup } from "./wakeup.js"
 
 const DEFAULT_TIMEOUT = Duration.seconds(60)
 const DEFAULT_BUFFER = 4096
@@ -177,10 +178,8 @@ const makeOutbound = (connection: Transport.Connection, options: OwnerOptions): 
     requestOptions?: RequestOptions
   ): Effect.Effect<Effect.Effect<unknown, RequestError>, RequestError> =>
     Effect.suspend(() => {
-      if (terminated !== undefined) {
-        // the caller's own end of input wins over the exit that may have followed it
-        return Effect.fail(inputEnded ? new InputClosed({ reason: "InputEnded" }) : terminated())
-      }
+      const refused = refusal(inputEnded, terminated)
+      if (refused !== undefined) return Effect.fail(refused)
       const requestId = `req_${++counter}_${prefix}`
       const timeout = requestOptions?.timeout === undefined
         ? defaultTimeout

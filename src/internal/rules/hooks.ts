@@ -18,7 +18,7 @@ import type {
   Service
 } from "../../Hooks.js"
 import * as Deadlines from "../protocol/deadlines.js"
-import type { Contribution } from "../session/extensions.js"
+import type { Contribution } from "../protocol/contribution.js"
 import { decide, type Handler, lazySignal, noop } from "../protocol/handler.js"
 import { hookOutputCheck } from "./outputs.js"
 

@@ -6,7 +6,6 @@ import * as Either from "effect/Either"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import type { Options } from "../../AgentOptions.js"
 import type { ControlRequestBody } from "../../Message.js"
 import type {
   PermissionBehavior,
@@ -20,7 +19,7 @@ import type {
 } from "../../Permissions.js"
 import type { Parser } from "web-tree-sitter"
 import * as Deadlines from "../protocol/deadlines.js"
-import type { Contribution } from "../session/extensions.js"
+import type { Contribution } from "../protocol/contribution.js"
 import { type Decision, decide, type Handler, lazySignal, noop, toEffect } from "../protocol/handler.js"
 import { checkDecision } from "./outputs.js"
 import * as ShellRules from "./shellRules.js"
@@ -473,11 +472,23 @@ type Prepared =
     readonly failClosed: (reason: string) => Effect.Effect<Answer>
   }
 
+/**
+ * What of a session's options the `can_use_tool` handler reads.
+ *
+ * @internal
+ */
+export interface ContributionOptions {
+  /** The directory relative path rules are judged from. */
+  readonly cwd?: string | undefined
+  readonly permissionMode?: string | undefined
+  readonly allowedTools?: ReadonlyArray<string> | undefined
+}
+
 /** @internal */
 export const contribution = (
   service: Service,
   timeout: Duration.Duration,
-  options: Options,
+  options: ContributionOptions,
   store: InternalStore
 ): Contribution => {
   const deadlines = Duration.isFinite(timeout) ? Deadlines.make(Duration.toMillis(timeout)) : undefined
@@ -629,7 +640,7 @@ export const contribution = (
 }
 
 /** The warning cases the official SDK raises (CLAUDE_SDK_CAN_USE_TOOL_SHADOWED). */
-const warnShadowing = (options: Options) =>
+const warnShadowing = (options: ContributionOptions) =>
   Effect.gen(function*() {
     if (options.permissionMode === "bypassPermissions") {
       yield* Effect.logWarning(

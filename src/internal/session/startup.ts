@@ -17,7 +17,7 @@ import * as Message from "../../Message.js"
 import { Transport } from "../../Transport.js"
 import type * as TransportApi from "../../Transport.js"
 import { protectArgs } from "../transport/argv.js"
-import { compiledGuard } from "../protocol/decode.js"
+import { compiledGuard } from "../message/decode.js"
 import type { SessionExtensions } from "./extensions.js"
 import type { IdleLimits } from "./state.js"
 

@@ -6,7 +6,7 @@ import { fromEffect, type Handler } from "../protocol/handler.js"
 import { describeCause } from "../mcp/elicitation.js"
 import { noAnswer } from "../protocol/controlProtocol.js"
 import type { OnUserDialog, UserDialogRequest } from "../../UserDialog.js"
-import type { Contribution } from "./extensions.js"
+import type { Contribution } from "../protocol/contribution.js"
 
 /**
  * The payload as the CLI sent it: a JSON object, handed over as parsed (a rebuilt copy would turn a `"__proto__"` key
