@@ -48,6 +48,12 @@ export interface OwnerOptions extends Omit<Options, "handlers"> {
    * out of the buffer. It must not throw; it runs on the reader.
    */
   readonly onMessage?: ((message: Message.SdkMessage) => boolean) | undefined
+  /**
+   * Told when the reader reached the end of the CLI's stdout, once the process exited (`exit`: why, unless it exited
+   * 0). With it, the owner ends the message buffer (`endMessages`) and says why the messages ended; without it, the
+   * protocol ends the buffer itself, with the exit, and when its scope closes.
+   */
+  readonly onEnd?: ((exit: ProcessExited | undefined) => Effect.Effect<void>) | undefined
 }
 
 /**
@@ -385,11 +391,12 @@ const makeMessageBuffer = (bufferSize: number): Effect.Effect<MessageBuffer> =>
 /**
  * The one reader of the connection: a batch of frames per stdout read, routed in order and synchronously where it
  * can be (SDK messages into the buffer, responses to `outbound`, the CLI's requests and cancels to `inbound`). When
- * the connection ends, the protocol is terminated with why and the buffer is done with the same exit.
+ * the connection ends, the protocol is terminated with why, and the owner is told (`onEnd`), or else the buffer is done
+ * with the same exit.
  */
 const readConnection = (
   connection: Transport.Connection,
-  onMessage: OwnerOptions["onMessage"],
+  { onEnd, onMessage }: Pick<OwnerOptions, "onMessage" | "onEnd">,
   outbound: Outbound,
   inbound: Inbound,
   buffer: MessageBuffer
@@ -449,14 +456,17 @@ const readConnection = (
     Effect.exit,
     Effect.flatMap((exit) =>
       Effect.gen(function*() {
-        if (Exit.isSuccess(exit)) {
+        const failure = Exit.isSuccess(exit) ? undefined : Cause.failureOption(exit.cause)
+        if (failure === undefined) {
           const stderrTail = yield* connection.stderrTail
           yield* terminate(() => new ProcessExited({ code: 0, signal: null, stderrTail }))
-        } else {
-          const failure = Cause.failureOption(exit.cause)
-          if (failure._tag === "Some") yield* terminate(() => failure.value)
+        } else if (failure._tag === "Some") {
+          yield* terminate(() => failure.value)
         }
-        yield* out.done(Exit.isSuccess(exit) ? Exit.void : Exit.failCause(exit.cause))
+        if (onEnd === undefined) return yield* out.done(Exit.isSuccess(exit) ? Exit.void : Exit.failCause(exit.cause))
+        // interrupted (the scope closed): the owner knows already
+        if (failure === undefined) yield* onEnd(undefined)
+        else if (failure._tag === "Some") yield* onEnd(failure.value)
       })
     ),
     Effect.scoped
@@ -475,12 +485,15 @@ export const make = (
     // Finalizers run in reverse: on close the reader stops, the callbacks still answering are abandoned, pending
     // requests fail and the buffer ends, and last the handlers' fibers are interrupted (the `FiberSet` in `inbound`).
     yield* Effect.addFinalizer(() =>
-      Effect.zipRight(outbound.terminate(() => new InputClosed({ reason: "SessionClosed" })), buffer.endMessages)
+      Effect.zipRight(
+        outbound.terminate(() => new InputClosed({ reason: "SessionClosed" })),
+        options.onEnd === undefined ? buffer.endMessages : Effect.void
+      )
     )
     yield* Effect.addFinalizer(() => inbound.abandonAll)
     const readerDone = yield* Deferred.make<void>()
     yield* Effect.forkScoped(
-      readConnection(connection, options.onMessage, outbound, inbound, buffer).pipe(
+      readConnection(connection, options, outbound, inbound, buffer).pipe(
         Effect.ensuring(Deferred.succeed(readerDone, undefined))
       )
     )
