@@ -478,6 +478,17 @@ export type CliRequirement = CliResolver.CliRequirement
 export const validate: (options: Options) => Effect.Effect<void, InvalidOptions> = internal.validate
 
 /**
+ * A checker of options against a schema of your own (e.g. the extra options of an adapter over this API), as
+ * {@link validate} checks its own: `undefined` when they are valid, else an `InvalidOptions` naming the option (the
+ * top-level field) and why, with the path inside it. Excess fields are ignored (the schema checks only its own).
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const checker: <A, I>(schema: Schema.Schema<A, I>) => (options: unknown) => InvalidOptions | undefined =
+  internal.checker
+
+/**
  * Validates options and maps them to argv, environment and the `initialize` request, exactly as the official SDK
  * does (see the README's options table).
  *

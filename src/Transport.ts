@@ -34,6 +34,7 @@ import type { CliRequirement, CliResolver, JavaScriptRuntime } from "./CliResolv
 import * as memory from "./internal/transport/memoryTransport.js"
 import * as proc from "./internal/transport/processTransport.js"
 import * as spawnTransport from "./internal/transport/spawnTransport.js"
+import * as traceContext from "./internal/transport/traceContext.js"
 import * as version from "./internal/transport/version.js"
 import type * as Message from "./Message.js"
 
@@ -393,3 +394,15 @@ export const makeMemoryConnection: (
   spec?: LaunchSpec
 ) => Effect.Effect<{ readonly connection: Connection; readonly peer: MemoryPeer }, never, Scope.Scope> =
   memory.makeConnection
+
+/**
+ * Runs `effect` with the OpenTelemetry trace context active now, when it is called, as the one CLIs started within it
+ * inherit (`TRACEPARENT` / `TRACESTATE`): for a caller outside Effect (the Promise API), whose fibers run later,
+ * outside its async context. Without it, a CLI inherits the current Effect span's context. Reads the context only
+ * when the app registered OpenTelemetry globals.
+ *
+ * @since 0.1.0
+ * @category tracing
+ */
+export const withActiveOpenTelemetry: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> =
+  traceContext.withActiveOpenTelemetry
