@@ -9,7 +9,8 @@
 //                  Permissions.ts, Hooks.ts, SdkMcp.ts, McpProxy.ts, Elicitation.ts, TranscriptStore.ts,
 //                  TranscriptStoreSql.ts, SessionHistory.ts, SessionStore.ts
 //   4 session      AgentOptions.ts, ClaudeAgent.ts, SessionPool.ts, UserDialog.ts, PartialMessages.ts
-//   5 testing, cluster and the entry points / compositions (index.ts, promise.ts, NodeClaudeAgent.ts, …): anything
+//   5 testing   6 cluster (on top of the session; their public modules are compositions)
+//   entry points and compositions (index.ts, promise.ts, NodeClaudeAgent.ts, the testing kit's modules, …): anything
 // Adapters (internal/promise, ai, ui, acp) turn the public API into someone else's protocol: they import public
 // modules (src/*.ts) and their own folder only.
 
@@ -39,7 +40,10 @@ const layers = [
     name: "session",
     folders: ["session"],
     modules: ["AgentOptions", "ClaudeAgent", "SessionPool", "UserDialog", "PartialMessages"]
-  }
+  },
+  // the testing kit and the cluster sit on top of the session; their public modules are compositions
+  { name: "testing", folders: ["testing"], modules: [] },
+  { name: "cluster", folders: ["cluster"], modules: [] }
 ]
 
 const above = (index) => layers.slice(index + 1)
@@ -51,7 +55,9 @@ module.exports = {
   forbidden: [
     ...layers.flatMap((layer, index) => {
       const higherModules = above(index).flatMap((l) => l.modules)
-      const from = `${internal(layer.folders)}|${publicModules(layer.modules)}`
+      const from = layer.modules.length === 0
+        ? internal(layer.folders)
+        : `${internal(layer.folders)}|${publicModules(layer.modules)}`
       return [
         {
           name: `${layer.name}-not-above-internal`,
@@ -60,7 +66,7 @@ module.exports = {
           from: { path: from },
           to: { path: `^src/internal/(?!(?:${layer.folders.join("|")})/)` , pathNot: internal(layers.slice(0, index + 1).flatMap((l) => l.folders)) }
         },
-        ...(higherModules.length === 0 ? [] : [{
+        ...(higherModules.length === 0 || layer.modules.length === 0 ? [] : [{
           name: `${layer.name}-not-above-public`,
           comment: `${layer.name} imports no public module of a layer above it (nor a composition or an entry point)`,
           severity: "error",

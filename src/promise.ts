@@ -445,6 +445,14 @@ export interface Options extends Omit<AgentOptions.Options, "onElicitation" | "o
    * started). Not with `transport`.
    */
   readonly spawnClaudeCodeProcess?: ((options: SpawnOptions) => SpawnedProcess) | undefined
+  /**
+   * Reject the iterator with a typed error right after a `result` that reports an Anthropic API error, instead of
+   * ending it as the official SDK does (a `result` with `is_error: true`): `RateLimited` (429), `Overloaded` (529), or
+   * `ApiError` (`isAuthentication` for a missing or refused key, e.g. "Not logged in"). The CLI has retried by then
+   * (each attempt is a `system/api_retry` message). The `result` itself is yielded first. Defaults to `false`; the
+   * Effect API's `ClaudeAgent.failOnApiError` does the same to a Stream.
+   */
+  readonly failOnApiError?: boolean | undefined
 }
 
 /**
@@ -617,6 +625,9 @@ const api = internal.make(defaultRuntime)
  * generator suspended at an `await` for the user's next input; its `return()` is called, not awaited). An iterable
  * that throws or rejects, or an item that is not a user message (never written), rejects `next()` with
  * `InvalidOptions { option: "prompt" }` (`cause`: what was thrown; `description`: the item's index) and reaps the CLI.
+ *
+ * A query that is dropped (never iterated, never closed) runs its turn to the end, as the official SDK's does: its CLI
+ * closes once the last result is in, and then nothing of the query keeps the process alive.
  *
  * @since 0.1.0
  * @category constructors

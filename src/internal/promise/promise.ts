@@ -20,6 +20,7 @@ import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
+import * as AgentError from "../../AgentError.js"
 import { InputClosed, InvalidOptions } from "../../AgentError.js"
 import * as AgentOptions from "../../AgentOptions.js"
 import * as ClaudeAgent from "../../ClaudeAgent.js"
@@ -170,6 +171,7 @@ const PromiseOptionsSchema = Schema.Struct({
   spawnClaudeCodeProcess: Schema.optional(fn),
   logger: Schema.optional(fn),
   logLevel: Schema.optional(Schema.Literal(...PromiseLogger.minimumLevels)),
+  failOnApiError: Schema.optional(Schema.Boolean),
   ...SessionStoreOptions.optionFields
 })
 
@@ -240,6 +242,7 @@ const toEffectOptions = (options: Options): AgentOptions.Options => {
     sessionStoreFlush: _sf,
     loadTimeoutMs: _lt,
     spawnClaudeCodeProcess: _spawn,
+    failOnApiError: _f,
     ...rest
   } = options
   return {
@@ -457,7 +460,8 @@ const runSession = (
             Effect.gen(function*() {
               const pending = yield* ClaudeAgent.startQuery(toEffectOptions(options))
               const prompt = isPrompt(source) ? source : yield* warmPrompt(pending, source)
-              const pull = yield* pending.pull(asPrompt(prompt))
+              const messages = yield* pending.pull(asPrompt(prompt))
+              const pull = options.failOnApiError === true ? failingOnApiError(messages) : messages
               const receivers = yield* Mailbox.make<Receiver>()
               return { pending, pull, receivers }
             }),
@@ -472,6 +476,36 @@ const runSession = (
       (scope, exit) => Scope.close(scope, running ? Exit.void : exit)
     )
   })
+
+/**
+ * `pull`, failing with the typed `ApiFailure` (`ApiError`, `Overloaded`, `RateLimited`) right after a `result` that
+ * reports an Anthropic API error, as `ClaudeAgent.failOnApiError` fails a Stream: the messages up to that result are
+ * handed out first (`AgentError.fromResult` decides, with the kind of error the turn's synthetic assistant message
+ * reported).
+ */
+const failingOnApiError = <E>(
+  pull: Effect.Effect<Chunk.Chunk<Message.SdkMessage>, Option.Option<E>>
+): Effect.Effect<Chunk.Chunk<Message.SdkMessage>, Option.Option<E | AgentError.ApiFailure>> => {
+  let assistantError: string | undefined
+  let failure: AgentError.ApiFailure | undefined
+  return Effect.suspend(
+    (): Effect.Effect<Chunk.Chunk<Message.SdkMessage>, Option.Option<E | AgentError.ApiFailure>> => {
+      if (failure !== undefined) return Effect.fail(Option.some(failure))
+      return Effect.map(pull, (chunk) => {
+        const messages = Chunk.toReadonlyArray(chunk)
+        for (let i = 0; i < messages.length; i++) {
+          const message = messages[i]!
+          if (message.type === "assistant") assistantError = message.error
+          if (message.type !== "result") continue
+          failure = AgentError.fromResult(message, assistantError)
+          assistantError = undefined
+          if (failure !== undefined) return Chunk.unsafeFromArray(messages.slice(0, i + 1))
+        }
+        return chunk
+      })
+    }
+  )
+}
 
 /** The logging of a query without `logger` or `logLevel` (the same for every such query). */
 const defaultLogging = PromiseLogger.withLogging({})

@@ -8,6 +8,7 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import type { HandlerFailure, InboundRequest } from "../../ControlProtocol.js"
+import type { Owned } from "./controlProtocol.js"
 import type * as Deadlines from "./deadlines.js"
 
 /**
@@ -173,3 +174,12 @@ export const decide = <A>(options: {
     options.abandon()
   }
 }
+
+/**
+ * Runs a session's deadline loop until the CLI has exited (its stdout fully read): no request can be pending then,
+ * and its timer must not keep the host process alive.
+ *
+ * @internal
+ */
+export const untilCliExits = (loop: Effect.Effect<never>, protocol: Pick<Owned, "readerDone">): Effect.Effect<void> =>
+  Effect.raceFirst(loop, protocol.readerDone)

@@ -19,7 +19,7 @@ import type {
 } from "../../Hooks.js"
 import * as Deadlines from "../protocol/deadlines.js"
 import type { Contribution } from "../protocol/contribution.js"
-import { decide, type Handler, lazySignal, noop } from "../protocol/handler.js"
+import { decide, type Handler, lazySignal, noop, untilCliExits } from "../protocol/handler.js"
 import { hookOutputCheck } from "./outputs.js"
 
 /** The hooks service's tag, defined here so that this module needs nothing but types from Hooks.ts. @internal */
@@ -263,7 +263,9 @@ export const contribution = (
   return {
     initialize: { hooks: wire },
     handlers: new Map([["hook_callback", handler]]),
-    onProtocol: () =>
-      Effect.forEach(bySeconds.values(), (deadlines) => Effect.forkScoped(deadlines.run), { discard: true })
+    onProtocol: (protocol) =>
+      Effect.forEach(bySeconds.values(), (deadlines) => Effect.forkScoped(untilCliExits(deadlines.run, protocol)), {
+        discard: true
+      })
   }
 }

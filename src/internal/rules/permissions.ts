@@ -20,7 +20,7 @@ import type {
 import type { Parser } from "web-tree-sitter"
 import * as Deadlines from "../protocol/deadlines.js"
 import type { Contribution } from "../protocol/contribution.js"
-import { type Decision, decide, type Handler, lazySignal, noop, toEffect } from "../protocol/handler.js"
+import { type Decision, decide, type Handler, lazySignal, noop, toEffect, untilCliExits } from "../protocol/handler.js"
 import { checkDecision } from "./outputs.js"
 import * as ShellRules from "./shellRules.js"
 
@@ -632,10 +632,10 @@ export const contribution = (
   return {
     permissionPromptStdio: true,
     handlers: new Map([["can_use_tool", handler]]),
-    onProtocol: () =>
+    onProtocol: (protocol) =>
       deadlines === undefined
         ? warnShadowing(options)
-        : Effect.zipRight(Effect.forkScoped(deadlines.run), warnShadowing(options))
+        : Effect.zipRight(Effect.forkScoped(untilCliExits(deadlines.run, protocol)), warnShadowing(options))
   }
 }
 

@@ -82,11 +82,13 @@ export const drivePull = <E, R>(
     }
     // after the last result: stdin closes, and the messages end when the CLI exits, or after a bounded drain
     yield* Deferred.await(finished).pipe(Effect.zipRight(s.session.endInput), Effect.forkScoped)
-    yield* Deferred.await(finished).pipe(
+    const drain = yield* Deferred.await(finished).pipe(
       Effect.zipRight(Effect.sleep(DRAIN_AFTER_LAST_RESULT)),
       Effect.zipRight(s.termination.report({ _tag: "Drained" })),
       Effect.forkScoped
     )
+    // the CLI's exit ends the messages: the drain's timer must not keep the host alive
+    yield* s.termination.onEnd(Fiber.interruptFork(drain))
 
     // the one reader of the query's messages, chunk by chunk; at the end, the session's outcome
     let done = false

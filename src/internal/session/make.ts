@@ -6,6 +6,7 @@
  */
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
+import * as Fiber from "effect/Fiber"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
@@ -135,7 +136,7 @@ export const make = (
       Effect.forkScoped
     )
     if (Duration.isFinite(limits.idle) || Duration.isFinite(limits.firstMessage)) {
-      yield* Watchdog.run({
+      const watchdog = yield* Watchdog.run({
         state: cell.get,
         inFlight: protocol.inFlightCount,
         limits,
@@ -153,6 +154,8 @@ export const make = (
             yield* connection.kill
           })
       }).pipe(Effect.forkScoped)
+      // once the session has ended no deadline matters: the watchdog's sleep must not keep the host alive
+      yield* termination.onEnd(Fiber.interruptFork(watchdog))
     }
 
     // when the session ends, whoever waits for the session id learns why (no one waits for an id known already)

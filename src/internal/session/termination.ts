@@ -25,6 +25,11 @@ export interface Termination {
   /** The first reason reported, once there is one. */
   readonly ending: Effect.Effect<State.Ending>
   /**
+   * Runs `effect` once the session has ended (at once if it has): for work that only makes sense while it runs, e.g.
+   * a fiber that sleeps to the next idle deadline, which must not keep the host process alive after the CLI is gone.
+   */
+  readonly onEnd: (effect: Effect.Effect<void>) => Effect.Effect<void>
+  /**
    * How the messages end for their readers, once the session has ended: after an exit, once start-up has its outcome
    * too (the CLI being gone, it gets one at once), as start-up failures explain the exit.
    */
@@ -56,20 +61,24 @@ export const make = (parts: {
           : Effect.asVoid(Effect.forkIn(Effect.zipRight(readerDone, endMessages), scope)))
     }
 
+    const atEnd: Array<Effect.Effect<void>> = []
     const report = (ending: State.Ending): Effect.Effect<void> =>
-      Effect.flatMap(Deferred.succeed(first, ending), (isFirst) =>
-        isFirst ? endBuffer(ending) : ending._tag === "Closed" ? endMessages : Effect.void)
+      Effect.flatMap(Deferred.succeed(first, ending), (isFirst) => {
+        if (!isFirst) return ending._tag === "Closed" ? endMessages : Effect.void
+        const work = atEnd.splice(0)
+        return work.length === 0 ? endBuffer(ending) : Effect.zipRight(endBuffer(ending), Effect.all(work))
+      })
 
     const ending = Deferred.await(first)
     return {
       report,
       ending,
+      onEnd: (effect) =>
+        Effect.flatMap(Deferred.isDone(first), (done) => done ? effect : Effect.sync(() => void atEnd.push(effect))),
       outcome: Effect.flatMap(ending, (end) =>
         Effect.zipRight(
           end._tag === "Exited" ? Effect.exit(initialized) : Effect.void,
-          Effect.sync(() =>
-            State.outcome(cell.get(), end)
-          )
+          Effect.sync(() => State.outcome(cell.get(), end))
         ))
     }
   })
