@@ -1,12 +1,12 @@
 /**
  * Sessions outlive their process: run a session, close it, resume it later by id (the agent remembers), then read
- * the working directory's session history from disk with `SessionStore`.
+ * the working directory's session history from disk with `SessionHistory`.
  *
  *   npm run example -- resume-and-history
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Console, Effect, Stream } from "effect"
-import { type AgentOptions, ClaudeAgent, Message, NodeClaudeAgent, SessionStore } from "effect-claude-agent"
+import { type AgentOptions, ClaudeAgent, Message, NodeClaudeAgent, SessionHistory } from "effect-claude-agent"
 import { ScriptedModelServer } from "effect-claude-agent/testing"
 import { exampleOptions } from "./_offline.js"
 
@@ -42,8 +42,8 @@ const program = Effect.gen(function*() {
   yield* chat({ ...options, resume: id, forkSession: true }, ["Do you remember my name?"])
 
   // Session history, read from the CLI's transcripts (offline they live in the scripted server's temporary HOME)
-  const store = yield* SessionStore.SessionStore.pipe(
-    Effect.provide(NodeClaudeAgent.layerSessionStore({ configDir: options.env?.["CLAUDE_CONFIG_DIR"] }))
+  const store = yield* SessionHistory.SessionHistory.pipe(
+    Effect.provide(NodeClaudeAgent.layerSessionHistory({ configDir: options.env?.["CLAUDE_CONFIG_DIR"] }))
   )
   const sessions = yield* store.list(options.cwd)
   yield* Console.log(`\n${sessions.length} sessions in ${options.cwd}, newest first:`)

@@ -15,7 +15,7 @@ import {
   ClaudeAgent,
   Message,
   NodeClaudeAgent,
-  SessionStore,
+  SessionHistory,
   TranscriptStore
 } from "effect-claude-agent"
 import { TranscriptStoreSql } from "effect-claude-agent/sql"
@@ -49,7 +49,7 @@ const program = Effect.gen(function*() {
 
   const id = yield* chat(options, "A", ["SAY The secret is 42.", `TOOL Bash {"command":"echo tool output kept"}`])
 
-  const projectKey = SessionStore.encodeCwd(options.cwd)
+  const projectKey = SessionHistory.encodeCwd(options.cwd)
   const entries = Option.getOrElse(yield* store.load({ projectKey, sessionId: id }), () => [])
   const kinds = new Map<string, number>()
   for (const e of entries) kinds.set(e.type, (kinds.get(e.type) ?? 0) + 1)

@@ -23,6 +23,7 @@ import type { InvalidOptions, ProcessExited } from "./AgentError.js"
 import type * as CliResolver from "./CliResolver.js"
 import type * as Elicitation from "./Elicitation.js"
 import * as internal from "./internal/session/options.js"
+import type { McpServerConfig } from "./SdkMcp.js"
 import type * as Message from "./Message.js"
 import type * as UserDialog from "./UserDialog.js"
 
@@ -111,77 +112,33 @@ export interface AgentDefinition {
   readonly mcpServers?: ReadonlyArray<string | Readonly<Record<string, unknown>>> | undefined
 }
 
-/**
- * An MCP server the CLI starts itself (stdio).
- *
- * @since 0.1.0
- * @category models
- */
-export interface McpStdioServerConfig {
-  readonly type?: "stdio" | undefined
-  readonly command: string
-  readonly args?: ReadonlyArray<string> | undefined
-  readonly env?: Readonly<Record<string, string>> | undefined
-  /** Per-server timeout in milliseconds (≥ 1000). */
-  readonly timeout?: number | undefined
-  readonly alwaysLoad?: boolean | undefined
-}
-
-/**
- * An MCP server the CLI connects to over HTTP (Streamable HTTP) or SSE.
- *
- * @since 0.1.0
- * @category models
- */
-export interface McpRemoteServerConfig {
-  readonly type: "http" | "sse"
-  readonly url: string
-  readonly headers?: Readonly<Record<string, string>> | undefined
-  readonly timeout?: number | undefined
-  readonly alwaysLoad?: boolean | undefined
-  readonly tools?: ReadonlyArray<Readonly<Record<string, unknown>>> | undefined
-}
-
-/**
- * An in-process MCP server served by this SDK over the control protocol (see `SdkMcp.createSdkMcpServer`).
- *
- * @since 0.1.0
- * @category models
- */
-export interface McpSdkServerConfig {
-  readonly type: "sdk"
-  readonly name: string
-  /** The server; built by `createSdkMcpServer`. */
-  readonly instance: SdkMcpServerInstance
-  /** Per-call timeout in milliseconds. */
-  readonly timeout?: number | undefined
-}
-
-/**
- * What the SDK needs from an in-process MCP server: connect it to a transport (one per session) and close it.
- *
- * `SdkMcp.createSdkMcpServer` builds one that serves any number of sessions at once. An `McpServer` (or low-level
- * `Server`) of `@modelcontextprotocol/sdk` fits as well, but it serves one session at a time: while one session is
- * open, a second one cannot connect it and reports the server as not connected.
- *
- * Declared with method syntax on purpose: the MCP SDK types the parameter with its own `Transport`, which this
- * package does not import, and method parameters are compared bivariantly.
- *
- * @since 0.1.0
- * @category models
- */
-export interface SdkMcpServerInstance {
-  /** Connects the server to one session's transport. */
-  connect(transport: unknown): Promise<void>
-  /** Closes the server and every transport it is connected to. */
-  close(): Promise<void>
-}
-
-/**
- * @since 0.1.0
- * @category models
- */
-export type McpServerConfig = McpStdioServerConfig | McpRemoteServerConfig | McpSdkServerConfig
+export type {
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  McpRemoteServerConfig,
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  McpSdkServerConfig,
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  McpServerConfig,
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  McpStdioServerConfig,
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  SdkMcpServerInstance
+} from "./SdkMcp.js"
 
 /**
  * @since 0.1.0
@@ -527,6 +484,17 @@ export type CliRequirement = CliResolver.CliRequirement
  * @category validation
  */
 export const validate: (options: Options) => Effect.Effect<void, InvalidOptions> = internal.validate
+
+/**
+ * A checker of options against a schema of your own (e.g. the extra options of an adapter over this API), as
+ * {@link validate} checks its own: `undefined` when they are valid, else an `InvalidOptions` naming the option (the
+ * top-level field) and why, with the path inside it. Excess fields are ignored (the schema checks only its own).
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const checker: <A, I>(schema: Schema.Schema<A, I>) => (options: unknown) => InvalidOptions | undefined =
+  internal.checker
 
 /**
  * Validates options and maps them to argv, environment and the `initialize` request, exactly as the official SDK

@@ -20,6 +20,7 @@
  *
  * @since 0.1.0
  */
+import type * as Chunk from "effect/Chunk"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
@@ -36,11 +37,20 @@ import type {
   SessionError as AgentSessionError
 } from "./AgentError.js"
 import { type ApiFailure, fromResult } from "./AgentError.js"
-import type { McpServerConfig, Options, PermissionMode } from "./AgentOptions.js"
+import type * as AgentOptions from "./AgentOptions.js"
+import type { McpServerConfig, PermissionMode } from "./AgentOptions.js"
 import * as internal from "./internal/session/session.js"
 import type * as Message from "./Message.js"
 import type { PermissionStore } from "./Permissions.js"
 import type { Transport } from "./Transport.js"
+
+/**
+ * The options of a session or a query: `AgentOptions.Options`, under the name of the module that takes them.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Options = AgentOptions.Options
 
 /**
  * Errors that can end a session or a query (defined in `AgentError`, with the errors themselves).
@@ -246,12 +256,94 @@ export interface StartedQuery<E = never, R = never> {
    * (then that one, and a warning is logged); otherwise known with the first message that carries it.
    */
   readonly sessionId: Effect.Effect<string, SessionError>
+  /** The control methods of the query's session (`interrupt`, `setModel`, `mcpServerStatus`, …). */
+  readonly control: QueryControl
   /**
    * Sends the prompt and yields every message, exactly as {@link query} does; the CLI is reaped when the stream
    * ends, or at the latest when the scope of `queryWithOrigin` closes. Run it once.
    */
   readonly messages: Stream.Stream<Message.SdkMessage, SessionError | E, R>
 }
+
+/**
+ * The control methods of a query's session: the members of {@link Session} that neither send prompts nor read
+ * messages (the query does both).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type QueryControl = Pick<
+  Session,
+  | "interrupt"
+  | "setPermissionMode"
+  | "setModel"
+  | "setMaxThinkingTokens"
+  | "initializationResult"
+  | "supportedCommands"
+  | "supportedModels"
+  | "supportedAgents"
+  | "accountInfo"
+  | "mcpServerStatus"
+  | "getContextUsage"
+  | "rewindFiles"
+  | "reconnectMcpServer"
+  | "toggleMcpServer"
+  | "setMcpServers"
+  | "stopTask"
+  | "request"
+  | "permissions"
+>
+
+/**
+ * A query whose CLI is started (and `initialize` sent) and whose prompt is given later: see {@link startQuery}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PendingQuery extends Omit<StartedQuery, "messages"> {
+  /**
+   * Sends the prompt and yields every message, exactly as {@link query} does. Run it (or {@link PendingQuery.pull})
+   * once.
+   */
+  readonly messages: <E = never, R = never>(
+    prompt: string | Stream.Stream<Prompt, E, R>
+  ) => Stream.Stream<Message.SdkMessage, SessionError | E, R>
+  /**
+   * Sends the prompt and returns the messages as a pull, in the shape of `Stream.toPull`'s: each pull takes the
+   * messages buffered so far (waiting for at least one) and fails with `None` at the end. What `messages` is made of;
+   * for a consumer that hands the messages out itself (an async iterator) without a Stream's per-chunk machinery.
+   * The pull belongs to the scope it was made in.
+   */
+  readonly pull: <E = never, R = never>(
+    prompt: string | Stream.Stream<Prompt, E, R>
+  ) => Effect.Effect<
+    Effect.Effect<Chunk.Chunk<Message.SdkMessage>, Option.Option<SessionError | E>>,
+    SessionError,
+    R | Scope.Scope
+  >
+}
+
+/**
+ * Starts the CLI of a query (spawn, `initialize` sent) before its prompt is known: e.g. to answer the first prompt
+ * without the start-up's latency, or to read the session's origin first. The CLI belongs to the Scope.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const startQuery: (options?: Options) => Effect.Effect<PendingQuery, SessionError, Transport | Scope.Scope> =
+  internal.startQuery
+
+/**
+ * A stream of prompts read from an async iterable (e.g. a generator waiting for the user's next input), for
+ * {@link query}: ending the query never waits for the iterable (its `return()` is called, not awaited). An iterable
+ * that throws or rejects fails the stream with `InvalidOptions { option: "prompt" }` (`cause`: what was thrown).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const promptsFromAsyncIterable: <A extends Prompt>(
+  iterable: AsyncIterable<A>
+) => Stream.Stream<A, InvalidOptions> = internal.promptsFromAsyncIterable
 
 /**
  * {@link query} in two steps, so that the caller knows which session runs before the first prompt is sent (e.g. to

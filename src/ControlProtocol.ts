@@ -6,8 +6,8 @@
  *   caller a `control_cancel_request` is sent (best effort), and the pending entry is always removed.
  *   When the CLI goes away, every pending request fails at once with the same `ProcessExited`.
  * - **Inbound requests** (`can_use_tool`, `hook_callback`, `mcp_message`, `elicitation`, …) are dispatched to
- *   handlers (an {@link EffectHandler} on a fiber of its own, a {@link CallbackHandler} on the reader), so they are
- *   served while our own requests (even `initialize`) are pending. A `control_cancel_request` from the CLI interrupts
+ *   handlers (an {@link EffectHandler} runs on a fiber of its own), so they are served while our own requests (even
+ *   `initialize`) are pending. A `control_cancel_request` from the CLI interrupts
  *   or abandons the handler. An unknown subtype gets the error response the official SDKs send; a handler that fails
  *   or dies gets an error response — the session keeps working.
  * - Everything else (the SDK messages) goes into one buffer, read as `messages`, with backpressure.
@@ -70,43 +70,12 @@ export interface EffectHandler {
 }
 
 /**
- * How a {@link CallbackHandler} answers, at most once (later calls are ignored): with a success response, an error
- * response, or the outcome of an effect (run on a fiber of its own and answered as an {@link EffectHandler} is).
+ * Answers one kind of inbound control request (an {@link EffectHandler}).
  *
  * @since 0.1.0
  * @category models
  */
-export interface Reply {
-  /** Answers with a success response. */
-  readonly succeed: (response: unknown) => void
-  /** Answers with an error response carrying `message`. */
-  readonly fail: (message: string) => void
-  /** Answers with the outcome of an effect (run on a fiber of its own). */
-  readonly run: (effect: Effect.Effect<unknown, HandlerFailure>) => void
-}
-
-/**
- * An inbound handler written as a plain callback (for handlers that call Promise code, as the Promise API does): it is
- * called on the protocol's reader, in order, without a fiber of its own; it starts handling, answers through `reply`
- * (now or later), and returns what to do if the request is abandoned before it answered (`control_cancel_request`,
- * the protocol closing). A throw is answered as an error response. It must not block.
- *
- * @since 0.1.0
- * @category models
- */
-export interface CallbackHandler {
-  readonly _tag: "CallbackHandler"
-  /** Starts handling `request`, answers through `reply` (now or later), and returns what to do if the request is abandoned. */
-  readonly handle: (request: InboundRequest, reply: Reply) => () => void
-}
-
-/**
- * Answers one kind of inbound control request: an {@link EffectHandler} or a {@link CallbackHandler}.
- *
- * @since 0.1.0
- * @category models
- */
-export type InboundHandler = EffectHandler | CallbackHandler
+export type InboundHandler = EffectHandler
 
 /**
  * What a handler answers to send no response at all: the request stays pending on the CLI's side until the CLI
@@ -126,17 +95,6 @@ export const noAnswer: typeof internal.noAnswer = internal.noAnswer
 export const effectHandler = (
   handle: (request: InboundRequest) => Effect.Effect<unknown, HandlerFailure>
 ): EffectHandler => ({ _tag: "EffectHandler", handle })
-
-/**
- * A {@link CallbackHandler}.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const callbackHandler = (handle: (request: InboundRequest, reply: Reply) => () => void): CallbackHandler => ({
-  _tag: "CallbackHandler",
-  handle
-})
 
 /**
  * @since 0.1.0
@@ -213,7 +171,7 @@ export interface ControlProtocol {
 export const make: (
   connection: Transport.Connection,
   options?: Options
-) => Effect.Effect<ControlProtocol, never, Scope.Scope> = internal.make
+) => Effect.Effect<ControlProtocol, never, Scope.Scope> = internal.makePublic
 
 /**
  * The error text sent for a request subtype nobody handles (the same text the official SDKs send).

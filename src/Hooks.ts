@@ -402,6 +402,22 @@ export type HookCallback<E extends HookEvent = HookEvent> = (
 ) => Effect.Effect<HookOutput<E>, unknown>
 
 /**
+ * What a matcher runs: a {@link HookCallback} (an Effect), or a callback written with Promises (the form of the
+ * official SDKs' hooks), whose Promise (or value, as `await` allows) is the output, answered when it settles, with no
+ * fiber of its own. `signal` aborts when the CLI cancels the callback, when it runs past its timeout, or when the
+ * session closes (an Effect callback is interrupted then). A throw, a failure, a rejection and an output that does not
+ * match the event's schema follow `onFailure`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type HookHandler<E extends HookEvent = HookEvent> = (
+  input: HookInput<E>,
+  toolUseId: string | undefined,
+  options: { readonly signal: AbortSignal }
+) => Effect.Effect<HookOutput<E>, unknown> | PromiseLike<HookOutput<E>> | HookOutput<E>
+
+/**
  * Callbacks for one event, optionally only for matching tools (`matcher` is a tool name or regex like
  * `"Bash|Edit"`, as in Claude Code settings).
  *
@@ -410,7 +426,8 @@ export type HookCallback<E extends HookEvent = HookEvent> = (
  */
 export interface HookMatcher<E extends HookEvent = HookEvent> {
   readonly matcher?: string | undefined
-  readonly hooks: ReadonlyArray<HookCallback<E>>
+  /** The callbacks: Effect or Promise ones ({@link HookHandler}), in any mix. */
+  readonly hooks: ReadonlyArray<HookHandler<E>>
   /**
    * Seconds each callback may take (a finite number ≥ 0; anything else fails the session with `InvalidOptions`).
    * Sent to the CLI (which then cancels the callback at that time and blocks the tool) and enforced here too. Leave

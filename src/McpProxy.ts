@@ -63,7 +63,7 @@ import type * as Redacted from "effect/Redacted"
 import type * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
-import type { McpSdkServerConfig } from "./AgentOptions.js"
+import type { McpSdkServerConfig } from "./SdkMcp.js"
 import * as internal from "./internal/mcp/mcpProxy.js"
 
 // -------------------------------------------------------------------------------------------------

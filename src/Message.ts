@@ -31,7 +31,7 @@ import type * as Effect from "effect/Effect"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type { LineError } from "./AgentError.js"
-import { makeDecoder } from "./internal/protocol/decode.js"
+import { makeDecoder } from "./internal/message/decode.js"
 
 const opt = <S extends Schema.Schema.Any>(s: S) => Schema.optionalWith(s, { exact: true })
 

@@ -17,7 +17,7 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import type * as ConfigError from "effect/ConfigError"
 import * as Layer from "effect/Layer"
 import * as CliResolver from "./CliResolver.js"
-import * as SessionStore from "./SessionStore.js"
+import * as SessionHistory from "./SessionHistory.js"
 import * as Transport from "./Transport.js"
 
 /**
@@ -35,12 +35,21 @@ export const layer: Layer.Layer<Transport.Transport> = Transport.layerProcess.pi
 )
 
 /**
- * The on-disk session store (transcripts under `CLAUDE_CONFIG_DIR` or `~/.claude`) with Node's file system.
+ * The session history on disk (transcripts under `CLAUDE_CONFIG_DIR` or `~/.claude`) with Node's file system.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerSessionStore = (
-  options?: SessionStore.Options
-): Layer.Layer<SessionStore.SessionStore, ConfigError.ConfigError> =>
-  SessionStore.layer(options).pipe(Layer.provide(NodeFileSystem.layer), Layer.provide(NodePath.layer))
+export const layerSessionHistory = (
+  options?: SessionHistory.Options
+): Layer.Layer<SessionHistory.SessionHistory, ConfigError.ConfigError> =>
+  SessionHistory.layer(options).pipe(Layer.provide(NodeFileSystem.layer), Layer.provide(NodePath.layer))
+
+/**
+ * @deprecated Use {@link layerSessionHistory} (`SessionStore` is now `SessionHistory`).
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerSessionStore: (
+  options?: SessionHistory.Options
+) => Layer.Layer<SessionHistory.SessionHistory, ConfigError.ConfigError> = layerSessionHistory

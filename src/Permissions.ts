@@ -198,14 +198,26 @@ export interface PermissionStore {
 }
 
 /**
+ * A decision as a service hands it over: an Effect (run on a fiber of its own), or a Promise (e.g. from a Promise
+ * callback: answered when it settles, with no fiber of its own). Both are bounded by the service's `timeout`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Decision = Effect.Effect<PermissionResult, unknown> | PromiseLike<PermissionResult>
+
+/**
  * The service.
  *
  * @since 0.1.0
  * @category models
  */
 export interface Service {
-  /** Decides one request; any failure, and a result that is not a valid decision, is turned into a deny. */
-  readonly decide: Policy<unknown>
+  /**
+   * Decides one request; any failure, and a result that is not a valid decision, is turned into a deny. A
+   * {@link Policy} is one.
+   */
+  readonly decide: (request: PermissionRequest) => Decision
   /** How long one decision may take before it becomes a deny. */
   readonly timeout: Duration.DurationInput
   /**
@@ -274,6 +286,20 @@ export const fromCallback: <E, R>(
   callback: Policy<E, R>,
   options?: { readonly timeout?: Duration.DurationInput | undefined }
 ) => Layer.Layer<Permissions, never, R> = layer
+
+/**
+ * A `Permissions` layer from a Promise callback (the form of the official SDKs' `canUseTool`): the callback is called
+ * for every request the CLI does not decide itself, and its Promise (or value) is the decision, answered when it
+ * settles; it reads `request.signal` to learn that the decision was abandoned. A decision that takes longer than
+ * `timeout` (default {@link DEFAULT_TIMEOUT}), rejects, throws or is not a valid `PermissionResult` is a deny.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const fromPromise = (
+  callback: (request: PermissionRequest) => PromiseLike<PermissionResult> | PermissionResult,
+  options?: { readonly timeout?: Duration.DurationInput | undefined }
+): Layer.Layer<Permissions> => Layer.succeed(Permissions, internal.makePromise(callback, options))
 
 /**
  * Allows every tool call.

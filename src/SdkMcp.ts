@@ -44,8 +44,79 @@ import type * as Either from "effect/Either"
 import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as AgentError from "./AgentError.js"
-import type { McpSdkServerConfig, SdkMcpServerInstance } from "./AgentOptions.js"
 import * as internal from "./internal/mcp/sdkMcp.js"
+
+/**
+ * An MCP server the CLI starts itself (stdio).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface McpStdioServerConfig {
+  readonly type?: "stdio" | undefined
+  readonly command: string
+  readonly args?: ReadonlyArray<string> | undefined
+  readonly env?: Readonly<Record<string, string>> | undefined
+  /** Per-server timeout in milliseconds (≥ 1000). */
+  readonly timeout?: number | undefined
+  readonly alwaysLoad?: boolean | undefined
+}
+
+/**
+ * An MCP server the CLI connects to over HTTP (Streamable HTTP) or SSE.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface McpRemoteServerConfig {
+  readonly type: "http" | "sse"
+  readonly url: string
+  readonly headers?: Readonly<Record<string, string>> | undefined
+  readonly timeout?: number | undefined
+  readonly alwaysLoad?: boolean | undefined
+  readonly tools?: ReadonlyArray<Readonly<Record<string, unknown>>> | undefined
+}
+
+/**
+ * An in-process MCP server served by this SDK over the control protocol (see `SdkMcp.createSdkMcpServer`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface McpSdkServerConfig {
+  readonly type: "sdk"
+  readonly name: string
+  /** The server; built by `createSdkMcpServer`. */
+  readonly instance: SdkMcpServerInstance
+  /** Per-call timeout in milliseconds. */
+  readonly timeout?: number | undefined
+}
+
+/**
+ * What the SDK needs from an in-process MCP server: connect it to a transport (one per session) and close it.
+ *
+ * `SdkMcp.createSdkMcpServer` builds one that serves any number of sessions at once. An `McpServer` (or low-level
+ * `Server`) of `@modelcontextprotocol/sdk` fits as well, but it serves one session at a time: while one session is
+ * open, a second one cannot connect it and reports the server as not connected.
+ *
+ * Declared with method syntax on purpose: the MCP SDK types the parameter with its own `Transport`, which this
+ * package does not import, and method parameters are compared bivariantly.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SdkMcpServerInstance {
+  /** Connects the server to one session's transport. */
+  connect(transport: unknown): Promise<void>
+  /** Closes the server and every transport it is connected to. */
+  close(): Promise<void>
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type McpServerConfig = McpStdioServerConfig | McpRemoteServerConfig | McpSdkServerConfig
 
 // -------------------------------------------------------------------------------------------------
 // type ids

@@ -31,10 +31,10 @@ import type {
   VersionIncompatible
 } from "./AgentError.js"
 import type { CliRequirement, CliResolver, JavaScriptRuntime } from "./CliResolver.js"
-import * as connection from "./internal/transport/connection.js"
 import * as memory from "./internal/transport/memoryTransport.js"
 import * as proc from "./internal/transport/processTransport.js"
 import * as spawnTransport from "./internal/transport/spawnTransport.js"
+import * as traceContext from "./internal/transport/traceContext.js"
 import * as version from "./internal/transport/version.js"
 import type * as Message from "./Message.js"
 
@@ -142,12 +142,14 @@ export type FramePull = Effect.Effect<Chunk.Chunk<Message.Frame>, Option.Option<
 export type SendError = ProcessExited | InputClosed
 
 /**
- * What a transport implements; {@link makeConnection} derives the rest of a {@link Connection} from it.
+ * One running CLI process: a batch reader of its stdout (`pull`) and its Effect form (`messages`), a writer of its
+ * stdin (`send`), its exit, its stderr tail, and `kill`. Wrap one with a transport of yours by passing its members
+ * through: the SDK reads and writes only through them.
  *
  * @since 0.1.0
  * @category models
  */
-export interface ConnectionCore {
+export interface Connection {
   /** The operating-system process id (`None` for in-memory transports). */
   readonly pid: Option.Option<number>
   /** The resolved command line, for diagnostics. */
@@ -158,9 +160,19 @@ export interface ConnectionCore {
    */
   readonly pull: Effect.Effect<FramePull, never, Scope.Scope>
   /**
-   * Writes one frame to stdin now (it is queued for the single writer), or returns why it cannot: `InputClosed` after
-   * `endInput` (also when the process exited since), else `ProcessExited` after the process exited. Never throws for
-   * a frame that `JSON.stringify` can write.
+   * Every stdout frame, in order: {@link Connection.pull} as a Stream. Ends when the process exits with code 0; fails
+   * with `ProcessExited` otherwise. Single consumer: run it once (and do not also open `pull`).
+   */
+  readonly messages: Stream.Stream<Message.Frame, ProcessExited>
+  /**
+   * Writes one frame to stdin (queued for the single writer), or fails with why it cannot: `InputClosed` after
+   * `endInput` (also when the process exited since), else `ProcessExited` after the process exited.
+   */
+  readonly send: (message: Message.StdinMessage) => Effect.Effect<void, SendError>
+  /**
+   * `send` as a synchronous call for the control protocol's answers (no fiber per answer).
+   *
+   * @internal
    */
   readonly unsafeSend: (message: Message.StdinMessage) => SendError | undefined
   /** Closes stdin after everything already sent was written. Idempotent. */
@@ -179,33 +191,6 @@ export interface ConnectionCore {
    */
   readonly kill: Effect.Effect<void>
 }
-
-/**
- * One running CLI process: its {@link ConnectionCore} capabilities (a batch reader, a synchronous `unsafeSend`) and
- * their Effect forms, `messages` and `send`, derived from them by {@link makeConnection}. A wrapper (e.g. a recorder)
- * wraps the core and derives the rest the same way, so it behaves exactly like the connection it wraps.
- *
- * @since 0.1.0
- * @category models
- */
-export interface Connection extends ConnectionCore {
-  /**
-   * Every stdout frame, in order: {@link ConnectionCore.pull} as a Stream. Ends when the process exits with code 0;
-   * fails with `ProcessExited` otherwise. Single consumer: run it once (and do not also open `pull`).
-   */
-  readonly messages: Stream.Stream<Message.Frame, ProcessExited>
-  /** {@link ConnectionCore.unsafeSend} as an Effect: fails with its error. */
-  readonly send: (message: Message.StdinMessage) => Effect.Effect<void, SendError>
-}
-
-/**
- * A {@link Connection} from what a transport implements: `messages` is `pull` as a Stream, `send` is `unsafeSend` as
- * an Effect.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const makeConnection: (core: ConnectionCore) => Connection = connection.make
 
 /**
  * Starts CLI processes. The process belongs to the scope passed to `open`.
@@ -409,3 +394,15 @@ export const makeMemoryConnection: (
   spec?: LaunchSpec
 ) => Effect.Effect<{ readonly connection: Connection; readonly peer: MemoryPeer }, never, Scope.Scope> =
   memory.makeConnection
+
+/**
+ * Runs `effect` with the OpenTelemetry trace context active now, when it is called, as the one CLIs started within it
+ * inherit (`TRACEPARENT` / `TRACESTATE`): for a caller outside Effect (the Promise API), whose fibers run later,
+ * outside its async context. Without it, a CLI inherits the current Effect span's context. Reads the context only
+ * when the app registered OpenTelemetry globals.
+ *
+ * @since 0.1.0
+ * @category tracing
+ */
+export const withActiveOpenTelemetry: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> =
+  traceContext.withActiveOpenTelemetry

@@ -107,6 +107,14 @@ export * as SessionPool from "./SessionPool.js"
  *
  * @since 0.1.0
  */
+export * as SessionHistory from "./SessionHistory.js"
+
+/**
+ * The former name of `SessionHistory`.
+ *
+ * @deprecated Use `SessionHistory` (the official SDK's `SessionStore` is this package's `TranscriptStore`).
+ * @since 0.1.0
+ */
 export * as SessionStore from "./SessionStore.js"
 
 /**

@@ -27,8 +27,9 @@ import type * as AgentOptions from "./AgentOptions.js"
 import type * as Elicitation from "./Elicitation.js"
 import type * as Hooks from "./Hooks.js"
 import * as internal from "./internal/promise/promise.js"
+import * as NodeClaudeAgent from "./NodeClaudeAgent.js"
 import * as mcp from "./internal/promise/promiseMcp.js"
-import * as transcriptImport from "./internal/transcript/promiseOptions.js"
+import * as transcriptImport from "./internal/promise/sessionStore.js"
 import type * as PromiseLogger from "./internal/promise/promiseLogger.js"
 import type * as Message from "./Message.js"
 import type * as Permissions from "./Permissions.js"
@@ -36,6 +37,7 @@ import type * as SdkMcp from "./SdkMcp.js"
 import type * as Transport from "./Transport.js"
 import type * as UserDialog from "./UserDialog.js"
 import type * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
 import type * as Schema from "effect/Schema"
 
 // every error of the SDK, so that `instanceof` needs no import of the Effect entry (test/promise.errors.test.ts), and
@@ -443,6 +445,14 @@ export interface Options extends Omit<AgentOptions.Options, "onElicitation" | "o
    * started). Not with `transport`.
    */
   readonly spawnClaudeCodeProcess?: ((options: SpawnOptions) => SpawnedProcess) | undefined
+  /**
+   * Reject the iterator with a typed error right after a `result` that reports an Anthropic API error, instead of
+   * ending it as the official SDK does (a `result` with `is_error: true`): `RateLimited` (429), `Overloaded` (529), or
+   * `ApiError` (`isAuthentication` for a missing or refused key, e.g. "Not logged in"). The CLI has retried by then
+   * (each attempt is a `system/api_retry` message). The `result` itself is yielded first. Defaults to `false`; the
+   * Effect API's `ClaudeAgent.failOnApiError` does the same to a Stream.
+   */
+  readonly failOnApiError?: boolean | undefined
 }
 
 /**
@@ -599,6 +609,15 @@ export interface Query extends AsyncGenerator<SDKMessage, void> {
 }
 
 /**
+ * The runtime every query without a transport of its own runs on: one per process, so that the CLI resolver's
+ * knowledge (where the CLI is, its version) makes the second query cheap; it builds nothing until the first query and
+ * holds no process (each query's CLI lives in that query's scope).
+ */
+const defaultRuntime: internal.Runtime = ManagedRuntime.make(NodeClaudeAgent.layer)
+
+const api = internal.make(defaultRuntime)
+
+/**
  * Starts a query (official signature). `prompt` is a string (one turn) or an async iterable of user messages
  * (streaming input: one turn per message; the query ends after the CLI answered the last one).
  *
@@ -607,13 +626,16 @@ export interface Query extends AsyncGenerator<SDKMessage, void> {
  * that throws or rejects, or an item that is not a user message (never written), rejects `next()` with
  * `InvalidOptions { option: "prompt" }` (`cause`: what was thrown; `description`: the item's index) and reaps the CLI.
  *
+ * A query that is dropped (never iterated, never closed) runs its turn to the end, as the official SDK's does: its CLI
+ * closes once the last result is in, and then nothing of the query keeps the process alive.
+ *
  * @since 0.1.0
  * @category constructors
  */
 export const query: (params: {
   readonly prompt: string | AsyncIterable<SDKUserMessage>
   readonly options?: Options | undefined
-}) => Query = internal.query
+}) => Query = api.query
 
 /**
  * A CLI started ahead of its prompt (official `WarmQuery`), from {@link startup}. `query(prompt)` sends the prompt and
@@ -650,7 +672,7 @@ export const startup: (params?: {
   readonly options?: Options | undefined
   /** Bound on the start-up, up to the answer to `initialize` (Infinity: none); sets `options.initializeTimeout`. */
   readonly initializeTimeoutMs?: number | undefined
-}) => Promise<WarmQuery> = internal.startup
+}) => Promise<WarmQuery> = api.startup
 
 /**
  * A zod 4 raw shape (`{ a: z.string(), b: z.number().optional() }`), as the official `tool()` takes. zod (`^4`) is an

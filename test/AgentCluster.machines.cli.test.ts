@@ -12,7 +12,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import { Message, SessionStore } from "effect-claude-agent"
+import { Message, SessionHistory } from "effect-claude-agent"
 import { AgentCluster } from "effect-claude-agent/cluster"
 import { TranscriptStoreSql } from "effect-claude-agent/sql"
 import { ScriptedModelServer } from "effect-claude-agent/testing"
@@ -77,7 +77,7 @@ for (const [backend, storageIn] of backends) {
 
           // the store in the cluster's database has the conversation, tool call included
           const store = yield* TranscriptStoreSql.make().pipe(Effect.provide(client))
-          const projectKey = SessionStore.encodeCwd(fs.realpathSync(cwd))
+          const projectKey = SessionHistory.encodeCwd(fs.realpathSync(cwd))
           const listed = yield* store.list(projectKey)
           expect(listed).toHaveLength(1)
           const sessionId = listed[0]!.sessionId

@@ -9,7 +9,7 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
-import { Message, SessionStore } from "effect-claude-agent"
+import { Message, SessionHistory } from "effect-claude-agent"
 import { AgentCluster } from "effect-claude-agent/cluster"
 import { TranscriptStoreSql } from "effect-claude-agent/sql"
 import { ScriptedModelServer } from "effect-claude-agent/testing"
@@ -70,7 +70,7 @@ describe("AgentCluster over two runner processes, real CLI, SQLite", () => {
         // the cut-off prompt has reached the runners' transcript store (flushed eagerly): a kill within milliseconds
         // of it could lose it from the history (the host watchdog ends the CLI before it writes more)
         const store = yield* TranscriptStoreSql.make().pipe(Effect.provide(client))
-        const projectKey = SessionStore.encodeCwd(fs.realpathSync(cwd))
+        const projectKey = SessionHistory.encodeCwd(fs.realpathSync(cwd))
         const storedText = Effect.flatMap(
           store.list(projectKey),
           (sessions) =>

@@ -239,6 +239,39 @@ describe("ClaudeAgent.query", () => {
     }))
 })
 
+describe("ClaudeAgent.startQuery", () => {
+  it.scoped("starts the CLI before the prompt; messages(prompt) and pull(prompt) run the query; control works", () =>
+    Effect.gen(function*() {
+      const { cli, layer } = yield* scripted((cli) =>
+        Effect.gen(function*() {
+          const prompt = yield* cli.expectUser
+          yield* cli.turn(`you said: ${ScriptedCli.textOf(prompt)}`)
+          yield* cli.expectEndInput
+        })
+      )
+      const pending = yield* ClaudeAgent.startQuery().pipe(Effect.provide(layer))
+      const init = yield* pending.control.initializationResult
+      expect(init.commands).toBeDefined()
+      // initialize only: the prompt is not sent until the messages are run
+      const before = yield* (yield* cli).received
+      expect(before.map((f) => (f.type === "control_request" ? f.request.subtype : f.type))).toEqual(["initialize"])
+      const pull = yield* pending.pull("later")
+      const taken: Array<Message.SdkMessage> = []
+      while (true) {
+        const chunk = yield* Effect.either(pull)
+        if (chunk._tag === "Left") {
+          expect(chunk.left).toEqual(Option.none())
+          break
+        }
+        taken.push(...Chunk.toReadonlyArray(chunk.right))
+      }
+      expect(taken.at(-1)).toMatchObject({ type: "result", result: "you said: later" })
+      // the name the module's functions take their options by
+      const options: ClaudeAgent.Options = { maxTurns: 1 }
+      expect(options).toEqual({ maxTurns: 1 })
+    }))
+})
+
 describe("ClaudeAgent.query: how a stream ends", () => {
   it.scoped("a CLI that exits 0 without a result before answering initialize fails the query with StartupFailed", () =>
     Effect.gen(function*() {

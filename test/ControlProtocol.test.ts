@@ -9,6 +9,8 @@ import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { AgentError, ControlProtocol, Message, Transport } from "effect-claude-agent"
+import * as ProtocolInternal from "../src/internal/protocol/controlProtocol.js"
+import type * as Handler from "../src/internal/protocol/handler.js"
 
 const setup = (options?: ControlProtocol.Options) =>
   Effect.gen(function*() {
@@ -357,7 +359,14 @@ describe("ControlProtocol: inbound requests", () => {
     }))
 })
 
-describe("ControlProtocol: handlers in callback form (no fiber per request)", () => {
+describe("ControlProtocol: the one inbound contract (no fiber per request)", () => {
+  const setupInternal = (handlers: ReadonlyMap<string, Handler.Handler>) =>
+    Effect.gen(function*() {
+      const { connection, peer } = yield* Transport.makeMemoryConnection()
+      const protocol = yield* ProtocolInternal.make(connection, { handlers })
+      return { protocol, peer }
+    })
+
   const request = (id: string) => ({ type: "control_request", request_id: id, request: { subtype: "can_use_tool" } })
 
   /**
@@ -365,18 +374,18 @@ describe("ControlProtocol: handlers in callback form (no fiber per request)", ()
    * `abandonedQueue` tell each as it happens.
    */
   const recording = () => {
-    const replies = new Map<string, ControlProtocol.Reply>()
+    const replies = new Map<string, Handler.Reply>()
     const abandoned: Array<string> = []
     const reached = Effect.runSync(Queue.unbounded<string>())
     const abandonedQueue = Effect.runSync(Queue.unbounded<string>())
-    const handler = ControlProtocol.callbackHandler(({ requestId }, reply) => {
+    const handler: Handler.Handler = ({ requestId }, reply) => {
       replies.set(requestId, reply)
       reached.unsafeOffer(requestId)
       return () => {
         abandoned.push(requestId)
         abandonedQueue.unsafeOffer(requestId)
       }
-    })
+    }
     const reply = (id: string) => {
       const r = replies.get(id)
       if (r === undefined) throw new Error(`no request ${id} reached the handler`)
@@ -385,10 +394,10 @@ describe("ControlProtocol: handlers in callback form (no fiber per request)", ()
     return { handlers: new Map([["can_use_tool", handler]]), reply, abandoned, reached, abandonedQueue }
   }
 
-  it.scoped("answers with succeed, fail or an effect's outcome, once; a cancelled request is abandoned, unanswered", () =>
+  it.scoped("answers with succeed, fail or from a forked effect, once; a cancelled request is abandoned, unanswered", () =>
     Effect.gen(function*() {
       const { abandoned, abandonedQueue, handlers, reached, reply } = recording()
-      const { protocol, peer } = yield* setup({ handlers })
+      const { protocol, peer } = yield* setupInternal(handlers)
       yield* peer.emit(request("c1"))
       yield* peer.emit(request("c2"))
       yield* peer.emit(request("c3"))
@@ -406,9 +415,9 @@ describe("ControlProtocol: handlers in callback form (no fiber per request)", ()
       })
       reply("c2").fail("policy says no")
       expect(yield* takeResponse(peer)).toEqual({ subtype: "error", request_id: "c2", error: "policy says no" })
-      reply("c3").run(Effect.succeed({ via: "effect" }))
+      reply("c3").fork(Effect.sync(() => reply("c3").succeed({ via: "effect" })))
       expect(yield* takeResponse(peer)).toEqual({ subtype: "success", request_id: "c3", response: { via: "effect" } })
-      reply("c4").run(Effect.fail(ControlProtocol.handlerFailure("effect says no")))
+      reply("c4").fork(Effect.sync(() => reply("c4").fail("effect says no")))
       expect(yield* takeResponse(peer)).toEqual({ subtype: "error", request_id: "c4", error: "effect says no" })
 
       yield* peer.emit({ type: "control_cancel_request", request_id: "c5" })
@@ -425,12 +434,12 @@ describe("ControlProtocol: handlers in callback form (no fiber per request)", ()
 
   it.scoped("a callback that throws instead of answering gets an error response; the reader goes on", () =>
     Effect.gen(function*() {
-      const handler = ControlProtocol.callbackHandler(({ requestId }, reply) => {
+      const handler: Handler.Handler = ({ requestId }, reply) => {
         if (requestId === "t1") throw new TypeError("callback exploded")
         reply.succeed({ ok: requestId })
         return () => {}
-      })
-      const { protocol, peer } = yield* setup({ handlers: new Map([["can_use_tool", handler]]) })
+      }
+      const { protocol, peer } = yield* setupInternal(new Map([["can_use_tool", handler]]))
       yield* peer.emit(request("t1"))
       expect(yield* takeResponse(peer)).toEqual({
         subtype: "error",
@@ -447,7 +456,7 @@ describe("ControlProtocol: handlers in callback form (no fiber per request)", ()
       const { abandoned, handlers, reached } = recording()
       yield* Effect.scoped(
         Effect.gen(function*() {
-          const { protocol, peer } = yield* setup({ handlers })
+          const { protocol, peer } = yield* setupInternal(handlers)
           yield* peer.emit(request("w1"))
           expect(yield* Queue.take(reached)).toBe("w1")
           expect(yield* protocol.inFlightCount).toBe(1)

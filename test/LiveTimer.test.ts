@@ -5,7 +5,8 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
-import { liveAwaitBounded, liveTimeout, makeWakeup } from "../src/internal/transport/liveTimer.js"
+import { makeWakeup } from "../src/internal/protocol/wakeup.js"
+import { liveAwaitBounded, liveTimeout } from "../src/internal/transport/liveTimer.js"
 
 const elapsed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {

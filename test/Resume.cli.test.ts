@@ -6,7 +6,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { AgentError, ClaudeAgent, Message, SessionStore, type Transport } from "effect-claude-agent"
+import { AgentError, ClaudeAgent, Message, SessionHistory, type Transport } from "effect-claude-agent"
 import { NodeClaudeAgent, noClaudeLeft, realCli } from "./support/cli.js"
 
 const live = <A, E>(name: string, body: () => Effect.Effect<A, E, Transport.Transport | Scope.Scope>) =>
@@ -125,8 +125,10 @@ describe("resume, continue and fork against the real CLI", () => {
         const { options, server, cwd } = yield* realCli()
         const a = yield* runSession(options(), ["SAY alpha", "SAY beta"])
         const b = yield* runSession(options(), ["SAY gamma"])
-        const store = yield* SessionStore.SessionStore.pipe(
-          Effect.provide(NodeClaudeAgent.layerSessionStore({ configDir: path.join(server.env()["HOME"]!, ".claude") }))
+        const store = yield* SessionHistory.SessionHistory.pipe(
+          Effect.provide(
+            NodeClaudeAgent.layerSessionHistory({ configDir: path.join(server.env()["HOME"]!, ".claude") })
+          )
         )
         const listed = yield* store.list(cwd)
         expect(listed.map((s) => s.sessionId).sort()).toEqual([a.sessionId, b.sessionId].sort())

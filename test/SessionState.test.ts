@@ -109,10 +109,17 @@ describe("SessionState.step: what the SDK does", () => {
     expect(State.turnOwed(run(s, message(success())))).toBe(false)
   })
 
-  it("the first reason to stop is kept", () => {
+  it("the first start-up failure and the first lost prompt are kept", () => {
     const idle = new AgentError.IdleTimeout({ lastEventAt: 0, timeoutMillis: 1, reason: "Idle", stderrTail: "" })
-    const s = run(fresh, { _tag: "Stopped", reason: idle }, { _tag: "Stopped", reason: exited })
-    expect(s.stoppedBy).toBe(idle)
+    const s = run(
+      fresh,
+      { _tag: "InitializeFailed", error: idle },
+      { _tag: "InitializeFailed", error: exited },
+      { _tag: "PromptLost", error: exited },
+      { _tag: "PromptLost", error: new AgentError.ProcessExited({ code: 2, signal: null, stderrTail: "" }) }
+    )
+    expect(s.initializeFailure).toBe(idle)
+    expect(s.promptLost).toBe(exited)
   })
 
   it("busy: a turn runs (or a prompt went out before any state report) and no result closed it", () => {
@@ -125,27 +132,27 @@ describe("SessionState.step: what the SDK does", () => {
   })
 })
 
-describe("SessionState.refine: why the CLI exited", () => {
+describe("SessionState.explainExit: why the CLI exited", () => {
   it("before initialize was answered: StartupFailed, phase by whether the CLI wrote anything", () => {
-    const early = State.refine(fresh, exited)
+    const early = State.explainExit(fresh, exited)
     expect(early).toBeInstanceOf(AgentError.StartupFailed)
     expect(early).toMatchObject({ reason: "FirstLine", exitCode: 1, stderrTail: "boom\n", cause: exited })
-    expect(State.refine(run(fresh, { _tag: "Frames", at: 3 }), exited)).toMatchObject({ reason: "InitializeAck" })
+    expect(State.explainExit(run(fresh, { _tag: "Frames", at: 3 }), exited)).toMatchObject({
+      reason: "InitializeAck"
+    })
   })
 
-  it("after initialize: the exit itself; errors other than an exit are left alone", () => {
+  it("after initialize: the exit itself", () => {
     const answered = run(fresh, { _tag: "InitializeAnswered" })
-    expect(State.refine(answered, exited)).toBe(exited)
-    const other = new AgentError.InputClosed({ reason: "SessionClosed" })
-    expect(State.refine(fresh, other)).toBe(other)
+    expect(State.explainExit(answered, exited)).toBe(exited)
   })
 
-  it("a session that was not found, then one the SDK ended, explain the exit", () => {
-    const idle = new AgentError.IdleTimeout({ lastEventAt: 0, timeoutMillis: 1, reason: "Idle", stderrTail: "" })
-    const ended = run(fresh, { _tag: "InitializeAnswered" }, { _tag: "EndedBySdk", reason: idle })
-    expect(State.refine(ended, exited)).toBe(idle)
-    const notFound = run(ended, message(failed(["No conversation found with session ID: x"])))
-    expect(State.refine(notFound, exited)).toBe(notFound.notFound)
+  it("a session that was not found, then a start-up the SDK gave up on, explain the exit", () => {
+    const startup = new AgentError.StartupFailed({ reason: "InitializeAck", description: "no answer", stderrTail: "" })
+    const failedStart = run(fresh, { _tag: "InitializeFailed", error: startup })
+    expect(State.explainExit(failedStart, exited)).toBe(startup)
+    const notFound = run(failedStart, message(failed(["No conversation found with session ID: x"])))
+    expect(State.explainExit(notFound, exited)).toBe(notFound.notFound)
   })
 })
 

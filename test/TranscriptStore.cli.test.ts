@@ -7,7 +7,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { ClaudeAgent, Message, SessionStore, TranscriptStore, type Transport } from "effect-claude-agent"
+import { ClaudeAgent, Message, SessionHistory, TranscriptStore, type Transport } from "effect-claude-agent"
 import { TranscriptStoreSql } from "effect-claude-agent/sql"
 import { NodeClaudeAgent, noClaudeLeft, realCli, tempDir } from "./support/cli.js"
 import { layerPgStore, pgUrl } from "./transcriptStorePg.js"
@@ -68,7 +68,7 @@ describe.each(stores)("TranscriptStore against the real CLI (%s)", (_name, store
         // the mirror frames never reach the consumer
         expect(first.seen.some((m) => m.type === "unknown")).toBe(false)
 
-        const projectKey = SessionStore.encodeCwd(fs.realpathSync(cwd))
+        const projectKey = SessionHistory.encodeCwd(fs.realpathSync(cwd))
         const stored = Option.getOrThrow(yield* store.load({ projectKey, sessionId: first.sessionId }))
         const local = fs.readFileSync(
           path.join(machineA["CLAUDE_CONFIG_DIR"]!, "projects", projectKey, `${first.sessionId}.jsonl`),

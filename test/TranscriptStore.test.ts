@@ -9,7 +9,7 @@ import type * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { ClaudeAgent, SessionStore, TranscriptStore } from "effect-claude-agent"
+import { ClaudeAgent, SessionHistory, TranscriptStore } from "effect-claude-agent"
 import { TranscriptStoreSql } from "effect-claude-agent/sql"
 import { ScriptedCli } from "effect-claude-agent/testing"
 import { keyOfFile, mirrorFrame } from "../src/internal/transcript/mirror.js"
@@ -199,7 +199,7 @@ describe("a store that names paths", () => {
       const configDir = yield* tempDir
       const memory = yield* TranscriptStore.makeMemory
       const cwd = yield* tempDir
-      const projectKey = SessionStore.encodeCwd(fs.realpathSync(cwd))
+      const projectKey = SessionHistory.encodeCwd(fs.realpathSync(cwd))
       yield* memory.append({ ...key, projectKey }, [entry("user", "a")])
       const hostile: TranscriptStore.Service = {
         ...memory,

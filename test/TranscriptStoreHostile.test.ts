@@ -7,7 +7,7 @@ import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { ClaudeAgent, SessionStore, TranscriptStore } from "effect-claude-agent"
+import { ClaudeAgent, SessionHistory, TranscriptStore } from "effect-claude-agent"
 import { ScriptedCli } from "effect-claude-agent/testing"
 
 const tempDir = Effect.acquireRelease(
@@ -145,14 +145,14 @@ describe("writing the loaded transcript", () => {
       const victim = path.join(outside, "victim")
       fs.writeFileSync(victim, "untouched")
       const cwd = process.cwd()
-      const projectDir = path.join(configDir, "projects", SessionStore.encodeCwd(fs.realpathSync(cwd)))
+      const projectDir = path.join(configDir, "projects", SessionHistory.encodeCwd(fs.realpathSync(cwd)))
       fs.mkdirSync(projectDir, { recursive: true })
       const file = path.join(projectDir, `${sessionId}.jsonl`)
       // every name the old scheme (pid, then the time in ms) could pick in the next seconds
       const now = Date.now()
       for (let t = now; t < now + 60_000; t++) fs.symlinkSync(victim, `${file}.${process.pid}.${t}.tmp`)
       const memory = yield* TranscriptStore.makeMemory
-      yield* memory.append({ projectKey: SessionStore.encodeCwd(fs.realpathSync(cwd)), sessionId }, [{
+      yield* memory.append({ projectKey: SessionHistory.encodeCwd(fs.realpathSync(cwd)), sessionId }, [{
         type: "user",
         uuid: "a"
       }])

@@ -1,17 +1,19 @@
 // A Connection states its capabilities (a batch reader, a synchronous send) in its type; a wrapper that passes them
-// through (Transport.makeConnection over the wrapped core) behaves exactly like the connection it wraps.
+// through (the internal connection make over the wrapped core) behaves exactly like the connection it wraps.
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import { ControlProtocol, Message, Transport } from "effect-claude-agent"
+import { Message, Transport } from "effect-claude-agent"
 import * as ProtocolInternal from "../src/internal/protocol/controlProtocol.js"
+import type { Handler } from "../src/internal/protocol/handler.js"
+import { make as makeConnection } from "../src/internal/transport/connection.js"
 
 /** A pass-through wrapper, as a recorder or a tracer would write one: it counts what goes by. */
 const wrap = (connection: Transport.Connection) => {
   let frames = 0
   let sends = 0
-  const wrapped = Transport.makeConnection({
+  const wrapped = makeConnection({
     ...connection,
     pull: Effect.map(connection.pull, (pull) =>
       Effect.tap(pull, (chunk) =>
@@ -42,10 +44,10 @@ const observe = (
 ) =>
   Effect.gen(function*() {
     const writtenAtMessage: Array<number> = []
-    const handler = ControlProtocol.callbackHandler(({ requestId }, reply) => {
+    const handler: Handler = ({ requestId }, reply) => {
       reply.succeed({ behavior: "allow", id: requestId })
       return () => {}
-    })
+    }
     const protocol = yield* ProtocolInternal.make(connection, {
       handlers: new Map([["can_use_tool", handler]]),
       onMessage: () => {

@@ -3,7 +3,7 @@ import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { Message } from "effect-claude-agent"
-import { compiledIs } from "../src/internal/protocol/decode.js"
+import { compiledIs } from "../src/internal/message/decode.js"
 
 // The compiled validator of the decode hot path must answer exactly what `Schema.is` answers, for every wire schema
 // and any value: recorded frames, every value nested in them, and many deterministic mutations of both.

@@ -7,6 +7,7 @@ import * as path from "node:path"
 import * as z from "zod"
 import {
   AbortError,
+  ApiError,
   createSdkMcpServer,
   query,
   type SDKMessage,
@@ -283,6 +284,32 @@ describe("promise API against the real CLI", () => {
     }
     expect(first?.type).toBe("system")
     // afterEach asserts nothing is left
+  })
+})
+
+describe("promise API against the real CLI: API errors (failOnApiError)", () => {
+  it("a key the API refuses (401): the iterator yields the error result, then rejects with an authentication ApiError", async () => {
+    const refusing = await ScriptedModelServer.start({
+      replies: [ScriptedModelServer.httpError(401), ScriptedModelServer.httpError(401)]
+    })
+    try {
+      const options = { cwd, env: { ...refusing.env(), [OWNER_ENV]: String(process.pid) } }
+      const seen: Array<SDKMessage> = []
+      const error = await (async () => {
+        for await (const message of query({ prompt: "SAY hi", options: { ...options, failOnApiError: true } })) {
+          seen.push(message)
+        }
+      })().then(() => undefined, (e: unknown) => e)
+      expect(error).toBeInstanceOf(ApiError)
+      expect(error).toMatchObject({ _tag: "ApiError", status: 401, isAuthentication: true })
+      expect(seen.at(-1)).toMatchObject({ type: "result", is_error: true })
+      // without the option, the same turn ends as the official SDK's does: a result with is_error, no rejection
+      const plain: Array<SDKMessage> = []
+      for await (const message of query({ prompt: "SAY hi", options })) plain.push(message)
+      expect(plain.at(-1)).toMatchObject({ type: "result", is_error: true })
+    } finally {
+      await refusing.close()
+    }
   })
 })
 

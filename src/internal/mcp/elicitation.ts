@@ -2,9 +2,9 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { effectHandler, type InboundHandler } from "../../ControlProtocol.js"
+import { fromEffect, type Handler } from "../protocol/handler.js"
 import type { ElicitationRequest, ElicitResult, OnElicitation } from "../../Elicitation.js"
-import type { Contribution } from "../session/extensions.js"
+import type { Contribution } from "../protocol/contribution.js"
 
 /** The CLI's `elicitation` control request (unknown fields, e.g. `property_order`, are dropped). */
 const WireRequest = Schema.Struct({
@@ -68,8 +68,8 @@ const toWire = (result: typeof Result.Type): Record<string, unknown> =>
  *
  * @internal
  */
-export const handler = (onElicitation: OnElicitation): InboundHandler =>
-  effectHandler(({ request: body, requestId }) =>
+export const handler = (onElicitation: OnElicitation): Handler =>
+  fromEffect(({ request: body, requestId }) =>
     Effect.gen(function*() {
       const server = typeof body["mcp_server_name"] === "string" ? body["mcp_server_name"] : "an MCP server"
       const wire = yield* Effect.either(decodeRequest(body))

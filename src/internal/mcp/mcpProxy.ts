@@ -15,7 +15,7 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
-import type { SdkMcpServerInstance } from "../../AgentOptions.js"
+import type { SdkMcpServerInstance } from "../../SdkMcp.js"
 import type * as Api from "../../McpProxy.js"
 import {
   CONNECTION_CLOSED,

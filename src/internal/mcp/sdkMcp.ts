@@ -20,14 +20,13 @@ import * as AST from "effect/SchemaAST"
 import * as Scope from "effect/Scope"
 import * as Tracer from "effect/Tracer"
 import { ControlError, McpServerFailed } from "../../AgentError.js"
-import type { McpSdkServerConfig, Options, SdkMcpServerInstance } from "../../AgentOptions.js"
-import { effectHandler, type InboundHandler } from "../../ControlProtocol.js"
+import { fromEffect, type Handler } from "../protocol/handler.js"
 import type { Owned as ControlProtocol } from "../protocol/controlProtocol.js"
 import { handlerFailure } from "../../ControlProtocol.js"
 import * as Message from "../../Message.js"
 import type * as Api from "../../SdkMcp.js"
-import type { Contribution, McpServersControl } from "../session/extensions.js"
-import { processMcpServers } from "../session/options.js"
+import type { McpSdkServerConfig, McpServerConfig, SdkMcpServerInstance } from "../../SdkMcp.js"
+import type { Contribution } from "../protocol/contribution.js"
 
 // -------------------------------------------------------------------------------------------------
 // constants
@@ -851,6 +850,50 @@ const captureManifest = (connection: Connection): Effect.Effect<JsonObject | und
       : { initializeResult }
   })
 
+/**
+ * The servers the CLI runs itself (all but `sdk` ones), as the CLI takes them: a stdio config without `type` gets
+ * `type: "stdio"`. Used for `--mcp-config` and for `mcp_set_servers`.
+ *
+ * @internal
+ */
+export const processMcpServers = (servers: Readonly<Record<string, McpServerConfig>>): Record<string, unknown> => {
+  const out: Record<string, unknown> = {}
+  for (const [name, config] of Object.entries(servers)) {
+    if (config.type === "sdk") continue
+    out[name] = config.type === undefined ? { type: "stdio", ...config } : config
+  }
+  return out
+}
+
+/**
+ * A session's in-process MCP servers, as `setMcpServers` and `mcpServerStatus` see them.
+ *
+ * @internal
+ */
+export interface McpServersControl {
+  /**
+   * Connects the in-process servers of `servers` that are new, disconnects those left out, then calls `send` with the
+   * `servers` payload of `mcp_set_servers` (calls are serialized).
+   */
+  readonly set: <A, E>(
+    servers: Readonly<Record<string, McpServerConfig>>,
+    send: (servers: Readonly<Record<string, unknown>>) => Effect.Effect<A, E>
+  ) => Effect.Effect<A, E>
+  /** Merges what the servers know about themselves (e.g. a proxy's upstream connection) into the CLI's statuses. */
+  readonly status: (
+    statuses: ReadonlyArray<Message.McpServerStatus>
+  ) => Effect.Effect<ReadonlyArray<Message.McpServerStatus>>
+  /** Explains the CLI's refusal of `mcp_reconnect` when the server is one of this session's in-process servers. */
+  readonly reconnectFailed: (serverName: string, error: ControlError) => ControlError
+}
+
+/** Sends the servers as they are, reports the CLI's statuses as they are. @internal */
+export const noMcpServers: McpServersControl = {
+  set: (servers, send) => send(servers),
+  status: Effect.succeed,
+  reconnectFailed: (_, error) => error
+}
+
 /** What the SDK MCP servers of the options contribute to a session. @internal */
 export interface SdkMcpContribution extends Contribution {
   /**
@@ -861,8 +904,8 @@ export interface SdkMcpContribution extends Contribution {
   readonly mcpServers: McpServersControl
 }
 
-const mcpMessageHandler = (connections: ReadonlyMap<string, Connection>): InboundHandler =>
-  effectHandler(({ request }) => {
+const mcpMessageHandler = (connections: ReadonlyMap<string, Connection>): Handler =>
+  fromEffect(({ request }) => {
     const serverName = request["server_name"]
     const message = request["message"]
     if (typeof serverName !== "string" || !isObject(message)) {
@@ -1123,7 +1166,9 @@ const mcpServersControl = (servers: Servers, lock: Effect.Semaphore): McpServers
 })
 
 /** @internal */
-export const contribution = (options: Options): Effect.Effect<SdkMcpContribution, never, Scope.Scope> =>
+export const contribution = (
+  options: { readonly mcpServers?: Readonly<Record<string, McpServerConfig>> | undefined }
+): Effect.Effect<SdkMcpContribution, never, Scope.Scope> =>
   Effect.gen(function*() {
     const entries = Object.entries(options.mcpServers ?? {}).flatMap(([name, config]) =>
       config.type === "sdk" ? [[name, config] as const] : []

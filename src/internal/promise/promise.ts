@@ -1,4 +1,10 @@
-/** @internal */
+/**
+ * The Promise API (`effect-claude-agent/promise`): the official SDK's `query` / `startup` as an adapter over the public
+ * Effect API (`ClaudeAgent.startQuery`, `Permissions`, `Hooks`, `TranscriptStore`), run on the runtime its entry point
+ * passes in ({@link make}).
+ *
+ * @internal
+ */
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
@@ -14,16 +20,17 @@ import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
+import * as AgentError from "../../AgentError.js"
 import { InputClosed, InvalidOptions } from "../../AgentError.js"
-import type * as AgentOptions from "../../AgentOptions.js"
+import * as AgentOptions from "../../AgentOptions.js"
+import * as ClaudeAgent from "../../ClaudeAgent.js"
+import * as CliResolver from "../../CliResolver.js"
 import type * as Elicitation from "../../Elicitation.js"
-import type * as UserDialog from "../../UserDialog.js"
 import * as Hooks from "../../Hooks.js"
 import type * as Message from "../../Message.js"
-import * as NodeClaudeAgent from "../../NodeClaudeAgent.js"
 import * as Permissions from "../../Permissions.js"
-import * as CliResolver from "../../CliResolver.js"
 import * as Transport from "../../Transport.js"
+import type * as UserDialog from "../../UserDialog.js"
 import type {
   CanUseTool,
   HookCallbackMatcher,
@@ -33,14 +40,8 @@ import type {
   Query,
   WarmQuery
 } from "../../promise.js"
-import * as HooksInternal from "../rules/hooks.js"
-import * as Opts from "../session/options.js"
-import * as PermissionsInternal from "../rules/permissions.js"
 import * as PromiseLogger from "./promiseLogger.js"
-import * as PromptSource from "../session/promptSource.js"
-import * as session from "../session/session.js"
-import * as SessionStoreOptions from "../transcript/promiseOptions.js"
-import * as TraceContext from "../transport/traceContext.js"
+import * as SessionStoreOptions from "./sessionStore.js"
 
 /** @internal */
 export class AbortError extends Error {
@@ -63,8 +64,8 @@ const noDecision: Permissions.PermissionResult = { behavior: "deny", message: "c
  * signal it gets is the request's, built only if the callback reads it (an `AbortController` per request was a large
  * share of a permission round trip); `null` (the official "answered out of band") has no channel here: fail closed.
  */
-const permissionsService = (canUseTool: CanUseTool, timeout: number | undefined): Permissions.Service =>
-  PermissionsInternal.makePromise(
+const permissionsLayer = (canUseTool: CanUseTool, timeout: number | undefined): Layer.Layer<Permissions.Permissions> =>
+  Permissions.fromPromise(
     (request) => {
       const options = {
         get signal(): AbortSignal {
@@ -99,10 +100,8 @@ const hooksLayer = (
       matcher: m.matcher,
       timeout: m.timeout,
       onFailure: m.onFailure,
-      // called directly by the session, without a fiber of its own (see hooks.ts)
-      hooks: m.hooks.map((callback) =>
-        HooksInternal.fromPromise((input, toolUseId, options) => callback(input, toolUseId, options))
-      )
+      // the official callbacks are Promise hooks as they are: answered as their Promises settle
+      hooks: m.hooks
     }))
   }
   return Hooks.layer(registrations as Hooks.HookRegistrations)
@@ -133,15 +132,18 @@ export const unsupportedOption = (options: object): InvalidOptions | undefined =
   return undefined
 }
 
-const { fn, isFunction } = Opts
+const isFunction = Predicate.isFunction
+const fn = Schema.declare((u: unknown): u is (...args: ReadonlyArray<never>) => unknown => isFunction(u), {
+  identifier: "function"
+})
 
 /**
  * The fields the Promise API reads itself, checked before it reads them; the other options are checked once, by the
  * session, before anything is spawned (`onElicitation` is checked here because the session sees only its wrapper).
  */
 const PromiseOptionsSchema = Schema.Struct({
-  onElicitation: Opts.optionFields.onElicitation,
-  onUserDialog: Opts.optionFields.onUserDialog,
+  onElicitation: Schema.optional(fn),
+  onUserDialog: Schema.optional(fn),
   abortController: Schema.optional(Schema.declare(
     (u: unknown): u is AbortController =>
       Predicate.hasProperty(u, "signal") && Predicate.hasProperty(u.signal, "aborted") &&
@@ -169,10 +171,11 @@ const PromiseOptionsSchema = Schema.Struct({
   spawnClaudeCodeProcess: Schema.optional(fn),
   logger: Schema.optional(fn),
   logLevel: Schema.optional(Schema.Literal(...PromiseLogger.minimumLevels)),
+  failOnApiError: Schema.optional(Schema.Boolean),
   ...SessionStoreOptions.optionFields
 })
 
-const checkPromiseOptions = Opts.checker(PromiseOptionsSchema)
+const checkPromiseOptions = AgentOptions.checker(PromiseOptionsSchema)
 
 /**
  * Why the options cannot be used, if they cannot: an official option this SDK does not implement, or a field of the
@@ -239,6 +242,7 @@ const toEffectOptions = (options: Options): AgentOptions.Options => {
     sessionStoreFlush: _sf,
     loadTimeoutMs: _lt,
     spawnClaudeCodeProcess: _spawn,
+    failOnApiError: _f,
     ...rest
   } = options
   return {
@@ -247,16 +251,6 @@ const toEffectOptions = (options: Options): AgentOptions.Options => {
     ...(onUserDialog === undefined ? {} : { onUserDialog: userDialogHandler(onUserDialog) })
   }
 }
-
-/**
- * The default transport's services, shared by every query of the process: the CLI resolver's knowledge (where the CLI
- * is, its version, a `--version` probe running for concurrent start-ups) is what makes the second query cheap. Each
- * session's process and fibers live in that session's scope, not here. `ManagedRuntime.make` builds nothing until the
- * first query; the runtime lives as long as the process, as the module does (nothing in it holds a process).
- */
-const nodeRuntime: ManagedRuntime.ManagedRuntime<Transport.Transport, never> = ManagedRuntime.make(
-  NodeClaudeAgent.layer
-)
 
 type PromptInput = string | AsyncIterable<Message.UserMessage>
 
@@ -271,7 +265,7 @@ interface Warm {
 const noop = (): void => undefined
 
 /** What a query that has its prompt gets for `Warm`. */
-const notWarm: Warm = { ready: Promise.resolve(), give: noop }
+const notWarm = (): Warm => ({ ready: Promise.resolve(), give: noop })
 
 /** A string or an async iterable (a prompt from JavaScript, or through a cast, may be anything). */
 const isPrompt = (prompt: unknown): prompt is PromptInput =>
@@ -283,16 +277,32 @@ const promptError = (prompt: unknown) =>
     description: `${prompt === null ? "null" : typeof prompt} is not a string or an async iterable of user messages`
   })
 
-/** @internal */
-export const query = (
-  params: {
-    readonly prompt: PromptInput
-    readonly options?: Options | undefined
-  } | undefined
-): Query => begin(params?.prompt, params?.options ?? {}, false).query
+/**
+ * The runtime the Promise API runs its queries on: the default transport's services, shared by every query that has
+ * no transport of its own (the CLI resolver's knowledge is what makes the second query cheap). The entry point makes
+ * it; each query's process and fibers live in that query's scope, not in it.
+ *
+ * @internal
+ */
+export type Runtime = ManagedRuntime.ManagedRuntime<Transport.Transport, never>
 
-/** @internal */
-export const startup = (params: {
+/**
+ * The Promise API's `query` and `startup` over `runtime`.
+ *
+ * @internal
+ */
+export const make = (runtime: Runtime): {
+  readonly query: (params: { readonly prompt: PromptInput; readonly options?: Options | undefined }) => Query
+  readonly startup: (params?: {
+    readonly options?: Options | undefined
+    readonly initializeTimeoutMs?: number | undefined
+  }) => Promise<WarmQuery>
+} => ({
+  query: (params) => begin(runtime, params?.prompt, params?.options ?? {}, false).query,
+  startup: (params) => startup(runtime, params)
+})
+
+const startup = (runtime: Runtime, params: {
   readonly options?: Options | undefined
   readonly initializeTimeoutMs?: number | undefined
 } = {}): Promise<WarmQuery> => {
@@ -305,7 +315,7 @@ export const startup = (params: {
   const options: Options = ms === undefined
     ? given
     : { ...given, initializeTimeout: Number.isFinite(ms) ? Duration.millis(ms) : "infinity" }
-  const { query: held, warm } = begin(undefined, options, true)
+  const { query: held, warm } = begin(runtime, undefined, options, true)
   // the process is the warm query's until `query()` hands it to the Query it returns
   let state: "warm" | "taken" | "closed" = "warm"
   const handle: WarmQuery = {
@@ -360,7 +370,7 @@ const ended: Pulled = Exit.fail(Option.none())
 /**
  * What the query's fiber does once started: it pulls for `next()` for the whole query (see docs/PERFORMANCE.md, P1).
  * `next()` offers a receiver to `receivers`, the pump takes it, pulls one chunk of the query's messages
- * (`session.drivePull`) and hands it the outcome. `next()` calls run one at a time (see `iterate`), so at most one
+ * (`ClaudeAgent.PendingQuery.pull`) and hands it the outcome. `next()` calls run one at a time (see `iterate`), so at most one
  * receiver waits. It runs until interrupted; then `receivers` is done and every receiver, the one it was pulling for and later ones included,
  * gets the end of the messages.
  */
@@ -393,7 +403,7 @@ const pullChunk = (receivers: Mailbox.Mailbox<Receiver>): Promise<Pulled> =>
 
 /** What a query's start-up hands the iterator and the methods: the session, and the pump's receivers. */
 interface Started {
-  readonly internal: session.SessionInternal
+  readonly pending: ClaudeAgent.PendingQuery
   readonly receivers: Mailbox.Mailbox<Receiver>
 }
 
@@ -419,15 +429,15 @@ const warmGate = (): WarmGate => {
  * A warm query's prompt, once the CLI answered `initialize` and the prompt was given. Closing the query interrupts
  * start-up, this wait included, initialize answered or not (see `lifecycle`).
  */
-const warmPrompt = (internal: session.SessionInternal, gate: WarmGate): Effect.Effect<PromptInput, unknown> =>
-  internal.session.initializationResult.pipe(
+const warmPrompt = (pending: ClaudeAgent.PendingQuery, gate: WarmGate): Effect.Effect<PromptInput, unknown> =>
+  pending.control.initializationResult.pipe(
     Effect.zipRight(Effect.sync(gate.markReady)),
     Effect.zipRight(Deferred.await(gate.prompt))
   )
 
 /** The caller's iterable is read so that giving the query up never waits for it (see promptSource.ts). */
 const asPrompt = (prompt: PromptInput): string | Stream.Stream<Message.UserMessage, InvalidOptions> =>
-  typeof prompt === "string" ? prompt : PromptSource.fromAsyncIterable(prompt)
+  typeof prompt === "string" ? prompt : ClaudeAgent.promptsFromAsyncIterable(prompt)
 
 /**
  * A query's whole life as one fiber, in one scope: start-up (the session, i.e. the process; once there is a prompt,
@@ -448,23 +458,54 @@ const runSession = (
         Effect.flatMap(
           Scope.extend(
             Effect.gen(function*() {
-              const internal = yield* session.make(toEffectOptions(options))
-              const prompt = isPrompt(source) ? source : yield* warmPrompt(internal, source)
-              const pull = yield* session.drivePull(internal, asPrompt(prompt))
+              const pending = yield* ClaudeAgent.startQuery(toEffectOptions(options))
+              const prompt = isPrompt(source) ? source : yield* warmPrompt(pending, source)
+              const messages = yield* pending.pull(asPrompt(prompt))
+              const pull = options.failOnApiError === true ? failingOnApiError(messages) : messages
               const receivers = yield* Mailbox.make<Receiver>()
-              return { internal, pull, receivers }
+              return { pending, pull, receivers }
             }),
             scope
           ),
-          ({ internal, pull, receivers }) => {
+          ({ pending, pull, receivers }) => {
             running = true
-            started({ internal, receivers })
+            started({ pending, receivers })
             return pump(receivers, pull)
           }
         ),
       (scope, exit) => Scope.close(scope, running ? Exit.void : exit)
     )
   })
+
+/**
+ * `pull`, failing with the typed `ApiFailure` (`ApiError`, `Overloaded`, `RateLimited`) right after a `result` that
+ * reports an Anthropic API error, as `ClaudeAgent.failOnApiError` fails a Stream: the messages up to that result are
+ * handed out first (`AgentError.fromResult` decides, with the kind of error the turn's synthetic assistant message
+ * reported).
+ */
+const failingOnApiError = <E>(
+  pull: Effect.Effect<Chunk.Chunk<Message.SdkMessage>, Option.Option<E>>
+): Effect.Effect<Chunk.Chunk<Message.SdkMessage>, Option.Option<E | AgentError.ApiFailure>> => {
+  let assistantError: string | undefined
+  let failure: AgentError.ApiFailure | undefined
+  return Effect.suspend(
+    (): Effect.Effect<Chunk.Chunk<Message.SdkMessage>, Option.Option<E | AgentError.ApiFailure>> => {
+      if (failure !== undefined) return Effect.fail(Option.some(failure))
+      return Effect.map(pull, (chunk) => {
+        const messages = Chunk.toReadonlyArray(chunk)
+        for (let i = 0; i < messages.length; i++) {
+          const message = messages[i]!
+          if (message.type === "assistant") assistantError = message.error
+          if (message.type !== "result") continue
+          failure = AgentError.fromResult(message, assistantError)
+          assistantError = undefined
+          if (failure !== undefined) return Chunk.unsafeFromArray(messages.slice(0, i + 1))
+        }
+        return chunk
+      })
+    }
+  )
+}
 
 /** The logging of a query without `logger` or `logLevel` (the same for every such query). */
 const defaultLogging = PromiseLogger.withLogging({})
@@ -485,9 +526,9 @@ const withExtensions = <A, E, R>(options: Options, effect: Effect.Effect<A, E, R
   const { canUseTool, hooks, permissionTimeoutMs } = options
   const permitted = canUseTool === undefined
     ? effect
-    : Effect.provideService(effect, Permissions.Permissions, permissionsService(canUseTool, permissionTimeoutMs))
+    : Effect.provide(effect, permissionsLayer(canUseTool, permissionTimeoutMs))
   const hooked = hooks === undefined ? permitted : Effect.provide(permitted, hooksLayer(hooks))
-  return TraceContext.withActiveOpenTelemetry(SessionStoreOptions.withSessionStore(options)(hooked))
+  return Transport.withActiveOpenTelemetry(SessionStoreOptions.withSessionStore(options)(hooked))
 }
 
 /**
@@ -543,7 +584,7 @@ interface Life {
  * query's scope closes.
  */
 const lifecycle = (
-  runtime: ManagedRuntime.ManagedRuntime<Transport.Transport, never>,
+  runtime: Runtime,
   ownRuntime: boolean,
   start: (up: (started: Started) => void) => Effect.Effect<void, unknown, Transport.Transport>,
   abort: AbortController | undefined
@@ -664,11 +705,11 @@ const iterate = (life: Life): () => Promise<IteratorResult<Message.SdkMessage, v
 }
 
 /** Runs a control request on the query's session, once it started; rejects once the query is closed or aborted. */
-type Run = <A>(f: (s: session.SessionInternal) => Effect.Effect<A, unknown>) => Promise<A>
+type Run = <A>(f: (q: ClaudeAgent.PendingQuery) => Effect.Effect<A, unknown>) => Promise<A>
 
 const runOn = (
   life: Life,
-  runtime: ManagedRuntime.ManagedRuntime<Transport.Transport, never>,
+  runtime: Runtime,
   logged: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 ): Run =>
 async (f) => {
@@ -676,7 +717,7 @@ async (f) => {
   if (Exit.isFailure(start)) throw startFailure(life, start.cause)
   if (life.aborted) throw new AbortError()
   if (life.closing !== undefined) throw life.failedWith ?? new InputClosed({ reason: "SessionClosed" })
-  const exit = await runtime.runPromiseExit(logged(f(start.value.internal)))
+  const exit = await runtime.runPromiseExit(logged(f(start.value.pending)))
   if (Exit.isFailure(exit)) throw squash(exit.cause, life.aborted)
   return exit.value
 }
@@ -701,25 +742,25 @@ const queryMethods = (
   },
   [Symbol.asyncDispose]: () => close(),
   close,
-  interrupt: () => run((s) => s.session.interrupt),
+  interrupt: () => run((q) => q.control.interrupt),
   setPermissionMode: (mode) =>
-    run((s) => Effect.map(s.session.setPermissionMode(mode), (m) => ({ mode: Option.getOrUndefined(m) }))),
-  setModel: (model) => run((s) => s.session.setModel(model)),
-  setMaxThinkingTokens: (n, display) => run((s) => s.session.setMaxThinkingTokens(n, display)),
-  supportedCommands: () => run((s) => Effect.map(s.session.supportedCommands, (c) => [...c])),
-  supportedModels: () => run((s) => Effect.map(s.session.supportedModels, (m) => [...m])),
-  supportedAgents: () => run((s) => Effect.map(s.session.supportedAgents, (a) => [...a])),
-  accountInfo: () => run((s) => s.session.accountInfo),
-  initializationResult: () => run((s) => s.session.initializationResult),
-  mcpServerStatus: () => run((s) => Effect.map(s.session.mcpServerStatus, (m) => [...m])),
-  getContextUsage: (opts) => run((s) => s.session.getContextUsage(opts)),
-  rewindFiles: (id, opts) => run((s) => s.session.rewindFiles(id, opts)),
-  reconnectMcpServer: (name) => run((s) => s.session.reconnectMcpServer(name)),
-  toggleMcpServer: (name, enabled) => run((s) => s.session.toggleMcpServer(name, enabled)),
-  setMcpServers: (servers) => run((s) => s.session.setMcpServers(servers)),
-  stopTask: (taskId) => run((s) => s.session.stopTask(taskId)),
-  sessionId: () => run((s) => s.session.sessionId),
-  pid: () => run((s) => Effect.succeed(Option.getOrUndefined(s.session.pid)))
+    run((q) => Effect.map(q.control.setPermissionMode(mode), (m) => ({ mode: Option.getOrUndefined(m) }))),
+  setModel: (model) => run((q) => q.control.setModel(model)),
+  setMaxThinkingTokens: (n, display) => run((q) => q.control.setMaxThinkingTokens(n, display)),
+  supportedCommands: () => run((q) => Effect.map(q.control.supportedCommands, (c) => [...c])),
+  supportedModels: () => run((q) => Effect.map(q.control.supportedModels, (m) => [...m])),
+  supportedAgents: () => run((q) => Effect.map(q.control.supportedAgents, (a) => [...a])),
+  accountInfo: () => run((q) => q.control.accountInfo),
+  initializationResult: () => run((q) => q.control.initializationResult),
+  mcpServerStatus: () => run((q) => Effect.map(q.control.mcpServerStatus, (m) => [...m])),
+  getContextUsage: (opts) => run((q) => q.control.getContextUsage(opts)),
+  rewindFiles: (id, opts) => run((q) => q.control.rewindFiles(id, opts)),
+  reconnectMcpServer: (name) => run((q) => q.control.reconnectMcpServer(name)),
+  toggleMcpServer: (name, enabled) => run((q) => q.control.toggleMcpServer(name, enabled)),
+  setMcpServers: (servers) => run((q) => q.control.setMcpServers(servers)),
+  stopTask: (taskId) => run((q) => q.control.stopTask(taskId)),
+  sessionId: () => run((q) => q.sessionId),
+  pid: () => run((q) => Effect.succeed(Option.getOrUndefined(q.pid)))
 })
 
 /**
@@ -727,6 +768,7 @@ const queryMethods = (
  * `give` is called, and closing the query before that reaps the CLI.
  */
 const begin = (
+  defaultRuntime: Runtime,
   promptNow: unknown,
   given: Options,
   warm: boolean
@@ -736,7 +778,7 @@ const begin = (
   const options: Options = invalid === undefined ? given : {}
   // a transport of the caller's own is built for this query alone (it may hold state); the default one is shared
   const own = ownTransport(options)
-  const runtime = own === undefined ? nodeRuntime : ManagedRuntime.make(own)
+  const runtime = own === undefined ? defaultRuntime : ManagedRuntime.make(own)
   const logged = loggingOf(options)
   const gate = warm ? warmGate() : undefined
   const source = gate ?? (isPrompt(promptNow) ? promptNow : undefined)
@@ -751,7 +793,7 @@ const begin = (
     ))
   const life = lifecycle(runtime, own !== undefined, start, options.abortController)
   const query = queryMethods(iterate(life), life.close, runOn(life, runtime, logged))
-  if (gate === undefined) return { query, warm: notWarm }
+  if (gate === undefined) return { query, warm: notWarm() }
   void life.started.then((exit) => {
     if (Exit.isFailure(exit)) gate.failReady(life.aborted ? new AbortError() : startFailure(life, exit.cause))
   })

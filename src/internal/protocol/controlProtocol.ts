@@ -6,25 +6,18 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
-import * as FiberMap from "effect/FiberMap"
-import { constVoid } from "effect/Function"
+import * as FiberSet from "effect/FiberSet"
 import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { ControlError, ControlTimeout, InputClosed, ProcessExited } from "../../AgentError.js"
-import type {
-  CallbackHandler,
-  ControlProtocol,
-  HandlerFailure,
-  InboundHandler,
-  Options,
-  RequestError,
-  RequestOptions
-} from "../../ControlProtocol.js"
+import type { ControlProtocol, Options, RequestError, RequestOptions } from "../../ControlProtocol.js"
 import type * as Message from "../../Message.js"
 import type * as Transport from "../../Transport.js"
-import { makeWakeup } from "../transport/liveTimer.js"
+import { refusal } from "../message/refusal.js"
+import * as Handler from "./handler.js"
+import { makeWakeup } from "./wakeup.js"
 
 const DEFAULT_TIMEOUT = Duration.seconds(60)
 const DEFAULT_BUFFER = 4096
@@ -46,13 +39,21 @@ const CONSUMER_WAIT = Duration.millis(10)
  *
  * @internal
  */
-export interface OwnerOptions extends Options {
+export interface OwnerOptions extends Omit<Options, "handlers"> {
+  /** Handlers by request subtype, in the one inbound contract (./handler.ts). */
+  readonly handlers?: ReadonlyMap<string, Handler.Handler> | undefined
   /**
    * Called by the reader for every SDK message before it is buffered, in order, for state that must be current
    * whether or not anyone consumes the messages (the session id, the CLI's state). Return `false` to keep the message
    * out of the buffer. It must not throw; it runs on the reader.
    */
   readonly onMessage?: ((message: Message.SdkMessage) => boolean) | undefined
+  /**
+   * Told when the reader reached the end of the CLI's stdout, once the process exited (`exit`: why, unless it exited
+   * 0). With it, the owner ends the message buffer (`endMessages`) and says why the messages ended; without it, the
+   * protocol ends the buffer itself, with the exit, and when its scope closes.
+   */
+  readonly onEnd?: ((exit: ProcessExited | undefined) => Effect.Effect<void>) | undefined
 }
 
 /**
@@ -109,17 +110,6 @@ const successResponse = (requestId: string, response: unknown): Message.ControlR
   response: { subtype: "success", request_id: requestId, response: response ?? {} }
 })
 
-/** What an error says, for an error response; never throws (a null-prototype object has no `toString`). */
-const describeError = (error: unknown): string => {
-  try {
-    return error instanceof Error ? `${error.name}: ${error.message}` : String(error)
-  } catch {
-    return "an error that cannot be printed"
-  }
-}
-
-const defectMessage = (cause: Cause.Cause<unknown>): string => describeError(Cause.squash(cause))
-
 /**
  * Our requests to the CLI: one `Deferred` per request id in `pending`, settled by the reader through `resolve`,
  * bounded by `Effect.timeoutFail` and cancelled on the wire on timeout or interruption.
@@ -135,7 +125,7 @@ interface Outbound extends Pick<ControlProtocol, "request" | "send" | "endInput"
   readonly terminate: (reason: () => ProcessExited | InputClosed) => Effect.Effect<void>
 }
 
-const makeOutbound = (connection: Transport.Connection, options: Options): Outbound => {
+const makeOutbound = (connection: Transport.Connection, options: OwnerOptions): Outbound => {
   const defaultTimeout = options.requestTimeout === undefined
     ? DEFAULT_TIMEOUT
     : toDuration(options.requestTimeout)
@@ -194,10 +184,8 @@ const makeOutbound = (connection: Transport.Connection, options: Options): Outbo
     requestOptions?: RequestOptions
   ): Effect.Effect<Effect.Effect<unknown, RequestError>, RequestError> =>
     Effect.suspend(() => {
-      if (terminated !== undefined) {
-        // the caller's own end of input wins over the exit that may have followed it
-        return Effect.fail(inputEnded ? new InputClosed({ reason: "InputEnded" }) : terminated())
-      }
+      const refused = refusal(inputEnded, terminated)
+      if (refused !== undefined) return Effect.fail(refused)
       const requestId = `req_${++counter}_${prefix}`
       const timeout = requestOptions?.timeout === undefined
         ? defaultTimeout
@@ -266,118 +254,90 @@ const makeOutbound = (connection: Transport.Connection, options: Options): Outbo
 }
 
 /**
- * The CLI's requests to us: each is dispatched to the handler registered for its subtype, and the CLI always gets an
- * answer. An `effectHandler` runs on a fiber of its own (in `inbound`, keyed by request id); a `callbackHandler` is
- * called in place and answers through `unsafeSend`, with no fiber unless it hands back an effect.
+ * The CLI's requests to us: each is dispatched to the handler registered for its subtype (the one contract of
+ * ./handler.ts), and the CLI always gets an answer. A handler is called in place, on the reader; it answers through
+ * `unsafeSend`, with no fiber unless it forks one.
  */
 interface Inbound {
-  /** Dispatches a request: synchronous, unless an effect handler takes it (then the effect forks its fiber). */
-  readonly dispatch: (frame: Message.ControlRequest) => Effect.Effect<void> | undefined
-  /** The CLI cancelled a request: its callback is abandoned (synchronously), or its fiber interrupted. */
-  readonly cancel: (requestId: string) => Effect.Effect<void> | undefined
-  /** Abandons every callback still answering, for the scope's close; handler fibers end with their `FiberMap`. */
+  /** Dispatches a request, synchronously. */
+  readonly dispatch: (frame: Message.ControlRequest) => void
+  /** The CLI cancelled a request: its handler is told, synchronously. */
+  readonly cancel: (requestId: string) => void
+  /** Abandons every request still being answered, for the scope's close; forked fibers end with their `FiberSet`. */
   readonly abandonAll: Effect.Effect<void>
   readonly inFlightCount: Effect.Effect<number>
 }
 
 const makeInbound = (
   connection: Transport.Connection,
-  handlers: ReadonlyMap<string, InboundHandler>
+  handlers: ReadonlyMap<string, Handler.Handler>
 ): Effect.Effect<Inbound, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const inbound = yield* FiberMap.make<string>()
-
     // the CLI always gets an answer: a response that cannot be written (a BigInt, a cycle) becomes an error one
     const answer = (message: Message.ControlResponse): void => {
       try {
         connection.unsafeSend(message)
       } catch (error) {
         connection.unsafeSend(
-          errorResponse(message.response.request_id, `The response could not be written: ${describeError(error)}`)
+          errorResponse(
+            message.response.request_id,
+            `The response could not be written: ${Handler.describeError(error)}`
+          )
         )
       }
     }
+    const runFork = yield* FiberSet.makeRuntime<never, void, never>()
 
-    /** Answers with the outcome of a handler's effect. */
-    const replyWith = (requestId: string, handled: Effect.Effect<unknown, HandlerFailure>): Effect.Effect<void> =>
-      Effect.flatMap(Effect.exit(handled), (exit) =>
-        Effect.sync(() => {
-          if (Exit.isSuccess(exit)) {
-            return exit.value === noAnswer
-              ? undefined
-              : answer(successResponse(requestId, exit.value))
-          }
-          const failure = Cause.failureOption(exit.cause)
-          if (failure._tag === "Some") return answer(errorResponse(requestId, failure.value.message))
-          if (Cause.isInterruptedOnly(exit.cause)) {
-            return answer(errorResponse(requestId, "The request handler was interrupted"))
-          }
-          return answer(errorResponse(requestId, defectMessage(exit.cause)))
-        }))
-    const runInbound = yield* FiberMap.runtime(inbound)<never>()
-
-    // Requests a callback handler is answering: an array, not a Map (see docs/PERFORMANCE.md, P2). Usually empty or
-    // nearly so.
-    const callbacks: Array<{ readonly requestId: string; abandon: () => void }> = []
-    const forget = (entry: (typeof callbacks)[number]): boolean => {
-      const index = callbacks.indexOf(entry)
+    // Requests being answered: an array, not a Map (see docs/PERFORMANCE.md, P2). Usually empty or nearly so.
+    const pending: Array<{ readonly requestId: string; abandon: () => void }> = []
+    const forget = (entry: (typeof pending)[number]): boolean => {
+      const index = pending.indexOf(entry)
       if (index === -1) return false
-      callbacks.splice(index, 1)
+      pending.splice(index, 1)
       return true
     }
 
-    const dispatchCallback = (handler: CallbackHandler, frame: Message.ControlRequest): void => {
+    const dispatch = (frame: Message.ControlRequest): void => {
       const requestId = frame.request_id
-      const entry = { requestId, abandon: constVoid }
-      callbacks.push(entry)
+      const handler = handlers.get(frame.request.subtype)
+      if (handler === undefined) {
+        return answer(errorResponse(requestId, `Unsupported control request subtype: ${frame.request.subtype}`))
+      }
+      const entry = { requestId, abandon: Handler.noop }
+      pending.push(entry)
       try {
-        entry.abandon = handler.handle({ requestId, request: frame.request }, {
+        entry.abandon = handler({ requestId, request: frame.request }, {
           succeed: (response) => {
             if (forget(entry) && response !== noAnswer) answer(successResponse(requestId, response))
           },
           fail: (message) => {
             if (forget(entry)) answer(errorResponse(requestId, message))
           },
-          run: (effect) => {
-            if (forget(entry)) runInbound(requestId, replyWith(requestId, effect))
+          fork: (effect) => {
+            const fiber = runFork(effect)
+            return () => fiber.unsafeInterruptAsFork(FiberId.none)
           }
         })
       } catch (error) {
-        // a handler that throws instead of answering: the same answer as a defect on its fiber
-        if (forget(entry)) answer(errorResponse(requestId, describeError(error)))
+        // a handler that throws instead of answering: the same answer as a defect
+        if (forget(entry)) answer(errorResponse(requestId, Handler.describeError(error)))
       }
     }
 
-    const dispatch = (frame: Message.ControlRequest): Effect.Effect<void> | undefined => {
-      const requestId = frame.request_id
-      const handler = handlers.get(frame.request.subtype)
-      if (handler === undefined) {
-        answer(errorResponse(requestId, `Unsupported control request subtype: ${frame.request.subtype}`))
-        return undefined
-      }
-      if (handler._tag === "CallbackHandler") {
-        dispatchCallback(handler, frame)
-        return undefined
-      }
-      const run = replyWith(requestId, Effect.suspend(() => handler.handle({ requestId, request: frame.request })))
-      return Effect.asVoid(FiberMap.run(inbound, requestId, run))
-    }
-
-    const cancel = (requestId: string): Effect.Effect<void> | undefined => {
-      const entry = callbacks.find((c) => c.requestId === requestId)
-      if (entry === undefined) return FiberMap.remove(inbound, requestId)
+    const cancel = (requestId: string): void => {
+      const entry = pending.find((c) => c.requestId === requestId)
+      if (entry === undefined) return
       forget(entry)
       entry.abandon()
-      return undefined
     }
 
     return {
       dispatch,
       cancel,
       abandonAll: Effect.sync(() => {
-        for (const entry of callbacks.splice(0)) entry.abandon()
+        for (const entry of pending.splice(0)) entry.abandon()
       }),
-      inFlightCount: Effect.map(FiberMap.size(inbound), (n) => n + callbacks.length)
+      inFlightCount: Effect.sync(() => pending.length)
     }
   })
 
@@ -431,11 +391,12 @@ const makeMessageBuffer = (bufferSize: number): Effect.Effect<MessageBuffer> =>
 /**
  * The one reader of the connection: a batch of frames per stdout read, routed in order and synchronously where it
  * can be (SDK messages into the buffer, responses to `outbound`, the CLI's requests and cancels to `inbound`). When
- * the connection ends, the protocol is terminated with why and the buffer is done with the same exit.
+ * the connection ends, the protocol is terminated with why, and the owner is told (`onEnd`), or else the buffer is done
+ * with the same exit.
  */
 const readConnection = (
   connection: Transport.Connection,
-  onMessage: OwnerOptions["onMessage"],
+  { onEnd, onMessage }: Pick<OwnerOptions, "onMessage" | "onEnd">,
   outbound: Outbound,
   inbound: Inbound,
   buffer: MessageBuffer
@@ -459,10 +420,10 @@ const readConnection = (
           step = resolve(frame)
           break
         case "control_request":
-          step = dispatch(frame)
+          dispatch(frame)
           break
         case "control_cancel_request":
-          step = cancel(frame.request_id)
+          cancel(frame.request_id)
           break
         case "keep_alive":
           break
@@ -495,14 +456,17 @@ const readConnection = (
     Effect.exit,
     Effect.flatMap((exit) =>
       Effect.gen(function*() {
-        if (Exit.isSuccess(exit)) {
+        const failure = Exit.isSuccess(exit) ? undefined : Cause.failureOption(exit.cause)
+        if (failure === undefined) {
           const stderrTail = yield* connection.stderrTail
           yield* terminate(() => new ProcessExited({ code: 0, signal: null, stderrTail }))
-        } else {
-          const failure = Cause.failureOption(exit.cause)
-          if (failure._tag === "Some") yield* terminate(() => failure.value)
+        } else if (failure._tag === "Some") {
+          yield* terminate(() => failure.value)
         }
-        yield* out.done(Exit.isSuccess(exit) ? Exit.void : Exit.failCause(exit.cause))
+        if (onEnd === undefined) return yield* out.done(Exit.isSuccess(exit) ? Exit.void : Exit.failCause(exit.cause))
+        // interrupted (the scope closed): the owner knows already
+        if (failure === undefined) yield* onEnd(undefined)
+        else if (failure._tag === "Some") yield* onEnd(failure.value)
       })
     ),
     Effect.scoped
@@ -519,14 +483,17 @@ export const make = (
     const buffer = yield* makeMessageBuffer(options.bufferSize ?? DEFAULT_BUFFER)
     const inbound = yield* makeInbound(connection, options.handlers ?? new Map())
     // Finalizers run in reverse: on close the reader stops, the callbacks still answering are abandoned, pending
-    // requests fail and the buffer ends, and last the handler fibers are interrupted (the `FiberMap` in `inbound`).
+    // requests fail and the buffer ends, and last the handlers' fibers are interrupted (the `FiberSet` in `inbound`).
     yield* Effect.addFinalizer(() =>
-      Effect.zipRight(outbound.terminate(() => new InputClosed({ reason: "SessionClosed" })), buffer.endMessages)
+      Effect.zipRight(
+        outbound.terminate(() => new InputClosed({ reason: "SessionClosed" })),
+        options.onEnd === undefined ? buffer.endMessages : Effect.void
+      )
     )
     yield* Effect.addFinalizer(() => inbound.abandonAll)
     const readerDone = yield* Deferred.make<void>()
     yield* Effect.forkScoped(
-      readConnection(connection, options.onMessage, outbound, inbound, buffer).pipe(
+      readConnection(connection, options, outbound, inbound, buffer).pipe(
         Effect.ensuring(Deferred.succeed(readerDone, undefined))
       )
     )
@@ -546,3 +513,22 @@ export const make = (
       connection
     }
   })
+
+/**
+ * The protocol as `ControlProtocol.make` offers it: the handlers given are Effect handlers, served through the Effect
+ * adapter of the one inbound contract.
+ *
+ * @internal
+ */
+export const makePublic = (
+  connection: Transport.Connection,
+  options: Options = {}
+): Effect.Effect<ControlProtocol, never, Scope.Scope> => {
+  const { handlers, ...rest } = options
+  return make(connection, {
+    ...rest,
+    handlers: handlers === undefined
+      ? undefined
+      : new Map([...handlers].map(([subtype, handler]) => [subtype, Handler.fromEffect(handler.handle)]))
+  })
+}

@@ -1,10 +1,8 @@
 /** @internal */
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { constVoid, identity } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -16,12 +14,12 @@ import type {
   HookMatcher,
   HookOutput,
   HookRegistrations,
+  HookHandler,
   Service
 } from "../../Hooks.js"
 import * as Deadlines from "../protocol/deadlines.js"
-import type { Contribution } from "../session/extensions.js"
-import { lazySignal, settleOnce } from "../protocol/settle.js"
-import { callbackHandler } from "../../ControlProtocol.js"
+import type { Contribution } from "../protocol/contribution.js"
+import { decide, type Handler, lazySignal, noop, untilCliExits } from "../protocol/handler.js"
 import { hookOutputCheck } from "./outputs.js"
 
 /** The hooks service's tag, defined here so that this module needs nothing but types from Hooks.ts. @internal */
@@ -102,43 +100,11 @@ export const allowOnlyTools = (tools: ReadonlyArray<string>, reason?: string): H
 // dispatch
 // ---------------------------------------------------------------------------------------------------------------------
 
-/**
- * A hook written as a Promise callback (the Promise API's hooks), as the official SDK calls it.
- *
- * @internal
- */
-export type PromiseHook = (
-  input: HookInput,
-  toolUseId: string | undefined,
-  options: { readonly signal: AbortSignal }
-) => PromiseLike<HookOutput>
-
-/**
- * A hook callback that also states its Promise form: as an Effect it runs `promiseHook` like `Effect.tryPromise`;
- * the `hook_callback` handler calls `promiseHook` directly (see `contribution`).
- *
- * @internal
- */
-export interface PromiseHookCallback extends HookCallback {
-  readonly promiseHook: PromiseHook
-}
-
-const isPromiseHook = (callback: HookCallback): callback is PromiseHookCallback =>
-  "promiseHook" in callback && typeof callback.promiseHook === "function"
-
-/** @internal */
-export const fromPromise = (hook: PromiseHook): PromiseHookCallback =>
-  Object.assign(
-    (input: HookInput, toolUseId: string | undefined) =>
-      Effect.tryPromise({ try: (signal) => hook(input, toolUseId, { signal }), catch: (error) => error }),
-    { promiseHook: hook }
-  )
-
 interface Registered {
   readonly event: HookEvent
-  readonly callback: HookCallback
+  readonly callback: HookHandler
   readonly timeoutSeconds: number
-  /** Bounds a Promise callback by `timeoutSeconds` (shared by every callback with that timeout). */
+  /** Bounds the callback by `timeoutSeconds` (shared by every callback with that timeout). */
   readonly deadlines: Deadlines.Deadlines
   readonly onFailure: "continue" | "block"
   readonly validate: (u: unknown) => boolean
@@ -242,72 +208,64 @@ export const contribution = (
   }
   if (callbacks.size === 0) return undefined
 
-  // Every request goes through the callback form: a Promise hook is called at once, without a fiber of its own (as
-  // a Promise canUseTool is, see permissions.ts); an Effect hook runs on the fiber `reply.run` gives it.
-  const handler = callbackHandler(({ request }, reply) => {
+  // The one dispatch of hook_callback: an Effect hook runs on a fiber, a Promise hook is answered as it settles, both
+  // bounded by the same deadlines.
+  const handler: Handler = ({ request }, reply) => {
     const id = typeof request["callback_id"] === "string" ? request["callback_id"] : ""
     const registered = callbacks.get(id)
     if (registered === undefined) {
       reply.fail(`No hook callback found for ID: ${id}`)
-      return constVoid
+      return noop
     }
     const input = request["input"]
     const toolUseId = typeof request["tool_use_id"] === "string" ? request["tool_use_id"] : undefined
-    const onFailure = (reason: string) =>
-      Effect.as(
-        Effect.logWarning(`Hook ${registered.event} (${id}) failed: ${reason}; answering ${registered.onFailure}`),
-        registered.onFailure === "block"
-          ? blockingOutput(registered.event, `Hook ${registered.event} failed (blocked, fail closed): ${reason}`)
-          : {}
+    const answerFailure = (reason: string) =>
+      reply.fork(
+        Effect.flatMap(
+          Effect.as(
+            Effect.logWarning(`Hook ${registered.event} (${id}) failed: ${reason}; answering ${registered.onFailure}`),
+            registered.onFailure === "block"
+              ? blockingOutput(registered.event, `Hook ${registered.event} failed (blocked, fail closed): ${reason}`)
+              : {}
+          ),
+          (output) => Effect.sync(() => reply.succeed(output))
+        )
       )
-    const timedOut = () => `no answer within ${registered.timeoutSeconds} s`
-    // an output that does not match the event's schema is a failure (the CLI would ignore what it cannot read):
-    // the output to send, or the answer by onFailure
-    const verdict = (output: unknown) =>
-      Either.mapLeft(registered.checkOutput(output), (why) => onFailure(`its output is invalid: ${why}`))
     if (!registered.validate(input)) {
-      reply.run(onFailure("its input did not match the event's schema"))
-      return constVoid
+      answerFailure("its input did not match the event's schema")
+      return noop
     }
     // validated above against the event's input schema
     const typedInput = input as HookInput
-    if (!isPromiseHook(registered.callback)) {
-      // built on the hook's fiber: a callback that throws instead of returning an Effect fails like one that dies
-      const hook = Effect.suspend(() => registered.callback(typedInput, toolUseId))
-      // at the deadline the answer goes out at once; a hook that ignores interruption is not waited for
-      const bounded = Effect.timeoutFail(Effect.disconnect(hook), {
-        duration: Duration.seconds(registered.timeoutSeconds),
-        onTimeout: () => new Error(timedOut())
-      })
-      reply.run(Effect.matchCauseEffect(bounded, {
-        onFailure: (cause) => onFailure(describe(cause)),
-        onSuccess: (output) => Either.match(verdict(output), { onLeft: identity, onRight: Effect.succeed })
-      }))
-      return constVoid
-    }
-
-    const promiseHook = registered.callback.promiseHook
     // aborted when the answer is abandoned: timeout, control_cancel_request, session close
     const signal = lazySignal()
-    return settleOnce({
-      call: () =>
-        promiseHook(typedInput, toolUseId, {
+    return decide<unknown>({
+      make: () =>
+        registered.callback(typedInput, toolUseId, {
           get signal(): AbortSignal {
             return signal.signal()
           }
         }),
+      reply,
       deadlines: registered.deadlines,
       abandon: signal.abort,
-      onValue: (output) => Either.match(verdict(output), { onLeft: reply.run, onRight: reply.succeed }),
-      onFailure: (error) => reply.run(onFailure(describeError(error))),
-      onTimeout: () => reply.run(onFailure(timedOut()))
+      // an output that does not match the event's schema is a failure (the CLI would ignore what it cannot read)
+      onValue: (output) =>
+        Either.match(registered.checkOutput(output), {
+          onLeft: (why) => answerFailure(`its output is invalid: ${why}`),
+          onRight: reply.succeed
+        }),
+      onFailure: (cause) => answerFailure(describe(cause)),
+      onTimeout: () => answerFailure(`no answer within ${registered.timeoutSeconds} s`)
     })
-  })
+  }
 
   return {
     initialize: { hooks: wire },
     handlers: new Map([["hook_callback", handler]]),
-    onProtocol: () =>
-      Effect.forEach(bySeconds.values(), (deadlines) => Effect.forkScoped(deadlines.run), { discard: true })
+    onProtocol: (protocol) =>
+      Effect.forEach(bySeconds.values(), (deadlines) => Effect.forkScoped(untilCliExits(deadlines.run, protocol)), {
+        discard: true
+      })
   }
 }

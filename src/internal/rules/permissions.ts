@@ -1,15 +1,11 @@
 /** @internal */
 import * as Cause from "effect/Cause"
-import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { constVoid } from "effect/Function"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import type { Options } from "../../AgentOptions.js"
-import { callbackHandler, type CallbackHandler, effectHandler, type EffectHandler } from "../../ControlProtocol.js"
 import type { ControlRequestBody } from "../../Message.js"
 import type {
   PermissionBehavior,
@@ -23,8 +19,8 @@ import type {
   Service
 } from "../../Permissions.js"
 import * as Deadlines from "../protocol/deadlines.js"
-import type { Contribution } from "../session/extensions.js"
-import { lazySignal, settleOnce } from "../protocol/settle.js"
+import type { Contribution } from "../protocol/contribution.js"
+import { type Decision, decide, type Handler, lazySignal, noop, toEffect, untilCliExits } from "../protocol/handler.js"
 import { checkDecision } from "./outputs.js"
 import type { BashLanguage } from "./bashParser.js"
 import * as ShellPaths from "./shellPaths.js"
@@ -33,8 +29,6 @@ import * as ShellRules from "./shellRules.js"
 import * as ToolFamilies from "./toolFamilies.js"
 
 const DEFAULT_TIMEOUT: Duration.DurationInput = "5 minutes"
-
-class PermissionTimeout extends Data.TaggedError("PermissionTimeout") {}
 
 /** @internal */
 export const allowPolicy: Policy = () => Effect.succeed({ behavior: "allow" })
@@ -55,33 +49,18 @@ export const make = <E, R>(
   }))
 
 /**
- * A policy written as a Promise callback (the Promise API's `canUseTool`).
+ * A service whose decisions come from a Promise callback: the decision is the callback's Promise (or value, as
+ * `await` allows), answered as it settles.
  *
  * @internal
  */
-export type PromisePolicy = (request: PermissionRequest) => PromiseLike<PermissionResult>
-
-/**
- * A `Permissions` service that also states its Promise form: its `decide` runs `promisePolicy` like
- * `Effect.tryPromise` would, and the `can_use_tool` handler calls `promisePolicy` directly, as a callback handler.
- *
- * @internal
- */
-export interface PromiseService extends Service {
-  readonly promisePolicy: PromisePolicy
-}
-
-const isPromiseService = (service: Service): service is PromiseService =>
-  "promisePolicy" in service && typeof service.promisePolicy === "function"
-
-/** @internal */
 export const makePromise = (
-  policy: PromisePolicy,
+  callback: (request: PermissionRequest) => PromiseLike<PermissionResult> | PermissionResult,
   options?: { readonly timeout?: Duration.DurationInput | undefined }
-): PromiseService => ({
-  decide: (request) => Effect.tryPromise({ try: () => policy(request), catch: (error) => error }),
-  timeout: options?.timeout ?? DEFAULT_TIMEOUT,
-  promisePolicy: policy
+): Service => ({
+  // a native Promise is handed over as it is (`Promise.resolve` returns it)
+  decide: (request) => Promise.resolve(callback(request)),
+  timeout: options?.timeout ?? DEFAULT_TIMEOUT
 })
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -925,8 +904,9 @@ type Answer = Readonly<Record<string, unknown>>
 
 /** A request that needs no decision (its answer), or one to decide. */
 type Prepared =
-  | { readonly answer: Answer }
+  | { readonly _tag: "Answered"; readonly answer: Answer }
   | {
+    readonly _tag: "Decide"
     readonly request: PermissionRequest
     /** Aborts `request.signal`: the decision was abandoned. */
     readonly abandon: () => void
@@ -939,11 +919,23 @@ type Prepared =
     readonly failClosed: (reason: string) => Effect.Effect<Answer>
   }
 
+/**
+ * What of a session's options the `can_use_tool` handler reads.
+ *
+ * @internal
+ */
+export interface ContributionOptions {
+  /** The directory relative path rules are judged from. */
+  readonly cwd?: string | undefined
+  readonly permissionMode?: string | undefined
+  readonly allowedTools?: ReadonlyArray<string> | undefined
+}
+
 /** @internal */
 export const contribution = (
   service: Service,
   timeout: Duration.Duration,
-  options: Options,
+  options: ContributionOptions,
   store: InternalStore
 ): Contribution => {
   const deadlines = Duration.isFinite(timeout) ? Deadlines.make(Duration.toMillis(timeout)) : undefined
@@ -951,7 +943,7 @@ export const contribution = (
   const grammar = bashGrammar()
   const timedOut = () => `no decision within ${Duration.format(timeout)}`
 
-  /** What every path does first: the answers that need no decision, or the request to decide and its helpers. */
+  /** What every request goes through first: the answers that need no decision, or the request to decide. */
   const prepare = (body: ControlRequestBody, requestId: string): Prepared => {
     const toolUseId = str(body["tool_use_id"]) ?? ""
     const toolName = str(body["tool_name"])
@@ -979,7 +971,7 @@ export const contribution = (
           toolUseID: toolUseId
         }
     if (toolName === undefined || !isRecord(input)) {
-      return { answer: answer({ behavior: "deny", message: "Malformed can_use_tool request" }) }
+      return { _tag: "Answered", answer: answer({ behavior: "deny", message: "Malformed can_use_tool request" }) }
     }
     // aborted whenever the decision is abandoned: timeout, control_cancel_request, session close
     const signal = lazySignal()
@@ -1012,11 +1004,15 @@ export const contribution = (
     }
 
     const mode = store.mode()
-    if (mode === "allow") return { answer: answer({ behavior: "allow" }) }
+    if (mode === "allow") return { _tag: "Answered", answer: answer({ behavior: "allow" }) }
     if (mode === "deny") {
-      return { answer: answer({ behavior: "deny", message: "Denied: this session's permission mode is deny" }) }
+      return {
+        _tag: "Answered",
+        answer: answer({ behavior: "deny", message: "Denied: this session's permission mode is deny" })
+      }
     }
     return {
+      _tag: "Decide",
       request,
       abandon: signal.abort,
       decided: (result) =>
@@ -1035,91 +1031,64 @@ export const contribution = (
     }
   }
 
-  const viaEffect: EffectHandler = effectHandler(({ request: body, requestId }) =>
-    Effect.suspend(() => {
-      const prepared = prepare(body, requestId)
-      if ("answer" in prepared) return Effect.succeed(prepared.answer)
-      const { abandon, decided, failClosed, request } = prepared
-      const decision = Effect.onInterrupt(
-        Effect.flatMap(
-          rememberedDecision(store, request, grammar),
-          (hit): Effect.Effect<PermissionResult, unknown> =>
-            hit === undefined ? service.decide(request) : Effect.succeed(hit)
-        ),
-        () => Effect.sync(abandon)
-      )
-      // at the deadline the answer goes out at once; a decision that ignores interruption is not waited for
-      const bounded = Duration.isFinite(timeout)
-        ? Effect.timeoutFail(Effect.disconnect(decision), {
-          duration: timeout,
-          onTimeout: () => new PermissionTimeout()
-        })
-        : decision
-      return bounded.pipe(
-        Effect.flatMap((result) => Either.match(decided(result), { onLeft: failClosed, onRight: Effect.succeed })),
-        Effect.catchAllCause((cause) => {
-          const failure = Cause.failureOption(cause)
-          return failClosed(
-            Cause.isInterruptedOnly(cause)
-              ? "the permission handler was interrupted"
-              : failure._tag === "Some" && failure.value instanceof PermissionTimeout
-              ? timedOut()
-              : `the permission handler failed: ${describeCause(cause)}`
-          )
-        })
-      )
-    })
-  )
-
   /**
-   * A Promise policy needs no fiber: the control protocol calls it on its reader, its settlement answers, and its
-   * deadline (if any) waits in {@link Deadlines}.
+   * The service's decision, after the session's remembered rules: with none remembered, the service is asked at once
+   * (a Promise decision then needs no fiber).
    */
-  const viaCallback = (policy: PromisePolicy): CallbackHandler =>
-    callbackHandler(({ request: body, requestId }, reply) => {
-      const prepared = prepare(body, requestId)
-      if ("answer" in prepared) {
-        reply.succeed(prepared.answer)
-        return constVoid
-      }
-      const { abandon, decided, failClosed, request } = prepared
-      const failed = (error: unknown) => reply.run(failClosed(`the permission handler failed: ${describeError(error)}`))
-      return settleOnce({
-        // remembered rules come first; without any, the policy is called at once
-        call: () =>
-          store.rules().length === 0
-            ? policy(request)
-            : Effect.runPromise(rememberedDecision(store, request, grammar)).then((hit) => hit ?? policy(request)),
-        deadlines,
-        abandon,
-        onValue: (result) => {
-          let response: Either.Either<Answer, string>
-          try {
-            response = decided(result)
-          } catch (error) {
-            return failed(error)
-          }
-          Either.match(response, { onLeft: (why) => reply.run(failClosed(why)), onRight: reply.succeed })
-        },
-        onFailure: failed,
-        onTimeout: () => reply.run(failClosed(timedOut()))
-      })
-    })
+  const decision = (request: PermissionRequest): Decision<unknown> =>
+    store.rules().length === 0 ? service.decide(request) : Effect.flatMap(
+      rememberedDecision(store, request, grammar),
+      (hit): Effect.Effect<unknown, unknown> =>
+        hit === undefined ? toEffect(service.decide(request)) : Effect.succeed(hit)
+    )
 
-  const handler = isPromiseService(service) ? viaCallback(service.promisePolicy) : viaEffect
+  // The one dispatch of can_use_tool: the answers that need no decision at once, the others when the service's
+  // decision settles (an Effect on a fiber, a Promise as it settles), both bounded by the same deadlines.
+  const handler: Handler = ({ request: body, requestId }, reply) => {
+    const prepared = prepare(body, requestId)
+    if (prepared._tag === "Answered") {
+      reply.succeed(prepared.answer)
+      return noop
+    }
+    const { abandon, decided, failClosed, request } = prepared
+    const closed = (reason: string) =>
+      reply.fork(Effect.flatMap(failClosed(reason), (answer) => Effect.sync(() => reply.succeed(answer))))
+    return decide({
+      make: () => decision(request),
+      reply,
+      deadlines,
+      abandon,
+      onValue: (result) => {
+        let response: Either.Either<Answer, string>
+        try {
+          response = decided(result)
+        } catch (error) {
+          return closed(`the permission handler failed: ${describeError(error)}`)
+        }
+        Either.match(response, { onLeft: closed, onRight: reply.succeed })
+      },
+      onFailure: (cause) =>
+        closed(
+          Cause.isInterruptedOnly(cause)
+            ? "the permission handler was interrupted"
+            : `the permission handler failed: ${describeCause(cause)}`
+        ),
+      onTimeout: () => closed(timedOut())
+    })
+  }
 
   return {
     permissionPromptStdio: true,
     handlers: new Map([["can_use_tool", handler]]),
-    onProtocol: () =>
+    onProtocol: (protocol) =>
       deadlines === undefined
         ? warnShadowing(options)
-        : Effect.zipRight(Effect.forkScoped(deadlines.run), warnShadowing(options))
+        : Effect.zipRight(Effect.forkScoped(untilCliExits(deadlines.run, protocol)), warnShadowing(options))
   }
 }
 
 /** The warning cases the official SDK raises (CLAUDE_SDK_CAN_USE_TOOL_SHADOWED). */
-const warnShadowing = (options: Options) =>
+const warnShadowing = (options: ContributionOptions) =>
   Effect.gen(function*() {
     if (options.permissionMode === "bypassPermissions") {
       yield* Effect.logWarning(

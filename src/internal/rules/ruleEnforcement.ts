@@ -17,6 +17,7 @@ import * as path from "node:path"
 import type { HookCallback, HookOutput, HookRegistrations } from "../../Hooks.js"
 import type { Rule } from "../../Permissions.js"
 import { denyMessage, firstRule, hasContent, parseRule } from "./permissions.js"
+import type * as Contribution from "../protocol/contribution.js"
 import * as ToolFamilies from "./toolFamilies.js"
 
 /**
@@ -24,10 +25,7 @@ import * as ToolFamilies from "./toolFamilies.js"
  *
  * @internal
  */
-export interface CliPermissions {
-  readonly deny: ReadonlyArray<string>
-  readonly ask: ReadonlyArray<string>
-}
+export type CliPermissions = Contribution.CliPermissions
 
 /** Characters a path's literal part must escape in a CLI path rule (a gitignore-style pattern). */
 const escapeLiteral = (s: string): string => s.replace(/[\\*?[\]{}]/g, "\\$&")

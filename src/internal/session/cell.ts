@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as MutableRef from "effect/MutableRef"
 import * as Runtime from "effect/Runtime"
 import type { SessionError, SessionOrigin } from "../../ClaudeAgent.js"
-import { makeConnection } from "../../Transport.js"
+import { make as makeConnection } from "../transport/connection.js"
 import type * as TransportApi from "../../Transport.js"
 import * as State from "./state.js"
 

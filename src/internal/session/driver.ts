@@ -10,73 +10,17 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Chunk from "effect/Chunk"
 import * as Fiber from "effect/Fiber"
-import * as MutableRef from "effect/MutableRef"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import type { ProcessExited } from "../../AgentError.js"
 import type { Prompt, SessionError } from "../../ClaudeAgent.js"
 import type * as Message from "../../Message.js"
 import * as PromptSource from "./promptSource.js"
 import type { SessionInternal } from "./make.js"
+import * as State from "./state.js"
 
 /** How long the messages may go on after the last result before the stream ends without the CLI's exit. */
 const DRAIN_AFTER_LAST_RESULT = Duration.seconds(2)
-
-/**
- * A query whose messages ended without an error: fine, unless the CLI exited (with code 0) without a result before it
- * answered `initialize` — then that failure, which is known at once once the CLI is gone.
- */
-const endedCleanly = (s: SessionInternal): Effect.Effect<void, SessionError> =>
-  Effect.flatMap(
-    s.protocol.connection.exitStatus,
-    (exit) => Option.isNone(exit) || s.resultCount() > 0 ? Effect.void : Effect.asVoid(s.session.initializationResult)
-  )
-
-/**
- * What the driver of one query knows: how many turns the prompts asked for, whether the prompts are all sent, and
- * why the messages must stop early.
- *
- * @internal
- */
-export interface Feed<E> {
-  /** Turns asked for so far (prompts without `shouldQuery: false`). */
-  readonly expected: number
-  /** Every prompt is sent. */
-  readonly inputDone: boolean
-  /** Why the messages stop early (the first reason wins). */
-  readonly stoppedBy: SessionError | E | undefined
-  /** The CLI was gone before the prompt could be sent (e.g. a resume of a session that does not exist). */
-  readonly sendFailed: ProcessExited | undefined
-  /** Where the reader is: taking messages, at the end (why the messages stopped comes next), or done. */
-  readonly phase: "messages" | "end" | "done"
-}
-
-/**
- * Whether the CLI has answered every prompt of the query, having seen `results` results.
- *
- * @internal
- */
-export const answered = <E>(feed: Feed<E>, results: number): boolean => feed.inputDone && results >= feed.expected
-
-/**
- * How the messages end after the CLI's stdout failed with `exit` (`refined`: the session's explanation of it):
- * `undefined` for a clean end, else the error to fail with. A resume that found nothing fails; once every prompt was
- * answered, exit 0 is clean, and so is exit 1 after an error result (how the CLI reports that result once stdin is
- * closed).
- *
- * @internal
- */
-export const afterExit = (
-  exit: ProcessExited,
-  refined: SessionError,
-  allAnswered: boolean,
-  lastResult: Message.ResultMessage | undefined
-): SessionError | undefined => {
-  if (refined._tag === "SessionNotFound") return refined
-  const clean = exit.code === 0 || (exit.code === 1 && lastResult?.is_error === true)
-  return allAnswered && exit.code !== null && clean ? undefined : refined
-}
 
 /**
  * A driven query's messages, chunk by chunk, as `Stream.toPull` would give them: fails with `None` at the end.
@@ -99,7 +43,8 @@ export const drive = <E, R>(
 /**
  * Feeds a prompt (a string or a stream of prompts) into a session and returns the pull of its messages until the CLI
  * has answered every prompt: after the last `result` stdin is closed, and the messages end when the CLI exits
- * (bounded). The Promise API pulls it directly; {@link drive} gives it as a Stream.
+ * (bounded). How they end is the session's outcome (its termination), mapped once here. The Promise API pulls it
+ * directly; {@link drive} gives it as a Stream.
  *
  * @internal
  */
@@ -108,87 +53,54 @@ export const drivePull = <E, R>(
   prompt: string | Stream.Stream<Prompt, E, R>
 ): Effect.Effect<MessagePull<E>, SessionError, R | Scope.Scope> =>
   Effect.gen(function*() {
-    const feed = MutableRef.make<Feed<E>>({
-      expected: 0,
-      inputDone: false,
-      stoppedBy: undefined,
-      sendFailed: undefined,
-      phase: "messages"
-    })
-    const update = (f: (feed: Feed<E>) => Feed<E>) => MutableRef.update(feed, f)
     const finished = yield* Deferred.make<void>()
     const check = () => {
-      if (answered(MutableRef.get(feed), s.resultCount())) Deferred.unsafeDone(finished, Effect.void)
+      if (State.answered(s.state())) Deferred.unsafeDone(finished, Effect.void)
     }
     s.onResult(check)
+    // the prompt stream's own failure (reported to the termination as `InputFailed`: the first reason wins)
+    let inputError: Option.Option<E | SessionError> = Option.none()
 
-    // The other reasons to stop (the session's own watcher handles `fatal`, see `stoppedBy`) end the protocol's
-    // message buffer once what it holds is handed out, and say how the stream ends (no per-chunk
-    // `Stream.interruptWhen`: docs/PERFORMANCE.md, "Ending a session's messages").
-    const stop = (error?: SessionError | E) =>
-      Effect.suspend(() => {
-        // the first reason wins: a session that could not go on before the input failed reports that
-        if (error !== undefined) update((f) => ({ ...f, stoppedBy: f.stoppedBy ?? s.stoppedBy() ?? error }))
-        return s.protocol.endMessages
-      })
     if (typeof prompt === "string") {
-      // a CLI gone before the prompt could be sent: the stream reports why once it has read everything the CLI
-      // wrote, not the bare exit
+      // a CLI gone before the prompt could be sent: the query reports why once it has read everything the CLI wrote
       yield* s.session.send(prompt).pipe(
-        Effect.catchTag("ProcessExited", (error) => Effect.sync(() => update((f) => ({ ...f, sendFailed: error }))))
+        Effect.catchTag("ProcessExited", (error) => Effect.sync(() => s.advance({ _tag: "PromptLost", error })))
       )
-      update((f) => ({ ...f, expected: 1, inputDone: true }))
+      s.advance({ _tag: "InputDone" })
     } else {
       yield* feedStream(s, prompt, {
-        sent: (startsTurn) => update((f) => ({ ...f, expected: f.expected + (startsTurn ? 1 : 0) })),
         done: () => {
-          update((f) => ({ ...f, inputDone: true }))
+          s.advance({ _tag: "InputDone" })
           check()
         },
-        failed: stop
+        failed: (error) =>
+          Effect.suspend(() => {
+            inputError = Option.some(error)
+            return s.termination.report({ _tag: "InputFailed" })
+          })
       })
     }
-    // after the last result: stdin closes, and the stream ends when the CLI exits, or after a bounded drain
+    // after the last result: stdin closes, and the messages end when the CLI exits, or after a bounded drain
     yield* Deferred.await(finished).pipe(Effect.zipRight(s.session.endInput), Effect.forkScoped)
-    yield* Deferred.await(finished).pipe(
+    const drain = yield* Deferred.await(finished).pipe(
       Effect.zipRight(Effect.sleep(DRAIN_AFTER_LAST_RESULT)),
-      Effect.zipRight(stop()),
+      Effect.zipRight(s.termination.report({ _tag: "Drained" })),
       Effect.forkScoped
     )
+    // the CLI's exit ends the messages: the drain's timer must not keep the host alive
+    yield* s.termination.onEnd(Fiber.interruptFork(drain))
 
-    // once the messages ended cleanly: why they stopped, if something stopped them
-    const stoppedReason = (): SessionError | E | undefined => {
-      const { sendFailed, stoppedBy } = MutableRef.get(feed)
-      return stoppedBy ?? s.stoppedBy() ?? (sendFailed !== undefined ? s.refine(sendFailed) : undefined)
-    }
-    // the one reader of the query's messages, chunk by chunk
-    const phase = (next: Feed<E>["phase"]) => update((f) => ({ ...f, phase: next }))
-    const end: MessagePull<E> = Effect.suspend(() => {
-      phase("done")
-      const reason = stoppedReason()
-      if (reason !== undefined) return Effect.fail(Option.some(reason))
-      return Effect.zipRight(Effect.mapError(endedCleanly(s), Option.some), Effect.fail(Option.none()))
+    // the one reader of the query's messages, chunk by chunk; at the end, the session's outcome
+    let done = false
+    const end: MessagePull<E> = Effect.flatMap(s.termination.outcome, (outcome) => {
+      done = true
+      if (outcome._tag === "Failed") return Effect.fail(Option.some(outcome.error))
+      if (outcome._tag === "InputFailed" && Option.isSome(inputError)) return Effect.fail(inputError)
+      return Effect.fail(Option.none())
     })
-    const pull: MessagePull<E> = Effect.suspend(() => {
-      const at = MutableRef.get(feed).phase
-      if (at === "done") return Effect.fail(Option.none())
-      if (at === "end") return end
-      return Effect.catchAll(s.protocol.pullMessages, (error) => {
-        if (error._tag === "None") return end
-        phase("done")
-        return Effect.flatMap(
-          Effect.zipWith(s.refineExited(error.value), Deferred.isDone(finished), (refined, allAnswered) =>
-            afterExit(error.value, refined, allAnswered, s.lastResult())),
-          (failure) => {
-            if (failure !== undefined) {
-              return Effect.fail(Option.some(failure))
-            }
-            phase("end")
-            return end
-          }
-        )
-      })
-    })
+    const pull: MessagePull<E> = Effect.suspend(() =>
+      done ? Effect.fail(Option.none()) : Effect.catchAll(s.protocol.pullMessages, () => end)
+    )
     return pull
   })
 
@@ -202,7 +114,6 @@ const feedStream = <E, R>(
   s: SessionInternal,
   prompts: Stream.Stream<Prompt, E, R>,
   on: {
-    readonly sent: (startsTurn: boolean) => void
     readonly done: () => void
     readonly failed: (error: SessionError | E) => Effect.Effect<void>
   }
@@ -214,10 +125,7 @@ const feedStream = <E, R>(
       Stream.runForEach(([p, index]): Effect.Effect<void, SessionError> => {
         const invalid = PromptSource.invalidItem(p, index)
         if (invalid !== undefined) return Effect.fail(invalid)
-        return Effect.zipRight(
-          s.session.send(p),
-          Effect.sync(() => on.sent(typeof p === "string" || p.shouldQuery !== false))
-        )
+        return s.session.send(p)
       }),
       Effect.zipRight(Effect.sync(on.done)),
       Effect.catchAllCause((cause: Cause.Cause<E | SessionError>) => {

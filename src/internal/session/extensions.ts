@@ -3,9 +3,9 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import { type ControlError, InvalidOptions, type SessionError } from "../../AgentError.js"
-import type { Extensions, McpServerConfig, Options } from "../../AgentOptions.js"
-import { effectHandler, type InboundHandler } from "../../ControlProtocol.js"
+import { InvalidOptions, type SessionError } from "../../AgentError.js"
+import type { Extensions, Options } from "../../AgentOptions.js"
+import { fromEffect, type Handler } from "../protocol/handler.js"
 import { HookInputs, Hooks } from "../../Hooks.js"
 import type * as Message from "../../Message.js"
 import type { Owned as ControlProtocol } from "../protocol/controlProtocol.js"
@@ -14,80 +14,15 @@ import { contribution as elicitationContribution, declined } from "../mcp/elicit
 import { contribution as hooksContributionOf, invalidTimeout as invalidHookTimeout } from "../rules/hooks.js"
 import { type InternalStore, contribution as permissionsContribution, makeStore } from "../rules/permissions.js"
 import * as RuleEnforcement from "../rules/ruleEnforcement.js"
-import { contribution as sdkMcpContribution } from "../mcp/sdkMcp.js"
+import { type McpServersControl, noMcpServers, contribution as sdkMcpContribution } from "../mcp/sdkMcp.js"
+import type { Contribution } from "../protocol/contribution.js"
 import * as Mirror from "../transcript/mirror.js"
 import { Mirror as MirrorSettings, TranscriptStore } from "../transcript/store.js"
 import { contribution as userDialogContribution, unanswered as unansweredDialog } from "./userDialog.js"
 
-/**
- * A session's in-process MCP servers, as `setMcpServers` and `mcpServerStatus` see them.
- *
- * @internal
- */
-export interface McpServersControl {
-  /**
-   * Connects the in-process servers of `servers` that are new, disconnects those left out, then calls `send` with the
-   * `servers` payload of `mcp_set_servers` (calls are serialized).
-   */
-  readonly set: <A, E>(
-    servers: Readonly<Record<string, McpServerConfig>>,
-    send: (servers: Readonly<Record<string, unknown>>) => Effect.Effect<A, E>
-  ) => Effect.Effect<A, E>
-  /** Merges what the servers know about themselves (e.g. a proxy's upstream connection) into the CLI's statuses. */
-  readonly status: (
-    statuses: ReadonlyArray<Message.McpServerStatus>
-  ) => Effect.Effect<ReadonlyArray<Message.McpServerStatus>>
-  /** Explains the CLI's refusal of `mcp_reconnect` when the server is one of this session's in-process servers. */
-  readonly reconnectFailed: (serverName: string, error: ControlError) => ControlError
-}
-
-/** Sends the servers as they are, reports the CLI's statuses as they are. @internal */
-export const noMcpServers: McpServersControl = {
-  set: (servers, send) => send(servers),
-  status: Effect.succeed,
-  reconnectFailed: (_, error) => error
-}
-
-/**
- * What one optional feature (permissions, hooks, in-process MCP servers, …) contributes to a session. Every field
- * is optional; contributions are merged by {@link combine}.
- *
- * @internal
- */
-export interface Contribution {
-  /** Pass `--permission-prompt-tool=stdio`. */
-  readonly permissionPromptStdio?: boolean | undefined
-  /** Pass `--session-mirror`. */
-  readonly sessionMirror?: boolean | undefined
-  /** Fields merged (shallowly) into the `initialize` request. */
-  readonly initialize?: Readonly<Record<string, unknown>> | undefined
-  /** Extra `allowedTools` entries. */
-  readonly allowedTools?: ReadonlyArray<string> | undefined
-  /** Rules merged into the CLI's settings (`permissions.deny`, `permissions.ask`). */
-  readonly cliPermissions?: RuleEnforcement.CliPermissions | undefined
-  /** Inbound control request handlers by subtype. */
-  readonly handlers?: ReadonlyMap<string, InboundHandler> | undefined
-  /** Runs once the protocol exists (before `initialize` is written), e.g. to send SDK→CLI requests later. */
-  readonly onProtocol?: ((protocol: ControlProtocol) => Effect.Effect<void, never, Scope.Scope>) | undefined
-  /** Runs once the CLI answered `initialize`; a failure fails the session. */
-  readonly onInitialized?: ((response: Message.InitializeResponse) => Effect.Effect<void, SessionError>) | undefined
-  /**
-   * Sees every SDK message on the reader, synchronously (e.g. to check `system/init`). Return `false` to keep the
-   * message from the consumer. Must be fast and must not throw.
-   */
-  readonly onMessage?: ((message: Message.SdkMessage) => boolean) | undefined
-  /**
-   * Fails when this feature finds the session unusable (e.g. an in-process MCP server did not connect); absent when it
-   * cannot (then no fiber waits for it).
-   */
-  readonly failure?: Effect.Effect<never, SessionError> | undefined
-  /** The session's in-process MCP servers (one contribution has them). */
-  readonly mcpServers?: McpServersControl | undefined
-}
-
 /** What the optional services contribute to a session, merged. @internal */
 export interface SessionExtensions extends Extensions {
-  readonly handlers: ReadonlyMap<string, InboundHandler>
+  readonly handlers: ReadonlyMap<string, Handler>
   readonly onProtocol: (protocol: ControlProtocol) => Effect.Effect<void, never, Scope.Scope>
   readonly onInitialized: (response: Message.InitializeResponse) => Effect.Effect<void, SessionError>
   readonly onMessage: (message: Message.SdkMessage) => boolean
@@ -96,9 +31,17 @@ export interface SessionExtensions extends Extensions {
   readonly mcpServers: McpServersControl
 }
 
-/** Merges contributions; later ones win for `initialize` keys and handler subtypes. @internal */
-export const combine = (contributions: ReadonlyArray<Contribution>): SessionExtensions => {
-  const handlers = new Map<string, InboundHandler>()
+/**
+ * Merges contributions; later ones win for `initialize` keys and handler subtypes. `mcpServers` are the session's
+ * in-process MCP servers.
+ *
+ * @internal
+ */
+export const combine = (
+  contributions: ReadonlyArray<Contribution>,
+  mcpServers: McpServersControl = noMcpServers
+): SessionExtensions => {
+  const handlers = new Map<string, Handler>()
   const initialize: Record<string, unknown> = {}
   const allowedTools: Array<string> = []
   const cliDeny: Array<string> = []
@@ -109,7 +52,6 @@ export const combine = (contributions: ReadonlyArray<Contribution>): SessionExte
   const onInitialized: Array<NonNullable<Contribution["onInitialized"]>> = []
   const onMessage: Array<NonNullable<Contribution["onMessage"]>> = []
   const failures: Array<Effect.Effect<never, SessionError>> = []
-  let mcpServers = noMcpServers
   for (const c of contributions) {
     for (const [subtype, handler] of c.handlers ?? []) handlers.set(subtype, handler)
     Object.assign(initialize, c.initialize)
@@ -122,7 +64,6 @@ export const combine = (contributions: ReadonlyArray<Contribution>): SessionExte
     if (c.onInitialized) onInitialized.push(c.onInitialized)
     if (c.onMessage) onMessage.push(c.onMessage)
     if (c.failure) failures.push(c.failure)
-    if (c.mcpServers) mcpServers = c.mcpServers
   }
   return {
     handlers,
@@ -146,7 +87,7 @@ export const combine = (contributions: ReadonlyArray<Contribution>): SessionExte
 }
 
 /** Without an `onElicitation` handler the official SDK declines MCP elicitations. */
-const declineElicitation: InboundHandler = effectHandler(() => Effect.succeed(declined))
+const declineElicitation: Handler = fromEffect(() => Effect.succeed(declined))
 
 /** The contributions every session has (without `onUserDialog`, dialogs are left unanswered). @internal */
 export const defaults: Contribution = {
@@ -200,7 +141,8 @@ export const collectExtensions = (
     }
     const hooksContribution = hooksContributionOf(registrations, HookInputs)
     if (hooksContribution !== undefined) contributions.push(hooksContribution)
-    contributions.push(yield* sdkMcpContribution(options))
+    const sdkMcp = yield* sdkMcpContribution(options)
+    contributions.push(sdkMcp)
     if (options.onElicitation !== undefined) contributions.push(elicitationContribution(options.onElicitation))
     const transcripts = yield* Effect.serviceOption(TranscriptStore)
     if (Option.isSome(transcripts)) {
@@ -210,5 +152,5 @@ export const collectExtensions = (
     if (options.onUserDialog !== undefined) {
       contributions.push(userDialogContribution(options.onUserDialog, options.supportedDialogKinds ?? []))
     }
-    return { ...combine(contributions), permissionStore }
+    return { ...combine(contributions, sdkMcp.mcpServers), permissionStore }
   })

@@ -6,11 +6,12 @@
  */
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
+import * as Fiber from "effect/Fiber"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { IdleTimeout, ProcessExited, type SessionNotFound, type StartupFailed } from "../../AgentError.js"
+import { IdleTimeout, InputClosed, ProcessExited } from "../../AgentError.js"
 import type { Options } from "../../AgentOptions.js"
 import type { Prompt, Session, SessionError, SessionOrigin } from "../../ClaudeAgent.js"
 import * as Message from "../../Message.js"
@@ -27,6 +28,7 @@ import { type Cell, makeCell, observed } from "./cell.js"
 import * as Control from "./control.js"
 import * as Startup from "./startup.js"
 import * as State from "./state.js"
+import { make as makeTermination, type Termination } from "./termination.js"
 import * as Watchdog from "./watchdog.js"
 import { prepare as prepareTranscript } from "../transcript/mirror.js"
 import { Mirror as MirrorSettings, TranscriptStore } from "../transcript/store.js"
@@ -38,32 +40,17 @@ const IDLE_AFTER_RESULT = Duration.seconds(1)
 export interface SessionInternal {
   readonly session: Session
   readonly protocol: ProtocolInternal.Owned
-  /** Fails when the session cannot go on (e.g. `initialize` failed). */
-  readonly fatal: Effect.Effect<never, SessionError>
-  /**
-   * Why the session could not go on, once `fatal` has failed and the watcher saw it. Its message buffer was ended if
-   * the CLI was still running: a reader whose messages end normally fails with this.
-   */
-  readonly stoppedBy: () => SessionError | undefined
+  /** How the session ends: report to it, read its outcome. */
+  readonly termination: Termination
+  /** The session's state, and what steps it (for the query driver's own events). */
+  readonly state: () => State.SessionState
+  readonly advance: (event: State.Event) => void
+  /** Registers a callback run (synchronously, as the result is read) after every `result`. */
+  readonly onResult: (f: () => void) => void
   /** Waits (bounded) for the CLI to report idle when a turn has just ended. */
   readonly settleAfterResult: Effect.Effect<void>
   /** The session's permission store (shared by every process of an auto-resumed session). */
   readonly permissionStore: InternalStore
-  /**
-   * Turns a `ProcessExited` the SDK caused or can explain into the real reason (`SessionNotFound`, `IdleTimeout`…).
-   */
-  readonly refine: <E>(error: E) => E | SessionNotFound | IdleTimeout | StartupFailed
-  /**
-   * `refine` for a message stream that failed because the CLI is gone: it waits for `initialize` to have its outcome
-   * (answered, or failed with the exit), which it has or gets at once by then; `refine` depends on it, and the fiber
-   * that records it may not have run yet.
-   */
-  readonly refineExited: (error: ProcessExited) => Effect.Effect<SessionError>
-  /** Number of `result` messages seen so far. */
-  readonly resultCount: () => number
-  readonly lastResult: () => Message.ResultMessage | undefined
-  /** Registers a callback run (synchronously, as the result is read) after every `result`. */
-  readonly onResult: (f: () => void) => void
 }
 
 /** @internal */
@@ -85,9 +72,11 @@ export const make = (
     const startedAt = now()
     const connection = yield* Startup.spawn(options, launch, limits.startup)
     const cell = yield* makeCell(origin, startedAt)
-    const refine = <E>(error: E) => State.refine(cell.get(), error)
-
+    const initialized = yield* Deferred.make<Message.InitializeResponse, SessionError>()
+    // the protocol's reader reports the end of the CLI's stdout to the termination, made right after the protocol
+    const ended = yield* Deferred.make<Termination>()
     const protocol = yield* ProtocolInternal.make(observed(connection, cell, now), {
+      onEnd: (exit) => Effect.flatMap(Deferred.await(ended), (t) => t.report({ _tag: "Exited", exit })),
       handlers: extensions.handlers,
       requestTimeout: limits.control,
       bufferSize: options.messageBufferSize,
@@ -97,6 +86,15 @@ export const make = (
         return keep && State.delivered(m)
       }
     })
+    const termination = yield* makeTermination({
+      cell,
+      connection,
+      endMessages: protocol.endMessages,
+      readerDone: protocol.readerDone,
+      initialized: Deferred.await(initialized)
+    })
+    yield* Deferred.succeed(ended, termination)
+    yield* Effect.addFinalizer(() => termination.report({ _tag: "Closed" }))
     yield* extensions.onProtocol(protocol)
 
     const awaitIdle = Effect.asVoid(liveTimeout(cell.idle.await, IDLE_AFTER_RESULT))
@@ -119,81 +117,67 @@ export const make = (
     // end at once and skip the settling (every wait inside is bounded on the wall clock).
     yield* Effect.addFinalizer(() => settleBeforeClose)
 
-    const fatal = yield* Deferred.make<never, SessionError>()
-    if (extensions.failure !== undefined) {
-      yield* extensions.failure.pipe(Effect.catchAll((error) => Deferred.fail(fatal, error)), Effect.forkScoped)
-    }
-    const initialized = yield* Deferred.make<Message.InitializeResponse, SessionError>()
+    const stop = (error: SessionError) => termination.report({ _tag: "Failed", error })
+    if (extensions.failure !== undefined) yield* extensions.failure.pipe(Effect.catchAll(stop), Effect.forkScoped)
     const answer = yield* Startup.initialize(protocol, launch.initialize, extensions, {
       startedAt,
       limit: limits.startup
     }, {
       answered: Effect.sync(() => cell.advance({ _tag: "InitializeAnswered" })),
-      refine,
-      wroteAnything: () => cell.get().wroteAnything,
-      endedBySdk: (reason) => Effect.sync(() => cell.advance({ _tag: "EndedBySdk", reason }))
+      explain: (exit) => State.explainExit(cell.get(), exit),
+      wroteAnything: () => cell.get().wroteAnything
     })
     yield* answer.pipe(
-      Effect.exit,
-      Effect.flatMap((exit) =>
-        Effect.zipRight(
-          Deferred.done(initialized, exit),
-          exit._tag === "Failure" ? Deferred.failCause(fatal, exit.cause) : Effect.void
-        )
+      Effect.tapError((error) =>
+        Effect.zipRight(Effect.sync(() => cell.advance({ _tag: "InitializeFailed", error })), stop(error))
       ),
+      Effect.exit,
+      Effect.flatMap((exit) => Deferred.done(initialized, exit)),
       Effect.forkScoped
     )
     if (Duration.isFinite(limits.idle) || Duration.isFinite(limits.firstMessage)) {
-      yield* Watchdog.run({
+      const watchdog = yield* Watchdog.run({
         state: cell.get,
         inFlight: protocol.inFlightCount,
         limits,
         expired: (deadline) =>
           Effect.gen(function*() {
-            const error = new IdleTimeout({
-              lastEventAt: deadline.lastEventAt,
-              timeoutMillis: Duration.toMillis(deadline.limit),
-              reason: deadline.reason,
-              stderrTail: yield* connection.stderrTail
-            })
-            cell.advance({ _tag: "EndedBySdk", reason: error })
-            // whoever sees the IdleTimeout finds the CLI gone (the exit the kill causes is refined to it)
+            // reported before the kill: the exit the kill causes is only a consequence
+            yield* stop(
+              new IdleTimeout({
+                lastEventAt: deadline.lastEventAt,
+                timeoutMillis: Duration.toMillis(deadline.limit),
+                reason: deadline.reason,
+                stderrTail: yield* connection.stderrTail
+              })
+            )
             yield* connection.kill
-            yield* Deferred.fail(fatal, error)
           })
       }).pipe(Effect.forkScoped)
+      // once the session has ended no deadline matters: the watchdog's sleep must not keep the host alive
+      yield* termination.onEnd(Fiber.interruptFork(watchdog))
     }
 
-    // when the CLI is gone, whoever waits for the session id learns why (no one waits for an id known already)
+    // when the session ends, whoever waits for the session id learns why (no one waits for an id known already)
     if (!(yield* Deferred.isDone(cell.sessionIdKnown))) {
-      yield* connection.awaitExit.pipe(
-        Effect.flatMap((exit) =>
-          Effect.flatMap(connection.stderrTail, (stderrTail) =>
-            Deferred.fail(
-              cell.sessionIdKnown,
-              refine(new ProcessExited({ code: exit.code, signal: exit.signal, stderrTail }))
-            ))
+      yield* termination.outcome.pipe(
+        Effect.flatMap((outcome) =>
+          outcome._tag === "Failed"
+            ? Deferred.fail(cell.sessionIdKnown, outcome.error)
+            : Effect.flatMap(connection.stderrTail, (stderrTail) =>
+              Effect.flatMap(connection.exitStatus, (exit) =>
+                Deferred.fail(
+                  cell.sessionIdKnown,
+                  Option.isSome(exit)
+                    ? new ProcessExited({ code: exit.value.code, signal: exit.value.signal, stderrTail })
+                    : new InputClosed({ reason: "SessionClosed" })
+                )))
         ),
         Effect.forkScoped
       )
     }
 
-    // When the session cannot go on, its readers get what is buffered and then the reason. A CLI still running has
-    // its message buffer ended; one already gone ends the stream by itself once everything it wrote has been read
-    // (frames are read as they are pulled: ending the buffer would lose them), and a failed stream reports its own
-    // refined reason.
-    yield* Deferred.await(fatal).pipe(
-      Effect.catchAll((error) =>
-        Effect.flatMap(connection.exitStatus, (exit) => {
-          cell.advance({ _tag: "Stopped", reason: error })
-          return Option.isSome(exit) ? Effect.void : protocol.endMessages
-        })
-      ),
-      Effect.forkScoped
-    )
     const initializationResult = Deferred.await(initialized)
-    const refineExited = (error: ProcessExited): Effect.Effect<SessionError> =>
-      Effect.zipRight(Effect.exit(initializationResult), Effect.sync(() => refine(error)))
     const session = assemble({
       options,
       origin,
@@ -202,7 +186,7 @@ export const make = (
       cell,
       extensions,
       now,
-      refineExited,
+      termination,
       initializationResult,
       settleAfterResult
     })
@@ -210,15 +194,12 @@ export const make = (
     return {
       session,
       protocol,
-      fatal: Deferred.await(fatal),
-      stoppedBy: () => cell.get().stoppedBy,
+      termination,
+      state: cell.get,
+      advance: cell.advance,
+      onResult: cell.onResult,
       settleAfterResult,
-      permissionStore: extensions.permissionStore,
-      refine,
-      refineExited,
-      resultCount: () => cell.get().results,
-      lastResult: () => cell.get().lastResult,
-      onResult: cell.onResult
+      permissionStore: extensions.permissionStore
     }
   })
 
@@ -231,21 +212,18 @@ const assemble = (parts: {
   readonly cell: Cell
   readonly extensions: SessionExtensions & { readonly permissionStore: InternalStore }
   readonly now: () => number
-  readonly refineExited: (error: ProcessExited) => Effect.Effect<SessionError>
+  readonly termination: Termination
   readonly initializationResult: Effect.Effect<Message.InitializeResponse, SessionError>
   readonly settleAfterResult: Effect.Effect<void>
 }): Session => {
-  const { cell, connection, options, protocol, refineExited } = parts
-  const whenStopped = Stream.suspend(() => {
-    const reason = cell.get().stoppedBy
-    return reason === undefined ? Stream.empty : Stream.fail(reason)
-  })
+  const { cell, connection, options, protocol, termination } = parts
+  // once the buffer is done: how the session ended
+  const whenEnded = Stream.unwrap(
+    Effect.map(termination.outcome, (outcome) => outcome._tag === "Failed" ? Stream.fail(outcome.error) : Stream.empty)
+  )
   const messages: Stream.Stream<Message.SdkMessage, SessionError> = Stream.repeatEffectOption(
     oneByOne(protocol.takeMessages)
-  ).pipe(
-    Stream.catchAll((error) => Stream.fromEffect(Effect.flip(refineExited(error)))),
-    Stream.concat(whenStopped)
-  )
+  ).pipe(Stream.concat(whenEnded))
   // a turn ends with its result; the result of a resume the CLI could not find fails the turn after it is handed
   // out (as `query` does), rather than ending it normally
   const turnMessages = messages.pipe(
@@ -282,10 +260,11 @@ const assemble = (parts: {
           Effect.as(turnMessages),
           // the CLI was gone before the prompt could be written (e.g. a resume it could not find): what it wrote
           // before it exited says why, else the exit does
-          Effect.catchTag(
-            "ProcessExited",
-            (error) => Effect.succeed(Stream.concat(turnMessages, Stream.fromEffect(Effect.flip(refineExited(error)))))
-          )
+          Effect.catchTag("ProcessExited", (error) =>
+            Effect.sync(() => {
+              cell.advance({ _tag: "PromptLost", error })
+              return turnMessages
+            }))
         )
       ).pipe(Stream.withSpan("Session.turn")),
     ...Control.make(protocol, parts.extensions, options, parts.initializationResult, () => cell.get().commands),

@@ -9,8 +9,9 @@ import * as Schedule from "effect/Schedule"
 import * as AST from "effect/SchemaAST"
 import * as Schema from "effect/Schema"
 import { InvalidOptions, type ProcessExited } from "../../AgentError.js"
-import type { CliRequirement, Extensions, Launch, McpServerConfig, Options } from "../../AgentOptions.js"
+import type { CliRequirement, Extensions, Launch, Options } from "../../AgentOptions.js"
 import * as Message from "../../Message.js"
+import { processMcpServers } from "../mcp/sdkMcp.js"
 import { isInlineJson, isRecord } from "../transport/argv.js"
 import { STRIPPED_ENV } from "../transport/env.js"
 
@@ -39,21 +40,6 @@ const EXTRA_ARGS_WITH_OPTIONS: Readonly<Record<string, string>> = {
   "system-prompt": "systemPrompt",
   "append-system-prompt": "systemPrompt",
   "append-subagent-system-prompt": "agents"
-}
-
-/**
- * The servers the CLI runs itself (all but `sdk` ones), as the CLI takes them: a stdio config without `type` gets
- * `type: "stdio"`. Used for `--mcp-config` and for `mcp_set_servers`.
- *
- * @internal
- */
-export const processMcpServers = (servers: Readonly<Record<string, McpServerConfig>>): Record<string, unknown> => {
-  const out: Record<string, unknown> = {}
-  for (const [name, config] of Object.entries(servers)) {
-    if (config.type === "sdk") continue
-    out[name] = config.type === undefined ? { type: "stdio", ...config } : config
-  }
-  return out
 }
 
 // --- the options schema ------------------------------------------------------------------------------------------

@@ -1,21 +1,10 @@
 /** @internal */
 import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import type { Options } from "../../AgentOptions.js"
 import type { SessionOrigin } from "../../ClaudeAgent.js"
-import { encodeCwd, isSessionId, MAX_ENCODED_LENGTH } from "./sessionStore.js"
-
-/** The config directory the CLI will use with these options. @internal */
-export const configDirFor = (options: Options): string | undefined => {
-  const parent = options.envMode === "replace" ? {} : process.env
-  const env: Record<string, string | undefined> = { ...parent, ...options.env }
-  const explicit = env["CLAUDE_CONFIG_DIR"]
-  if (explicit !== undefined && explicit !== "") return explicit
-  const home = env["HOME"] ?? (options.envMode === "replace" ? undefined : os.homedir())
-  return home === undefined ? undefined : path.join(home, ".claude")
-}
+import { configDirFor, encodeCwd, isSessionId, MAX_ENCODED_LENGTH } from "../transcript/history.js"
 
 const projectDirs = (configDir: string, cwd: string): Array<string> => {
   let real = cwd

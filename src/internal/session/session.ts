@@ -8,11 +8,13 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { Options } from "../../AgentOptions.js"
-import type { Prompt, Session, SessionError, StartedQuery } from "../../ClaudeAgent.js"
+import type { InvalidOptions } from "../../AgentError.js"
+import type { PendingQuery, Prompt, Session, SessionError, StartedQuery } from "../../ClaudeAgent.js"
 import type * as Message from "../../Message.js"
 import type { Transport } from "../../Transport.js"
-import { drive } from "./driver.js"
+import { drive, drivePull } from "./driver.js"
 import { make } from "./make.js"
+import * as PromptSource from "./promptSource.js"
 import * as Resilient from "./resilient.js"
 
 export { drive, drivePull, type MessagePull } from "./driver.js"
@@ -35,13 +37,25 @@ export const query = <E = never, R = never>(
   )
 
 /** @internal */
+export const startQuery = (options: Options = {}): Effect.Effect<PendingQuery, SessionError, Transport | Scope.Scope> =>
+  Effect.map(make(options), (s): PendingQuery => ({
+    origin: s.session.origin,
+    pid: s.session.pid,
+    sessionId: s.session.sessionId,
+    control: s.session,
+    messages: (prompt) => Stream.unwrapScoped(drive(s, prompt)).pipe(Stream.withSpan("ClaudeAgent.query")),
+    pull: (prompt) => drivePull(s, prompt)
+  }))
+
+/** @internal */
 export const queryWithOrigin = <E = never, R = never>(
   prompt: string | Stream.Stream<Prompt, E, R>,
   options: Options = {}
 ): Effect.Effect<StartedQuery<E, R>, SessionError, Transport | Scope.Scope> =>
-  Effect.map(make(options), (s): StartedQuery<E, R> => ({
-    origin: s.session.origin,
-    pid: s.session.pid,
-    sessionId: s.session.sessionId,
-    messages: Stream.unwrapScoped(drive(s, prompt)).pipe(Stream.withSpan("ClaudeAgent.query"))
-  })).pipe(Effect.withSpan("ClaudeAgent.queryWithOrigin"))
+  Effect.map(startQuery(options), (q): StartedQuery<E, R> => ({ ...q, messages: q.messages(prompt) })).pipe(
+    Effect.withSpan("ClaudeAgent.queryWithOrigin")
+  )
+
+/** @internal */
+export const promptsFromAsyncIterable = <A>(iterable: AsyncIterable<A>): Stream.Stream<A, InvalidOptions> =>
+  PromptSource.fromAsyncIterable(iterable)

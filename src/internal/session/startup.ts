@@ -8,7 +8,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import { InvalidOptions, ProtocolViolation, StartupFailed } from "../../AgentError.js"
+import { InvalidOptions, type ProcessExited, ProtocolViolation, StartupFailed } from "../../AgentError.js"
 import type { Launch, Options } from "../../AgentOptions.js"
 import type { SessionError } from "../../ClaudeAgent.js"
 import type * as ControlProtocol from "../../ControlProtocol.js"
@@ -17,7 +17,7 @@ import * as Message from "../../Message.js"
 import { Transport } from "../../Transport.js"
 import type * as TransportApi from "../../Transport.js"
 import { protectArgs } from "../transport/argv.js"
-import { compiledGuard } from "../protocol/decode.js"
+import { compiledGuard } from "../message/decode.js"
 import type { SessionExtensions } from "./extensions.js"
 import type { IdleLimits } from "./state.js"
 
@@ -129,12 +129,10 @@ export const spawn = (
 export interface InitializeHooks {
   /** The CLI answered (whatever the answer). */
   readonly answered: Effect.Effect<void>
-  /** Explains an exit (`SessionNotFound`, …), as the session's `refine` does. */
-  readonly refine: <E>(error: E) => E | SessionError
+  /** Explains an exit (`SessionNotFound`, …), as the session's outcome does. */
+  readonly explain: (exit: ProcessExited) => SessionError
   /** Whether the CLI wrote any frame yet (the phase of a start-up failure). */
   readonly wroteAnything: () => boolean
-  /** The SDK gives up on the CLI for this reason (the kill follows). */
-  readonly endedBySdk: (reason: StartupFailed) => Effect.Effect<void>
 }
 
 /**
@@ -194,8 +192,10 @@ export const initialize = (
     )
     const failed = (error: ControlProtocol.RequestError | ProtocolViolation) =>
       Effect.gen(function*() {
-        const refined = hooks.refine(error)
-        if (refined._tag === "SessionNotFound") return yield* Effect.fail(refined)
+        if (error._tag === "ProcessExited") {
+          const explained = hooks.explain(error)
+          if (explained._tag === "SessionNotFound") return yield* Effect.fail(explained)
+        }
         const failure = new StartupFailed({
           reason: hooks.wroteAnything() ? "InitializeAck" : "FirstLine",
           description: error._tag === "ControlTimeout"
@@ -207,7 +207,6 @@ export const initialize = (
           stderrTail: yield* protocol.connection.stderrTail,
           cause: error
         })
-        yield* hooks.endedBySdk(failure)
         yield* protocol.connection.kill
         return yield* Effect.fail(failure)
       })
@@ -217,7 +216,6 @@ export const initialize = (
       Effect.tap((response) => checkDelivery(request, response)),
       Effect.catchAll(failed),
       Effect.tap((response) => extensions.onInitialized(response)),
-      Effect.mapError(hooks.refine),
       Effect.withSpan("Session.initialize")
     )
   })

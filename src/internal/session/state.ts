@@ -6,7 +6,7 @@
  * @internal
  */
 import * as Duration from "effect/Duration"
-import { type IdleTimeout, isAgentError, SessionNotFound, StartupFailed } from "../../AgentError.js"
+import { type IdleTimeout, type ProcessExited, SessionNotFound, StartupFailed } from "../../AgentError.js"
 import type { SessionError, SessionState as PublicStatus } from "../../ClaudeAgent.js"
 import type * as Message from "../../Message.js"
 
@@ -35,11 +35,13 @@ export interface SessionState {
   readonly lastWasResult: boolean
   /** The first result said the resumed session does not exist. */
   readonly notFound: SessionNotFound | undefined
-  /** Why the SDK ended the process itself (the `ProcessExited` that follows is only a consequence). */
-  readonly endedBySdk: IdleTimeout | StartupFailed | undefined
   readonly initializeAnswered: boolean
-  /** Why the session could not go on (its readers fail with this once the buffer is read). */
-  readonly stoppedBy: SessionError | undefined
+  /** Why start-up failed (the exit the SDK's kill causes is only a consequence). */
+  readonly initializeFailure: SessionError | undefined
+  /** Every prompt of the query is sent (its prompt stream ended, or its one prompt went out). */
+  readonly inputDone: boolean
+  /** A prompt of the query could not be sent: the CLI was gone already. */
+  readonly promptLost: ProcessExited | undefined
   readonly promptsSent: number
   /** Prompts sent that ask for a turn (`shouldQuery` not `false`). */
   readonly turnsRequested: number
@@ -70,10 +72,12 @@ export type Event =
   /** The SDK wrote a prompt at `at`; `startsTurn` unless it was sent with `shouldQuery: false`. */
   | { readonly _tag: "PromptSent"; readonly startsTurn: boolean; readonly at: number }
   | { readonly _tag: "InitializeAnswered" }
-  /** The SDK is about to kill the process for this reason. */
-  | { readonly _tag: "EndedBySdk"; readonly reason: IdleTimeout | StartupFailed }
-  /** The session cannot go on (the first reason is kept). */
-  | { readonly _tag: "Stopped"; readonly reason: SessionError }
+  /** Start-up failed for this reason (the first one is kept). */
+  | { readonly _tag: "InitializeFailed"; readonly error: SessionError }
+  /** Every prompt of the query is sent. */
+  | { readonly _tag: "InputDone" }
+  /** A prompt of the query could not be sent (the first loss is kept). */
+  | { readonly _tag: "PromptLost"; readonly error: ProcessExited }
 
 /**
  * The state of a session that has not heard from its CLI yet.
@@ -93,9 +97,10 @@ export const initial = (origin: {
   lastResult: undefined,
   lastWasResult: false,
   notFound: undefined,
-  endedBySdk: undefined,
   initializeAnswered: false,
-  stoppedBy: undefined,
+  initializeFailure: undefined,
+  inputDone: false,
+  promptLost: undefined,
   promptsSent: 0,
   turnsRequested: 0,
   sdkMessages: 0,
@@ -127,9 +132,10 @@ const copy = (state: SessionState): Draft => ({
   lastResult: state.lastResult,
   lastWasResult: state.lastWasResult,
   notFound: state.notFound,
-  endedBySdk: state.endedBySdk,
   initializeAnswered: state.initializeAnswered,
-  stoppedBy: state.stoppedBy,
+  initializeFailure: state.initializeFailure,
+  inputDone: state.inputDone,
+  promptLost: state.promptLost,
   promptsSent: state.promptsSent,
   turnsRequested: state.turnsRequested,
   sdkMessages: state.sdkMessages,
@@ -205,15 +211,22 @@ export const step = (state: SessionState, event: Event): SessionState => {
       next.initializeAnswered = true
       return next
     }
-    case "EndedBySdk": {
+    case "InitializeFailed": {
+      if (state.initializeFailure !== undefined) return state
       const next = copy(state)
-      next.endedBySdk = event.reason
+      next.initializeFailure = event.error
       return next
     }
-    case "Stopped": {
-      if (state.stoppedBy !== undefined) return state
+    case "InputDone": {
+      if (state.inputDone) return state
       const next = copy(state)
-      next.stoppedBy = event.reason
+      next.inputDone = true
+      return next
+    }
+    case "PromptLost": {
+      if (state.promptLost !== undefined) return state
+      const next = copy(state)
+      next.promptLost = event.error
       return next
     }
   }
@@ -268,24 +281,96 @@ export const busy = (state: SessionState): boolean =>
 export const turnOwed = (state: SessionState): boolean => state.turnsRequested > state.results
 
 /**
- * Turns a `ProcessExited` that the SDK caused or can explain into the real reason: the resume found nothing, the SDK
- * killed the CLI (idle, start-up), or the CLI died before it answered `initialize` (a start-up failure, in phase
- * `firstLine` when it wrote nothing at all). Other errors are returned as they are.
+ * Whether the CLI has answered every prompt of the query: every prompt is sent, none was lost, and each that asked for
+ * a turn has its result.
  *
  * @internal
  */
-export const refine = <E>(state: SessionState, error: E): E | SessionNotFound | IdleTimeout | StartupFailed => {
-  if (!isAgentError(error, "ProcessExited")) return error
-  const reason = state.notFound ?? state.endedBySdk
+export const answered = (state: SessionState): boolean =>
+  state.inputDone && state.promptLost === undefined && state.results >= state.turnsRequested
+
+/**
+ * Why the CLI exited, as the session explains it: the resume found nothing, start-up failed (the exit the SDK's kill
+ * causes is only a consequence), or the CLI died before it answered `initialize` (a start-up failure, in phase
+ * `firstLine` when it wrote nothing at all); else the exit itself.
+ *
+ * @internal
+ */
+export const explainExit = (state: SessionState, exit: ProcessExited): SessionError => {
+  const reason = state.notFound ?? state.initializeFailure
   if (reason !== undefined) return reason
-  return state.initializeAnswered ? error : new StartupFailed({
+  return state.initializeAnswered ? exit : new StartupFailed({
     reason: state.wroteAnything ? "InitializeAck" : "FirstLine",
     // the tail is a field of its own: the message adds it once
-    description: error.summary,
-    exitCode: error.code,
-    stderrTail: error.stderrTail,
-    cause: error
+    description: exit.summary,
+    exitCode: exit.code,
+    stderrTail: exit.stderrTail,
+    cause: exit
   })
+}
+
+/**
+ * Why a session ends, as it was first reported to its termination (the first report wins).
+ *
+ * @internal
+ */
+export type Ending =
+  /** The reader reached the end of the CLI's stdout once the process exited (`exit`: why, unless it exited 0). */
+  | { readonly _tag: "Exited"; readonly exit: ProcessExited | undefined }
+  /** The session cannot go on: start-up failed, a feature found it unusable, the idle watchdog. */
+  | { readonly _tag: "Failed"; readonly error: SessionError }
+  /** The query's prompt stream failed (its driver holds the error, of the stream's own type). */
+  | { readonly _tag: "InputFailed" }
+  /** Every prompt was answered and the drain bound passed: what the CLI writes later is dropped. */
+  | { readonly _tag: "Drained" }
+  /** The session's scope closed. */
+  | { readonly _tag: "Closed" }
+
+/**
+ * How a session's messages end for their readers.
+ *
+ * @internal
+ */
+export type Outcome =
+  | { readonly _tag: "Clean" }
+  | { readonly _tag: "Failed"; readonly error: SessionError }
+  | { readonly _tag: "InputFailed" }
+
+const clean: Outcome = { _tag: "Clean" }
+
+/**
+ * How the messages end, from the session's state and the first reason it ended. An exit fails the messages with its
+ * explanation ({@link explainExit}), unless every prompt was answered and the CLI exited 0 (or 1 after an error
+ * result, how it reports that result once stdin is closed); a resume that found nothing always fails. A clean end
+ * still fails when a prompt could not be sent, or when the CLI exited without answering the prompts it was sent
+ * because start-up failed.
+ *
+ * @internal
+ */
+export const outcome = (state: SessionState, ending: Ending): Outcome => {
+  switch (ending._tag) {
+    case "Failed":
+      return { _tag: "Failed", error: ending.error }
+    case "InputFailed":
+      return ending
+    case "Exited": {
+      const exit = ending.exit
+      if (exit !== undefined) {
+        const explained = explainExit(state, exit)
+        const exitClean = exit.code === 0 || (exit.code === 1 && state.lastResult?.is_error === true)
+        if (explained._tag === "SessionNotFound" || !(answered(state) && exit.code !== null && exitClean)) {
+          return { _tag: "Failed", error: explained }
+        }
+      }
+      // a prompt that went unanswered because start-up failed
+      const prompted = state.promptsSent > 0 || state.promptLost !== undefined
+      if (prompted && state.results === 0 && state.initializeFailure !== undefined) {
+        return { _tag: "Failed", error: state.initializeFailure }
+      }
+      break
+    }
+  }
+  return state.promptLost !== undefined ? { _tag: "Failed", error: explainExit(state, state.promptLost) } : clean
 }
 
 /**

@@ -2,11 +2,11 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { effectHandler, type InboundHandler } from "../../ControlProtocol.js"
+import { fromEffect, type Handler } from "../protocol/handler.js"
 import { describeCause } from "../mcp/elicitation.js"
 import { noAnswer } from "../protocol/controlProtocol.js"
 import type { OnUserDialog, UserDialogRequest } from "../../UserDialog.js"
-import type { Contribution } from "./extensions.js"
+import type { Contribution } from "../protocol/contribution.js"
 
 /**
  * The payload as the CLI sent it: a JSON object, handed over as parsed (a rebuilt copy would turn a `"__proto__"` key
@@ -65,7 +65,7 @@ const toWire = (result: typeof Result.Type): Record<string, unknown> =>
  *
  * @internal
  */
-export const unanswered: InboundHandler = effectHandler(({ request }) =>
+export const unanswered: Handler = fromEffect(({ request }) =>
   Effect.as(
     Effect.logDebug(`request_user_dialog (kind=${String(request["dialog_kind"])}) left unanswered: no onUserDialog`),
     noAnswer
@@ -79,8 +79,8 @@ export const unanswered: InboundHandler = effectHandler(({ request }) =>
  *
  * @internal
  */
-export const handler = (onUserDialog: OnUserDialog, kinds: ReadonlySet<string>): InboundHandler =>
-  effectHandler(({ request: body, requestId }) =>
+export const handler = (onUserDialog: OnUserDialog, kinds: ReadonlySet<string>): Handler =>
+  fromEffect(({ request: body, requestId }) =>
     Effect.gen(function*() {
       const wire = yield* Effect.either(decodeRequest(body))
       if (wire._tag === "Left") {

@@ -16,14 +16,12 @@ import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { StartupFailed } from "../../AgentError.js"
-import type { Options } from "../../AgentOptions.js"
 import type * as Message from "../../Message.js"
 import type * as Api from "../../TranscriptStore.js"
 import type { Owned as ControlProtocol } from "../protocol/controlProtocol.js"
-import { configDirFor } from "../session/origin.js"
 import { liveTimeout } from "../transport/liveTimer.js"
-import { encodeCwd } from "../session/sessionStore.js"
 import { parseLines } from "./fileSystem.js"
+import { configDirFor, type ConfigDirOptions, encodeCwd } from "./history.js"
 import {
   backendFailed,
   callStore,
@@ -55,8 +53,19 @@ export const projectKeyOf = (cwd: string): string => {
   return encodeCwd(real)
 }
 
+/**
+ * What of a session's options the mirror reads: where the CLI keeps its transcripts, and which session it resumes.
+ *
+ * @internal
+ */
+export interface MirrorOptions extends ConfigDirOptions {
+  readonly cwd?: string | undefined
+  readonly resume?: string | undefined
+  readonly continue?: boolean | undefined
+}
+
 /** The directory the CLI keeps the projects in, with these options. @internal */
-export const projectsDirOf = (options: Options): string | undefined => {
+export const projectsDirOf = (options: MirrorOptions): string | undefined => {
   const configDir = configDirFor(options)
   return configDir === undefined ? undefined : path.join(path.resolve(configDir), "projects")
 }
@@ -205,7 +214,7 @@ const writeLocal = (file: string, entries: ReadonlyArray<Api.Entry>) =>
 export const prepare = (
   store: Api.Service,
   settings: Api.MirrorSettings,
-  options: Options
+  options: MirrorOptions
 ): Effect.Effect<void, StartupFailed> =>
   Effect.gen(function*() {
     if (options.resume === undefined && options.continue !== true) return
@@ -265,7 +274,7 @@ export const prepare = (
 export const hasTranscript = (
   store: Api.Service,
   settings: Api.MirrorSettings,
-  options: Options,
+  options: MirrorOptions,
   sessionId: string
 ): Effect.Effect<boolean> =>
   Effect.suspend(() => {
@@ -315,7 +324,7 @@ export interface Mirroring {
 export const make = (
   store: Api.Service,
   settings: Api.MirrorSettings,
-  options: Options
+  options: MirrorOptions
 ): Effect.Effect<Mirroring, never, Scope.Scope> =>
   Effect.gen(function*() {
     const projectsDir = projectsDirOf(options)

@@ -5,10 +5,11 @@ import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { InputClosed, ProcessExited } from "../../AgentError.js"
+import { ProcessExited } from "../../AgentError.js"
 import type * as Message from "../../Message.js"
 import type { Connection, ExitStatus, LaunchSpec, MemoryPeer } from "../../Transport.js"
 import * as Conn from "./connection.js"
+import { refusal } from "../message/refusal.js"
 import { DEFAULT_MAX_LINE_BYTES, makeLineFramer, parseLine } from "./framing.js"
 import { makeStderrTail } from "./stderrTail.js"
 import { BASE_ARGS, DEFAULT_STDERR_TAIL_BYTES } from "./processTransport.js"
@@ -57,9 +58,9 @@ export const makeConnection = (
       command: ["memory", ...BASE_ARGS, ...spec.args],
       pull: Stream.toPull(Mailbox.toStream(stdout)),
       unsafeSend: (message) => {
-        // the caller's own end of input wins over an exit that may have followed it
-        if (ended) return new InputClosed({ reason: "InputEnded" })
-        if (status !== undefined) return processExited(status)
+        const exited = status
+        const refused = refusal(ended, exited === undefined ? undefined : () => processExited(exited))
+        if (refused !== undefined) return refused
         // a copy through JSON, as a real pipe would make
         const copy = JSON.parse(JSON.stringify(message)) as Message.StdinMessage
         sent.push(copy)

@@ -11,14 +11,7 @@ import * as Option from "effect/Option"
 import type * as Sink from "effect/Sink"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import {
-  type CliNotFound,
-  InputClosed,
-  InvalidOptions,
-  ProcessExited,
-  SpawnFailed,
-  VersionIncompatible
-} from "../../AgentError.js"
+import { type CliNotFound, InvalidOptions, ProcessExited, SpawnFailed, VersionIncompatible } from "../../AgentError.js"
 import {
   type CliRequirement,
   CliResolver,
@@ -31,6 +24,7 @@ import { removeStaleDirs } from "./argv.js"
 import { commandLineTooLong, HostPlatform } from "./cliPath.js"
 import { commandEnv } from "./env.js"
 import * as Conn from "./connection.js"
+import { refusal } from "../message/refusal.js"
 import { DEFAULT_MAX_LINE_BYTES, makeLineFramer } from "./framing.js"
 import * as HostWatchdog from "./hostWatchdog.js"
 import { liveAwaitBounded, liveTimeout } from "./liveTimer.js"
@@ -418,9 +412,9 @@ export const connect = (
       command,
       pull: makeFramePull(started.stdout, spec.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, afterStdout),
       unsafeSend: (message) => {
-        // the caller's own end of input wins over an exit that may have followed it
-        if (inputEnded) return new InputClosed({ reason: "InputEnded" })
-        if (status !== undefined) return processExited(status)
+        const exited = status
+        const refused = refusal(inputEnded, exited === undefined ? undefined : () => processExited(exited))
+        if (refused !== undefined) return refused
         input.unsafeOffer(Buffer.from(JSON.stringify(message) + "\n", "utf8"))
         return undefined
       },

@@ -11,17 +11,17 @@ import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { ClaudeAgent } from "effect-claude-agent"
-import * as SessionStore from "../src/SessionStore.js"
+import * as SessionHistory from "../src/SessionHistory.js"
 import { NodeClaudeAgent, noClaudeLeft, realCli, tempDir } from "./support/cli.js"
 
 const NodePlatform = Layer.merge(NodeFileSystem.layer, NodePath.layer)
 
 const withStore = <A, E, R>(
   configDir: string,
-  f: (store: SessionStore.Service) => Effect.Effect<A, E, R>,
-  options: Omit<SessionStore.Options, "configDir"> = {}
+  f: (store: SessionHistory.Service) => Effect.Effect<A, E, R>,
+  options: Omit<SessionHistory.Options, "configDir"> = {}
 ) =>
-  SessionStore.make({ configDir, ...options }).pipe(
+  SessionHistory.make({ configDir, ...options }).pipe(
     Effect.flatMap(f),
     Effect.provide(NodePlatform)
   )
@@ -114,7 +114,7 @@ const fixtureTree = Effect.gen(function*() {
   const configDir = path.join(root, "config")
   const cwd = path.join(root, "work", "my_app.v2")
   fs.mkdirSync(cwd, { recursive: true })
-  const projectDir = path.join(configDir, "projects", SessionStore.encodeCwd(cwd))
+  const projectDir = path.join(configDir, "projects", SessionHistory.encodeCwd(cwd))
 
   // oldest: a tool round trip, a reply of three blocks (one API message), a custom title then a newer one
   const a = ctx(sid(1), cwd)
@@ -179,29 +179,29 @@ const fixtureTree = Effect.gen(function*() {
 // tests
 // ---------------------------------------------------------------------------------------------------------------------
 
-describe("SessionStore.encodeCwd", () => {
+describe("SessionHistory.encodeCwd", () => {
   it("matches the directory names the CLI 2.1.332 created (recorded)", () => {
     // every name below was created by the real CLI for a session run in that cwd
     const base = "/tmp/eca-explore-trvE1v"
-    expect(SessionStore.encodeCwd(`${base}/plain`)).toBe("-tmp-eca-explore-trvE1v-plain")
-    expect(SessionStore.encodeCwd(`${base}/under_score.dot space`)).toBe(
+    expect(SessionHistory.encodeCwd(`${base}/plain`)).toBe("-tmp-eca-explore-trvE1v-plain")
+    expect(SessionHistory.encodeCwd(`${base}/under_score.dot space`)).toBe(
       "-tmp-eca-explore-trvE1v-under-score-dot-space"
     )
-    expect(SessionStore.encodeCwd(`${base}/UPPER.Case-01`)).toBe("-tmp-eca-explore-trvE1v-UPPER-Case-01")
+    expect(SessionHistory.encodeCwd(`${base}/UPPER.Case-01`)).toBe("-tmp-eca-explore-trvE1v-UPPER-Case-01")
     // per UTF-16 code unit: ü, ï, 日, 本 give one dash each, the emoji (a surrogate pair) two
-    expect(SessionStore.encodeCwd(`${base}/uni-ünï-日本-😀`)).toBe("-tmp-eca-explore-trvE1v-uni--n-------")
-    expect(SessionStore.encodeCwd(`${base}/x:y@z+w=%~#!(q)[r]{s}'t"u,v;`)).toBe(
+    expect(SessionHistory.encodeCwd(`${base}/uni-ünï-日本-😀`)).toBe("-tmp-eca-explore-trvE1v-uni--n-------")
+    expect(SessionHistory.encodeCwd(`${base}/x:y@z+w=%~#!(q)[r]{s}'t"u,v;`)).toBe(
       "-tmp-eca-explore-trvE1v-x-y-z-w------q--r--s--t-u-v-"
     )
     // longer than 200: cut to 200, then "-" and the base-36 hash of the original path
     const long = `${base}/${"a".repeat(120)}/${"b".repeat(120)}`
-    const encoded = SessionStore.encodeCwd(long)
+    const encoded = SessionHistory.encodeCwd(long)
     expect(encoded).toBe(`-tmp-eca-explore-trvE1v-${"a".repeat(120)}-${"b".repeat(55)}-524c71`)
     expect(encoded).toHaveLength(207)
   })
 })
 
-describe("SessionStore on a fixture tree", () => {
+describe("SessionHistory on a fixture tree", () => {
   it.scoped("list: the sessions of a cwd, newest first, with counts, prompts and titles", () =>
     Effect.gen(function*() {
       const { configDir, cwd, projectDir } = yield* fixtureTree
@@ -305,7 +305,7 @@ describe("SessionStore on a fixture tree", () => {
           Stream.runCollect(store.messages(sid(1), cwd)),
           Stream.runCollect(store.messages(sid(2), cwd))
         ]))
-      const simple = (m: SessionStore.ConversationMessage) => [m.role, m.text]
+      const simple = (m: SessionHistory.ConversationMessage) => [m.role, m.text]
       expect(Chunk.toReadonlyArray(a).map(simple)).toEqual([
         ["user", "list the files\nplease"],
         ["assistant", "Listing "],
@@ -328,21 +328,21 @@ describe("SessionStore on a fixture tree", () => {
       const { configDir, cwd, projectDir } = yield* fixtureTree
       const missing = yield* withStore(configDir, (store) => store.info(sid(99), cwd)).pipe(Effect.flip)
       expect(missing).toMatchObject({
-        _tag: "SessionStoreError",
+        _tag: "SessionHistoryError",
         reason: "SessionNotFound",
         sessionId: sid(99),
         path: path.join(projectDir, `${sid(99)}.jsonl`)
       })
-      expect(SessionStore.isSessionStoreError(missing)).toBe(true)
+      expect(SessionHistory.isSessionHistoryError(missing)).toBe(true)
       expect(missing.message).toContain(sid(99))
       const exit = yield* withStore(configDir, (store) => Stream.runCollect(store.entries("../../etc/passwd", cwd)))
         .pipe(Effect.exit)
       expect(exit).toStrictEqual(
-        Exit.fail(new SessionStore.SessionStoreError({ reason: "InvalidSessionId", sessionId: "../../etc/passwd" }))
+        Exit.fail(new SessionHistory.SessionHistoryError({ reason: "InvalidSessionId", sessionId: "../../etc/passwd" }))
       )
       const notFound = yield* withStore(configDir, (store) => Stream.runCollect(store.messages(sid(98), cwd)))
         .pipe(Effect.flip)
-      expect(notFound).toMatchObject({ _tag: "SessionStoreError", reason: "SessionNotFound" })
+      expect(notFound).toMatchObject({ _tag: "SessionHistoryError", reason: "SessionNotFound" })
     }))
 
   it.scoped("projectDir: a symlinked cwd is resolved like the CLI does", () =>
@@ -359,7 +359,7 @@ describe("SessionStore on a fixture tree", () => {
     Effect.gen(function*() {
       const root = yield* tempDir("eca-store-")
       const cwd = path.join(root, "x".repeat(150), "y".repeat(100))
-      const encoded = SessionStore.encodeCwd(cwd)
+      const encoded = SessionHistory.encodeCwd(cwd)
       const other = `${encoded.slice(0, 200)}-otherhash`
       fs.mkdirSync(path.join(root, "projects", other), { recursive: true })
       expect(yield* withStore(root, (store) => store.projectDir(cwd))).toBe(path.join(root, "projects", other))
@@ -371,10 +371,10 @@ describe("SessionStore on a fixture tree", () => {
     Effect.gen(function*() {
       const configDirOf = (env: Record<string, string>) =>
         Effect.gen(function*() {
-          const store = yield* SessionStore.SessionStore
+          const store = yield* SessionHistory.SessionHistory
           return store.configDir
         }).pipe(
-          Effect.provide(SessionStore.layer()),
+          Effect.provide(SessionHistory.layer()),
           Effect.provide(NodePlatform),
           Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
         )
@@ -388,19 +388,19 @@ describe("SessionStore on a fixture tree", () => {
     }))
 })
 
-describe("SessionStore on real CLI transcripts (recorded)", () => {
+describe("SessionHistory on real CLI transcripts (recorded)", () => {
   const fixtures = path.join(import.meta.dirname, "fixtures", "sessions")
   const copy = (configDir: string, cwd: string, file: string, sessionId: string) =>
     fs.copyFileSync(
       path.join(fixtures, file),
-      path.join(configDir, "projects", SessionStore.encodeCwd(cwd), `${sessionId}.jsonl`)
+      path.join(configDir, "projects", SessionHistory.encodeCwd(cwd), `${sessionId}.jsonl`)
     )
 
   it.scoped("every line decodes to a modelled entry or a known bookkeeping kind; fast info matches exact", () =>
     Effect.gen(function*() {
       const root = yield* tempDir("eca-store-")
       const cwd = path.join(root, "proj")
-      fs.mkdirSync(path.join(root, "projects", SessionStore.encodeCwd(cwd)), { recursive: true })
+      fs.mkdirSync(path.join(root, "projects", SessionHistory.encodeCwd(cwd)), { recursive: true })
       copy(root, cwd, "real-tools-interrupt.jsonl", sid(1))
       copy(root, cwd, "real-compact-api-error.jsonl", sid(2))
       const [items1, items2, infos, fast] = yield* withStore(root, (store) =>
@@ -454,7 +454,7 @@ describe("SessionStore on real CLI transcripts (recorded)", () => {
     }))
 })
 
-describe("SessionStore with large transcripts", () => {
+describe("SessionHistory with large transcripts", () => {
   const LINE_TEXT = "x".repeat(900)
 
   /** Writes a transcript of about `megabytes` MB; returns its number of lines. */
@@ -491,7 +491,7 @@ describe("SessionStore with large transcripts", () => {
   it.scoped("a 50 MB transcript streams with bounded memory", () =>
     Effect.gen(function*() {
       const root = yield* tempDir("eca-store-")
-      const dir = path.join(root, "projects", SessionStore.encodeCwd("/big"))
+      const dir = path.join(root, "projects", SessionHistory.encodeCwd("/big"))
       fs.mkdirSync(dir, { recursive: true })
       const lines = writeLarge(path.join(dir, `${sid(7)}.jsonl`), 50)
       const before = process.memoryUsage().heapUsed
@@ -511,7 +511,7 @@ describe("SessionStore with large transcripts", () => {
   it.scoped("entries are produced while the file is read, not after", () =>
     Effect.gen(function*() {
       const root = yield* tempDir("eca-store-")
-      const dir = path.join(root, "projects", SessionStore.encodeCwd("/big"))
+      const dir = path.join(root, "projects", SessionHistory.encodeCwd("/big"))
       fs.mkdirSync(dir, { recursive: true })
       writeLarge(path.join(dir, `${sid(7)}.jsonl`), 20)
       // a FileSystem that counts the bytes it has streamed
@@ -526,7 +526,7 @@ describe("SessionStore with large transcripts", () => {
           }))
       ).pipe(Layer.provide(NodeFileSystem.layer))
       const readAtItem: Array<number> = []
-      const first = yield* SessionStore.make({ configDir: root }).pipe(
+      const first = yield* SessionHistory.make({ configDir: root }).pipe(
         Effect.flatMap((store) =>
           store.entries(sid(7), "/big").pipe(
             Stream.tap(() => Effect.sync(() => readAtItem.push(bytesRead))),
@@ -545,7 +545,7 @@ describe("SessionStore with large transcripts", () => {
   it.scoped("info: fast reads the ends only; a first prompt longer than the head window is still found", () =>
     Effect.gen(function*() {
       const root = yield* tempDir("eca-store-")
-      const dir = path.join(root, "projects", SessionStore.encodeCwd("/big"))
+      const dir = path.join(root, "projects", SessionHistory.encodeCwd("/big"))
       fs.mkdirSync(dir, { recursive: true })
       writeLarge(path.join(dir, `${sid(7)}.jsonl`), 2, { firstPromptBytes: 100 * 1024 })
       const [exact, fast] = yield* withStore(
@@ -561,7 +561,7 @@ describe("SessionStore with large transcripts", () => {
   it.scoped("a line over maxLineBytes is reported and skipped; the next lines are read", () =>
     Effect.gen(function*() {
       const root = yield* tempDir("eca-store-")
-      const dir = path.join(root, "projects", SessionStore.encodeCwd("/big"))
+      const dir = path.join(root, "projects", SessionHistory.encodeCwd("/big"))
       const c = ctx(sid(8), "/big")
       writeSession(dir, sid(8), [prompt(c, "short"), prompt(c, "y".repeat(10_000)), prompt(c, "after")])
       const items = yield* withStore(
@@ -574,7 +574,7 @@ describe("SessionStore with large transcripts", () => {
       expect(two).toMatchObject({ type: "malformed", reason: "too_long", lineNumber: 2 })
       expect(two?.type === "malformed" && two.bytes).toBeGreaterThan(10_000)
       expect(two?.type === "malformed" && two.head.length).toBe(1024)
-      expect(three?.type === "user" && SessionStore.entryText(three)).toBe("after")
+      expect(three?.type === "user" && SessionHistory.entryText(three)).toBe("after")
     }))
 })
 
@@ -582,7 +582,7 @@ describe("SessionStore with large transcripts", () => {
 // real CLI
 // ---------------------------------------------------------------------------------------------------------------------
 
-describe("SessionStore against the real CLI", () => {
+describe("SessionHistory against the real CLI", () => {
   it.live(
     "a 2-turn session in a cwd that needs encoding is listed and read back",
     () =>
@@ -608,9 +608,9 @@ describe("SessionStore against the real CLI", () => {
           Effect.gen(function*() {
             // the CLI created exactly the directories we compute
             const projects = fs.readdirSync(path.join(configDir, "projects")).sort()
-            expect(projects).toEqual([SessionStore.encodeCwd(long), SessionStore.encodeCwd(cwd)].sort())
-            expect(SessionStore.encodeCwd(long)).toMatch(/^.{200}-[0-9a-z]+$/)
-            expect(yield* store.projectDir(cwd)).toBe(path.join(configDir, "projects", SessionStore.encodeCwd(cwd)))
+            expect(projects).toEqual([SessionHistory.encodeCwd(long), SessionHistory.encodeCwd(cwd)].sort())
+            expect(SessionHistory.encodeCwd(long)).toMatch(/^.{200}-[0-9a-z]+$/)
+            expect(yield* store.projectDir(cwd)).toBe(path.join(configDir, "projects", SessionHistory.encodeCwd(cwd)))
 
             const sessions = yield* store.list(cwd)
             expect(sessions).toHaveLength(1)
@@ -646,4 +646,16 @@ describe("SessionStore against the real CLI", () => {
       }))).pipe(Effect.provide(NodeClaudeAgent.layer)),
     90_000
   )
+})
+
+describe("SessionStore, the deprecated name of SessionHistory", () => {
+  it("is the same service, error and functions under the old names", async () => {
+    const Deprecated = await import("../src/SessionStore.js")
+    expect(Deprecated.SessionStore).toBe(SessionHistory.SessionHistory)
+    expect(Deprecated.SessionStoreError).toBe(SessionHistory.SessionHistoryError)
+    expect(Deprecated.isSessionStoreError(new SessionHistory.SessionHistoryError({ reason: "InvalidSessionId" })))
+      .toBe(true)
+    expect(Deprecated.encodeCwd).toBe(SessionHistory.encodeCwd)
+    expect(Deprecated.layer).toBe(SessionHistory.layer)
+  })
 })

@@ -12,16 +12,39 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as os from "node:os"
+import * as path from "node:path"
 import * as Message from "../../Message.js"
-import type * as Api from "../../SessionStore.js"
+import type * as Api from "../../SessionHistory.js"
 import * as framing from "../transport/framing.js"
 
-// Note: this module and SessionStore.ts import each other. Values of SessionStore.ts are only used inside
+// Note: this module and SessionHistory.ts import each other. Values of SessionHistory.ts are only used inside
 // functions (never at the top level), so either module may be loaded first.
 
 // ---------------------------------------------------------------------------------------------------------------------
 // cwd encoding
 // ---------------------------------------------------------------------------------------------------------------------
+
+/**
+ * What decides the config directory the CLI uses: the environment it is given (`AgentOptions.Options`' `env` and
+ * `envMode`).
+ *
+ * @internal
+ */
+export interface ConfigDirOptions {
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined
+  readonly envMode?: "overlay" | "replace" | undefined
+}
+
+/** The config directory the CLI will use with these options. @internal */
+export const configDirFor = (options: ConfigDirOptions): string | undefined => {
+  const parent = options.envMode === "replace" ? {} : process.env
+  const env: Record<string, string | undefined> = { ...parent, ...options.env }
+  const explicit = env["CLAUDE_CONFIG_DIR"]
+  if (explicit !== undefined && explicit !== "") return explicit
+  const home = env["HOME"] ?? (options.envMode === "replace" ? undefined : os.homedir())
+  return home === undefined ? undefined : path.join(home, ".claude")
+}
 
 /** The CLI cuts encoded names to this many characters before appending the hash. @internal */
 export const MAX_ENCODED_LENGTH = 200
@@ -91,15 +114,17 @@ export const makeLineSplitter = (maxLineBytes: number = DEFAULT_MAX_LINE_BYTES):
 // ---------------------------------------------------------------------------------------------------------------------
 
 /** @internal */
-export const SessionStoreErrorTypeId: unique symbol = Symbol.for("effect-claude-agent/SessionStore/SessionStoreError")
+export const SessionHistoryErrorTypeId: unique symbol = Symbol.for(
+  "effect-claude-agent/SessionHistory/SessionHistoryError"
+)
 
 /** @internal */
-export type SessionStoreErrorTypeId = typeof SessionStoreErrorTypeId
+export type SessionHistoryErrorTypeId = typeof SessionHistoryErrorTypeId
 
-/** Defined here (re-exported by SessionStore.ts) so that this module needs only types from there. @internal */
-export class SessionStoreError extends Schema.TaggedError<SessionStoreError>(
-  "effect-claude-agent/SessionStoreError"
-)("SessionStoreError", {
+/** Defined here (re-exported by SessionHistory.ts) so that this module needs only types from there. @internal */
+export class SessionHistoryError extends Schema.TaggedError<SessionHistoryError>(
+  "effect-claude-agent/SessionHistoryError"
+)("SessionHistoryError", {
   reason: Schema.Literal("SessionNotFound", "InvalidSessionId", "FileSystemError"),
   sessionId: Schema.optional(Schema.String),
   /** The file or directory involved. */
@@ -107,7 +132,7 @@ export class SessionStoreError extends Schema.TaggedError<SessionStoreError>(
   description: Schema.optional(Schema.String),
   cause: Schema.optional(Schema.Defect)
 }) {
-  readonly [SessionStoreErrorTypeId]: SessionStoreErrorTypeId = SessionStoreErrorTypeId
+  readonly [SessionHistoryErrorTypeId]: SessionHistoryErrorTypeId = SessionHistoryErrorTypeId
   override get message(): string {
     const where = this.path === undefined ? "" : ` (${this.path})`
     switch (this.reason) {
@@ -122,7 +147,7 @@ export class SessionStoreError extends Schema.TaggedError<SessionStoreError>(
 }
 
 /** @internal */
-export class SessionStore extends Context.Tag("effect-claude-agent/SessionStore")<SessionStore, Api.Service>() {}
+export class SessionHistory extends Context.Tag("effect-claude-agent/SessionHistory")<SessionHistory, Api.Service>() {}
 
 // ---------------------------------------------------------------------------------------------------------------------
 // decoding
@@ -231,7 +256,7 @@ const decodeLineWith = (v: Validators, line: string, lineNumber: number): Api.Tr
 }
 
 /**
- * A {@link LineDecoder} for the entry types in `byType` (handed in by SessionStore.ts, which defines the schemas).
+ * A {@link LineDecoder} for the entry types in `byType` (handed in by SessionHistory.ts, which defines the schemas).
  *
  * @internal
  */
@@ -560,10 +585,10 @@ const CHUNK_BYTES = 64 * 1024
 
 const isNotFound = (e: PlatformError.PlatformError): boolean => e._tag === "SystemError" && e.reason === "NotFound"
 
-const fileSystemError = (e: PlatformError.PlatformError, path: string, sessionId?: string): SessionStoreError =>
+const fileSystemError = (e: PlatformError.PlatformError, path: string, sessionId?: string): SessionHistoryError =>
   isNotFound(e) && sessionId !== undefined
-    ? new SessionStoreError({ reason: "SessionNotFound", sessionId, path })
-    : new SessionStoreError({
+    ? new SessionHistoryError({ reason: "SessionNotFound", sessionId, path })
+    : new SessionHistoryError({
       reason: "FileSystemError",
       path,
       description: e.message,
@@ -613,7 +638,7 @@ const projectDirOf = (store: Store, cwd: string): Effect.Effect<string> =>
   })
 
 /** The lines of a transcript, streamed; a line longer than `maxLineBytes` is reported, not buffered. */
-const linesOf = (store: Store, file: string, sessionId: string): Stream.Stream<SplitLine, SessionStoreError> =>
+const linesOf = (store: Store, file: string, sessionId: string): Stream.Stream<SplitLine, SessionHistoryError> =>
   Stream.suspend(() => {
     const splitter = makeLineSplitter(store.maxLineBytes)
     return store.fs.stream(file, { chunkSize: CHUNK_BYTES }).pipe(
@@ -631,10 +656,10 @@ const linesOf = (store: Store, file: string, sessionId: string): Stream.Stream<S
     )
   })
 
-const checkId = (sessionId: string): Effect.Effect<void, SessionStoreError> =>
+const checkId = (sessionId: string): Effect.Effect<void, SessionHistoryError> =>
   isSessionId(sessionId)
     ? Effect.void
-    : Effect.fail(new SessionStoreError({ reason: "InvalidSessionId", sessionId }))
+    : Effect.fail(new SessionHistoryError({ reason: "InvalidSessionId", sessionId }))
 
 const factsOf = (sessionId: string, file: string, stat: FileSystem.File.Info): FileFacts => ({
   sessionId,
@@ -644,14 +669,14 @@ const factsOf = (sessionId: string, file: string, stat: FileSystem.File.Info): F
 })
 
 /** The transcript file of a session: `SessionNotFound` when there is none. */
-const sessionFile = (store: Store, sessionId: string, cwd: string): Effect.Effect<FileFacts, SessionStoreError> =>
+const sessionFile = (store: Store, sessionId: string, cwd: string): Effect.Effect<FileFacts, SessionHistoryError> =>
   Effect.gen(function*() {
     yield* checkId(sessionId)
     const dir = yield* projectDirOf(store, cwd)
     const file = store.path.join(dir, `${sessionId}.jsonl`)
     const stat = yield* store.fs.stat(file).pipe(Effect.mapError((e) => fileSystemError(e, file, sessionId)))
     if (stat.type !== "File") {
-      return yield* Effect.fail(new SessionStoreError({ reason: "SessionNotFound", sessionId, path: file }))
+      return yield* Effect.fail(new SessionHistoryError({ reason: "SessionNotFound", sessionId, path: file }))
     }
     return factsOf(sessionId, file, stat)
   })
@@ -664,7 +689,7 @@ const readWindow = (store: Store, file: string, sessionId: string, offset: numbe
   )
 
 /** A session's info from one streaming pass over the whole file. */
-const exactInfo = (store: Store, facts: FileFacts): Effect.Effect<Api.SessionInfo, SessionStoreError> =>
+const exactInfo = (store: Store, facts: FileFacts): Effect.Effect<Api.SessionInfo, SessionHistoryError> =>
   Effect.gen(function*() {
     const c = newCollector()
     yield* linesOf(store, facts.path, facts.sessionId).pipe(
@@ -685,7 +710,7 @@ const exactInfo = (store: Store, facts: FileFacts): Effect.Effect<Api.SessionInf
   })
 
 /** A session's info from its head and tail windows; reads on from the start only while the first prompt is missing. */
-const fastInfo = (store: Store, facts: FileFacts): Effect.Effect<Api.SessionInfo, SessionStoreError> =>
+const fastInfo = (store: Store, facts: FileFacts): Effect.Effect<Api.SessionInfo, SessionHistoryError> =>
   Effect.gen(function*() {
     const c = newCollector()
     const wholeFile = facts.fileSize <= WINDOW_BYTES
@@ -724,7 +749,7 @@ const infoOf = (store: Store, facts: FileFacts, options: Api.InfoOptions | undef
   options?.fast === true ? fastInfo(store, facts) : exactInfo(store, facts)
 
 /** The transcripts in a project directory, newest first (ties by id); none when the directory does not exist. */
-const sessionFiles = (store: Store, dir: string): Effect.Effect<Array<FileFacts>, SessionStoreError> =>
+const sessionFiles = (store: Store, dir: string): Effect.Effect<Array<FileFacts>, SessionHistoryError> =>
   Effect.gen(function*() {
     const { fs, path } = store
     const names = yield* fs.readDirectory(dir).pipe(
@@ -759,14 +784,14 @@ export const make = (
     const store: Store = { fs, path, projectsDir, maxLineBytes: options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES }
     const projectDir = (cwd: string) => projectDirOf(store, cwd)
 
-    const info = Effect.fn("SessionStore.info")(
+    const info = Effect.fn("SessionHistory.info")(
       function*(sessionId: string, cwd: string, options?: Api.InfoOptions) {
         const facts = yield* sessionFile(store, sessionId, cwd)
         return yield* infoOf(store, facts, options)
       }
     )
 
-    const list = Effect.fn("SessionStore.list")(function*(cwd: string, options?: Api.ListOptions) {
+    const list = Effect.fn("SessionHistory.list")(function*(cwd: string, options?: Api.ListOptions) {
       const sorted = yield* sessionFiles(store, yield* projectDir(cwd))
       const offset = Math.max(0, options?.offset ?? 0)
       const page = options?.limit === undefined
@@ -782,7 +807,7 @@ export const make = (
       return infos.filter((i): i is Api.SessionInfo => i !== undefined)
     })
 
-    const entries = (sessionId: string, cwd: string): Stream.Stream<Api.TranscriptItem, SessionStoreError> =>
+    const entries = (sessionId: string, cwd: string): Stream.Stream<Api.TranscriptItem, SessionHistoryError> =>
       Stream.unwrap(Effect.map(sessionFile(store, sessionId, cwd), (facts) =>
         linesOf(store, facts.path, sessionId).pipe(
           Stream.mapChunks((chunk) => {
@@ -793,11 +818,11 @@ export const make = (
             }
             return Chunk.unsafeFromArray(out)
           })
-        ))).pipe(Stream.withSpan("SessionStore.entries"))
+        ))).pipe(Stream.withSpan("SessionHistory.entries"))
 
     const messages = (sessionId: string, cwd: string) => toConversation(entries(sessionId, cwd))
 
-    return SessionStore.of({
+    return SessionHistory.of({
       configDir,
       projectsDir,
       encodeCwd,

@@ -13,16 +13,13 @@ import * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
-import type * as Api from "../../TranscriptStore.js"
-import { configDirFor } from "../session/origin.js"
-import { importSession } from "./fileSystem.js"
-import { projectKeyOf } from "./mirror.js"
-import { fromSessionStore } from "./promiseStore.js"
-import { Mirror, TranscriptStore, TranscriptStoreError } from "./store.js"
+import * as SessionHistory from "../../SessionHistory.js"
+import * as TranscriptStore from "../../TranscriptStore.js"
 
 /** An object with the two required methods of the official `SessionStore`. @internal */
-export const isSessionStore = (u: unknown): u is Api.PromiseSessionStore =>
+export const isSessionStore = (u: unknown): u is TranscriptStore.PromiseSessionStore =>
   Predicate.hasProperty(u, "append") && Predicate.isFunction(u.append) && Predicate.hasProperty(u, "load") &&
   Predicate.isFunction(u.load)
 
@@ -41,7 +38,7 @@ export const optionFields = {
 
 /** The three options (as the Promise API's `Options` has them). @internal */
 export interface SessionStoreOptions {
-  readonly sessionStore?: Api.PromiseSessionStore | undefined
+  readonly sessionStore?: TranscriptStore.PromiseSessionStore | undefined
   readonly sessionStoreFlush?: "batched" | "eager" | undefined
   readonly loadTimeoutMs?: number | undefined
 }
@@ -58,14 +55,14 @@ export const withSessionStore = (options: SessionStoreOptions) =>
 ): Effect.Effect<A, E, R> => {
   const store = options.sessionStore
   if (store === undefined) return effect
-  const settings: Api.MirrorSettings = {
+  const settings: TranscriptStore.MirrorSettings = {
     flush: options.sessionStoreFlush ?? "batched",
     loadTimeout: Duration.millis(options.loadTimeoutMs ?? 60_000),
     closeTimeout: Duration.seconds(10)
   }
   return effect.pipe(
-    Effect.provideService(TranscriptStore, fromSessionStore(store)),
-    Effect.provideService(Mirror, settings)
+    Effect.provideService(TranscriptStore.TranscriptStore, TranscriptStore.fromSessionStore(store)),
+    Effect.provideService(TranscriptStore.Mirror, settings)
   )
 }
 
@@ -88,12 +85,37 @@ const findProject = (projectsDir: string, sessionId: string): string | undefined
 }
 
 const importFailed = (sessionId: string, description: string) =>
-  new TranscriptStoreError({ reason: "InvalidKey", method: "importSessionToStore", sessionId, description })
+  new TranscriptStore.TranscriptStoreError({
+    reason: "InvalidKey",
+    method: "importSessionToStore",
+    sessionId,
+    description
+  })
+
+/** The CLI's config directory in this process's environment (`CLAUDE_CONFIG_DIR`, else `~/.claude`). */
+const configDir = (): string | undefined => {
+  const explicit = process.env["CLAUDE_CONFIG_DIR"]
+  if (explicit !== undefined && explicit !== "") return explicit
+  const home = process.env["HOME"] ?? os.homedir()
+  return home === "" ? undefined : path.join(home, ".claude")
+}
+
+/** The project key of a directory: its real path, encoded as the CLI names its project directory. */
+const projectKeyOf = (dir: string): string => {
+  const absolute = path.resolve(dir)
+  let real = absolute
+  try {
+    real = fs.realpathSync(absolute)
+  } catch {
+    // a directory that does not exist has no sessions: the import finds nothing
+  }
+  return SessionHistory.encodeCwd(real)
+}
 
 /** @internal */
 export const importSessionToStore = async (
   sessionId: string,
-  store: Api.PromiseSessionStore,
+  store: TranscriptStore.PromiseSessionStore,
   options: ImportOptions = {}
 ): Promise<void> => {
   const program = Effect.gen(function*() {
@@ -103,13 +125,13 @@ export const importSessionToStore = async (
     if (typeof sessionId !== "string" || sessionId.length === 0) {
       return yield* importFailed(String(sessionId), "sessionId must be a non-empty string")
     }
-    const configDir = configDirFor({})
-    if (configDir === undefined) return yield* importFailed(sessionId, "no config directory (HOME is not set)")
-    const projectsDir = path.join(configDir, "projects")
+    const dir = configDir()
+    if (dir === undefined) return yield* importFailed(sessionId, "no config directory (HOME is not set)")
+    const projectsDir = path.join(dir, "projects")
     const projectKey = options.dir !== undefined ? projectKeyOf(options.dir) : findProject(projectsDir, sessionId)
     if (projectKey === undefined) return yield* importFailed(sessionId, `no transcript under ${projectsDir}`)
-    yield* importSession({ projectsDir, projectKey, sessionId }, options).pipe(
-      Effect.provideService(TranscriptStore, fromSessionStore(store))
+    yield* TranscriptStore.importSession({ projectsDir, projectKey, sessionId }, options).pipe(
+      Effect.provideService(TranscriptStore.TranscriptStore, TranscriptStore.fromSessionStore(store))
     )
   })
   const exit = await Effect.runPromiseExit(
