@@ -406,10 +406,16 @@ export class VersionIncompatible extends Schema.TaggedError<VersionIncompatible>
 export class InvalidOptions extends Schema.TaggedError<InvalidOptions>("effect-claude-agent/InvalidOptions")(
   "InvalidOptions",
   {
-    /** The option at fault (`"prompt"` for the prompt). */
+    /** The option at fault (`"prompt"` for the prompt); the first one when there are several. */
     option: Schema.String,
     /** What is wrong with it. */
     description: Schema.String,
+    /**
+     * Every problem the options of one call have, in order, when they were checked together (the first is `option` /
+     * `description`): a call is refused once, with all of them. Absent when the error is about one thing only (the
+     * prompt, a rule checked alone).
+     */
+    problems: Schema.optional(Schema.Array(Schema.Struct({ option: Schema.String, description: Schema.String }))),
     /** What the prompt source threw, rejected or died with, when that is why. */
     cause: Schema.optional(Schema.Defect)
   }
@@ -418,8 +424,22 @@ export class InvalidOptions extends Schema.TaggedError<InvalidOptions>("effect-c
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
-    return `Invalid option ${this.option}: ${this.description}`
+    const problems = this.problems ?? []
+    return problems.length > 1
+      ? problems.map((p) => `Invalid option ${p.option}: ${p.description}`).join("\n")
+      : `Invalid option ${this.option}: ${this.description}`
   }
+}
+
+/**
+ * One problem of {@link InvalidOptions}: the option and what is wrong with it.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export interface OptionProblem {
+  readonly option: string
+  readonly description: string
 }
 
 /**

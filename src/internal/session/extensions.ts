@@ -16,7 +16,10 @@ import { type InternalStore, contribution as permissionsContribution, makeStore 
 import { contribution as sdkMcpContribution } from "../mcp/sdkMcp.js"
 import * as Mirror from "../transcript/mirror.js"
 import { Mirror as MirrorSettings, TranscriptStore } from "../transcript/store.js"
+import { unknownHookEvents } from "./options.js"
 import { contribution as userDialogContribution, unanswered as unansweredDialog } from "./userDialog.js"
+
+const HOOK_EVENTS: ReadonlyArray<string> = Object.keys(HookInputs)
 
 /**
  * A session's in-process MCP servers, as `setMcpServers` and `mcpServerStatus` see them.
@@ -172,6 +175,8 @@ export const collectExtensions = (
       contributions.push(permissionsContribution(permissions.value, timeout.value, options, permissionStore))
     }
     const hooks = yield* Effect.serviceOption(Hooks)
+    const badEvent = unknownHookEvents(Option.isSome(hooks) ? hooks.value.registrations : [], HOOK_EVENTS)
+    if (badEvent !== undefined) return yield* Effect.fail(badEvent)
     const badTimeout = invalidHookTimeout(Option.isSome(hooks) ? hooks.value.registrations : [])
     if (badTimeout !== undefined) {
       return yield* Effect.fail(
