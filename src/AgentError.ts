@@ -411,9 +411,9 @@ export class InvalidOptions extends Schema.TaggedError<InvalidOptions>("effect-c
     /** What is wrong with it. */
     description: Schema.String,
     /**
-     * Every problem the options of one call have, in order, when they were checked together (the first is `option` /
-     * `description`): a call is refused once, with all of them. Absent when the error is about one thing only (the
-     * prompt, a rule checked alone).
+     * Every problem of the options of one call, in order, when there are several (the first is `option` /
+     * `description`): a call is refused once, with all of them. Absent when there is one: read it as
+     * `error.problems ?? [error]`.
      */
     problems: Schema.optional(Schema.Array(Schema.Struct({ option: Schema.String, description: Schema.String }))),
     /** What the prompt source threw, rejected or died with, when that is why. */

@@ -16,6 +16,9 @@ import { NodeExecutor } from "./support/process.js"
 /** Options as a careless caller (plain JavaScript, a cast) may pass them. */
 const raw = (options: unknown): AgentOptions.Options => options as AgentOptions.Options
 
+/** Promise API options as a careless caller may pass them. */
+const rawPromise = (options: unknown): promise.Options => options as promise.Options
+
 /** A transport that counts how often it was asked to start a CLI, and never starts one. */
 const counting = () => {
   const state = { opened: 0 }
@@ -337,7 +340,10 @@ describe("every problem of one call at once", () => {
 
   it("the Promise API lists them too", async () => {
     const { layer, state } = counting()
-    const q = promise.query({ prompt: "x", options: raw({ permissionMode: "yolo", model: 5, transport: layer }) })
+    const q = promise.query({
+      prompt: "x",
+      options: rawPromise({ permissionMode: "yolo", model: 5, transport: layer })
+    })
     await expect(q.next()).rejects.toSatisfy((error: unknown) =>
       error instanceof promise.InvalidOptions &&
       JSON.stringify(error.problems?.map((p) => p.option)) === JSON.stringify(["model", "permissionMode"])
@@ -367,7 +373,7 @@ describe("an option this SDK does not know is ignored with one warning naming th
   it("the Promise API warns through its logger", async () => {
     const { layer } = counting()
     const logs = capturePromiseLogs([/^warning Unknown option, ignored: maxTurn \(did you mean maxTurns\?\)$/])
-    const q = promise.query({ prompt: "x", options: raw({ maxTurn: 3, transport: layer, logger: logs.logger }) })
+    const q = promise.query({ prompt: "x", options: rawPromise({ maxTurn: 3, transport: layer, logger: logs.logger }) })
     await expect(q.next()).rejects.toThrow()
     await q.close()
     logs.check()
@@ -396,7 +402,10 @@ describe("a hook event that does not exist is InvalidOptions naming it (it was a
     const { layer, state } = counting()
     const q = promise.query({
       prompt: "x",
-      options: raw({ transport: layer, hooks: { PreToolUs: [{ hooks: [() => Promise.resolve({})] }], Nope: [] } })
+      options: rawPromise({
+        transport: layer,
+        hooks: { PreToolUs: [{ hooks: [() => Promise.resolve({})] }], Nope: [] }
+      })
     })
     await expect(q.next()).rejects.toSatisfy((error: unknown) =>
       error instanceof promise.InvalidOptions && error.option === "hooks" &&

@@ -477,14 +477,17 @@ const problemsOf = (issues: ReadonlyArray<Issue>, options: unknown): ReadonlyArr
   })
 
 /**
- * One `InvalidOptions` for every problem of one call: `option` / `description` are the first, `problems` all of them.
+ * One `InvalidOptions` for every problem of one call: `option` / `description` are the first, `problems` all of them
+ * when there are several.
  *
  * @internal
  */
 export const invalidAll = (problems: ReadonlyArray<OptionProblem>): InvalidOptions | undefined => {
   const [first] = problems
   if (first === undefined) return undefined
-  return new InvalidOptions({ option: first.option, description: first.description, problems })
+  return problems.length === 1
+    ? new InvalidOptions({ option: first.option, description: first.description })
+    : new InvalidOptions({ option: first.option, description: first.description, problems })
 }
 
 /**
@@ -495,14 +498,20 @@ export const invalidAll = (problems: ReadonlyArray<OptionProblem>): InvalidOptio
  * @internal
  */
 export const checker = <A, I>(schema: Schema.Schema<A, I>) => {
+  const problems = problemsChecker(schema)
+  return (options: unknown): InvalidOptions | undefined => invalidAll(problems(options))
+}
+
+/** Every problem `options` have against `schema`, in order (none when they are valid). */
+const problemsChecker = <A, I>(schema: Schema.Schema<A, I>) => {
   const validate = ParseResult.validateEither(schema, { errors: "all", onExcessProperty: "ignore" })
-  return (options: unknown): InvalidOptions | undefined => {
+  return (options: unknown): ReadonlyArray<OptionProblem> => {
     const result = validate(options)
-    return Either.isRight(result) ? undefined : invalidAll(problemsOf(allIssues(result.left, []), options))
+    return Either.isRight(result) ? [] : problemsOf(allIssues(result.left, []), options)
   }
 }
 
-const checkFields = checker(fieldsSchema)
+const fieldProblems = problemsChecker(fieldsSchema)
 
 /** The known option nearest to an unknown one (a different case, `_` or `-`, or up to two letters off), if any. */
 const nearest = (name: string, known: ReadonlyArray<string>): string | undefined => {
@@ -580,10 +589,8 @@ export const unknownHookEvents = (
  */
 export const validate = (options: Options): Effect.Effect<void, InvalidOptions> =>
   Effect.suspend(() => {
-    const fields = checkFields(options)
     const record: { readonly [option: string]: unknown } | undefined = isRecord(options) ? options : undefined
-    if (fields !== undefined && record === undefined) return Effect.fail(fields)
-    const invalid = invalidAll([...(fields?.problems ?? []), ...(record === undefined ? [] : combinations(record))])
+    const invalid = invalidAll([...fieldProblems(options), ...(record === undefined ? [] : combinations(record))])
     if (invalid !== undefined) return Effect.fail(invalid)
     const unknown = unknownOptions(options, OPTION_NAMES)
     return unknown.length === 0
