@@ -41,19 +41,27 @@ const shared = {
   hookTimeout: 60_000
 }
 
+// The in-memory tiers: one process per worker runs file after file, so the modules (effect, the SDK) load once per
+// worker instead of once per file, which was most of those files' CPU time. Files share nothing but the module cache:
+// the SDK keeps no module-level state (test/NoModuleState.test.ts). The process and real-CLI tiers keep a fresh
+// process per file (they spawn, reap and watch process-wide state).
+const sharedModules = { isolate: false }
+
 export default defineConfig({
   test: {
     pool: "forks",
-    // one process per worker runs file after file of a project: the modules (effect, the SDK) load once per worker
-    // instead of once per file, which was most of the suite's CPU time. Files share nothing but the module cache: the
-    // SDK keeps no module-level state (test/NoModuleState.test.ts). The projects run one after the other.
-    isolate: false,
     // the real-CLI and process tiers mostly wait (for processes, sockets, timers): more files at once than cores
     maxWorkers: 3,
     projects: [
       {
         resolve: { alias: entries(src("promise.ts")) },
-        test: { ...shared, name: "unit", include: ["test/**/*.test.ts"], exclude: [CLI, PROCESS, BUNDLE_ONLY] }
+        test: {
+          ...shared,
+          ...sharedModules,
+          name: "unit",
+          include: ["test/**/*.test.ts"],
+          exclude: [CLI, PROCESS, BUNDLE_ONLY]
+        }
       },
       {
         resolve: { alias: entries(src("promise.ts")) },
