@@ -1,3 +1,4 @@
+import * as fs from "node:fs"
 import * as path from "node:path"
 import { defineConfig } from "vitest/config"
 
@@ -6,49 +7,79 @@ const src = (file: string) => path.join(import.meta.dirname, "src", file)
 /** Where `test/bundle.setup.ts` writes the bundled Promise entry for the "bundle" project. */
 export const bundleFile = path.join(import.meta.dirname, ".tmp", "promise-bundle", "promise.js")
 
-/** The package's entries as the tests import them: the sources, with the Promise entry at `promise`. */
-export const entries = (promise: string) => [
-  { find: /^effect-claude-agent$/, replacement: src("index.ts") },
-  { find: /^effect-claude-agent\/promise$/, replacement: promise },
-  { find: /^effect-claude-agent\/testing$/, replacement: src("testing.ts") },
-  { find: /^effect-claude-agent\/cluster$/, replacement: src("cluster.ts") },
-  { find: /^effect-claude-agent\/sql$/, replacement: src("sql.ts") },
-  { find: /^effect-claude-agent\/ai$/, replacement: src("ai.ts") }
-]
+const manifest: { readonly exports: Readonly<Record<string, unknown>> } = JSON.parse(
+  fs.readFileSync(path.join(import.meta.dirname, "package.json"), "utf8")
+)
+
+/**
+ * The package's entries as the tests import them: every module entry of package.json's `exports` (`"./x"` is
+ * `src/x.ts`, `"."` is `src/index.ts`; an entry added there needs nothing here), with the Promise entry at `promise`.
+ */
+export const entries = (promise: string) =>
+  Object.entries(manifest.exports).flatMap(([key, target]) => {
+    if (!/\.js"/.test(JSON.stringify(target))) return [] // data files: package.json, the Bash grammar
+    const name = key === "." ? "effect-claude-agent" : `effect-claude-agent/${key.slice(2)}`
+    const file = key === "./promise" ? promise : src(key === "." ? "index.ts" : `${key.slice(2)}.ts`)
+    return [{ find: new RegExp(`^${name.replaceAll("/", "\\/")}$`), replacement: file }]
+  })
+
+// The tiers, by file name (a new test file lands in its tier by its name):
+//   *.cli.test.ts      the real CLI against the scripted model server       project "cli"
+//   *.process.test.ts  a fake CLI or a child host through real processes    project "process"
+//   any other          in memory (TestClock, ScriptedCli)                   project "unit"
+// The Promise API's tests (promise*.test.ts, *.promise*.test.ts) and *.bundle.test.ts run against the bundle that
+// `npm run build` ships as dist/promise.js (project "bundle"); the in-memory ones also against the source. A real-CLI
+// Promise test runs against the bundle only: the source under it is the Effect API, which the cli tier runs.
+const CLI = "test/**/*.cli.test.ts"
+const PROCESS = "test/**/*.process.test.ts"
+const BUNDLE_ONLY = "test/**/*.bundle.test.ts"
+const PROMISE = ["test/**/promise*.test.ts", "test/**/*.promise*.test.ts"]
 
 const shared = {
   setupFiles: ["./vitest.setup.ts"],
   testTimeout: 60_000,
-  hookTimeout: 60_000,
-  pool: "forks" as const
+  hookTimeout: 60_000
 }
+
+// The in-memory tiers: one process per worker runs file after file, so the modules (effect, the SDK) load once per
+// worker instead of once per file, which was most of those files' CPU time. Files share nothing but the module cache:
+// the SDK keeps no module-level state (test/NoModuleState.test.ts). The process and real-CLI tiers keep a fresh
+// process per file (they spawn, reap and watch process-wide state).
+const sharedModules = { isolate: false }
 
 export default defineConfig({
   test: {
+    pool: "forks",
+    // the real-CLI and process tiers mostly wait (for processes, sockets, timers): more files at once than cores
+    maxWorkers: 3,
     projects: [
       {
         resolve: { alias: entries(src("promise.ts")) },
-        test: { ...shared, name: "src", include: ["test/**/*.test.ts"], exclude: ["test/**/*.bundle.test.ts"] }
-      },
-      {
-        // the Promise API's tests again, against the self-contained bundle `npm run build` ships as
-        // `dist/promise.js`; the test files' own `effect` and the testing entry are a second copy beside it
-        resolve: { alias: entries(bundleFile) },
         test: {
           ...shared,
-          name: "bundle",
-          include: [
-            "test/promise.test.ts",
-            "test/promise.cli.test.ts",
-            "test/promise.logging.test.ts",
-            "test/promise.errors.test.ts",
-            "test/promise.abandon.test.ts",
-            "test/promise.outputs.test.ts",
-            "test/TranscriptStore.promise.cli.test.ts",
-            "test/**/*.bundle.test.ts"
-          ],
-          globalSetup: ["./test/bundle.setup.ts"]
+          ...sharedModules,
+          name: "unit",
+          include: ["test/**/*.test.ts"],
+          exclude: [CLI, PROCESS, BUNDLE_ONLY]
         }
+      },
+      {
+        resolve: { alias: entries(src("promise.ts")) },
+        test: { ...shared, name: "process", include: [PROCESS] }
+      },
+      {
+        resolve: { alias: entries(src("promise.ts")) },
+        test: {
+          ...shared,
+          name: "cli",
+          include: [CLI],
+          exclude: PROMISE.map((glob) => glob.replace(".test.ts", ".cli.test.ts"))
+        }
+      },
+      {
+        // the file's own `effect` and the testing entry are a second copy beside the bundle's
+        resolve: { alias: entries(bundleFile) },
+        test: { ...shared, name: "bundle", include: [...PROMISE, BUNDLE_ONLY], globalSetup: ["./test/bundle.setup.ts"] }
       }
     ]
   }

@@ -1,19 +1,34 @@
 import { addEqualityTesters } from "@effect/vitest"
-import { afterAll, expect } from "vitest"
+import { afterAll, beforeAll, expect } from "vitest"
 
 addEqualityTesters()
 
-// G4: nothing the SDK does may produce an unhandled rejection or a listener-leak warning, in any test file
-const unhandled: Array<unknown> = []
-const warnings: Array<string> = []
-process.on("unhandledRejection", (reason) => {
-  unhandled.push(reason)
-})
-process.on("warning", (warning) => {
-  if (warning.name === "MaxListenersExceededWarning") warnings.push(warning.message)
+// G4: nothing the SDK does may produce an unhandled rejection or a listener-leak warning, in any test file.
+// A worker runs many files in one process (vitest.config.ts: `isolate: false`): the listeners are installed once per
+// process, and each file checks what happened while it ran.
+interface Seen {
+  readonly unhandled: Array<unknown>
+  readonly warnings: Array<string>
+}
+const SEEN = Symbol.for("effect-claude-agent/test/seen")
+const registry = globalThis as { [SEEN]?: Seen }
+const seen: Seen = registry[SEEN] ?? (() => {
+  const fresh: Seen = { unhandled: [], warnings: [] }
+  process.on("unhandledRejection", (reason) => {
+    fresh.unhandled.push(reason)
+  })
+  process.on("warning", (warning) => {
+    if (warning.name === "MaxListenersExceededWarning") fresh.warnings.push(warning.message)
+  })
+  return registry[SEEN] = fresh
+})()
+
+beforeAll(() => {
+  seen.unhandled.length = 0
+  seen.warnings.length = 0
 })
 
 afterAll(() => {
-  expect(unhandled, "unhandled rejections during this file").toEqual([])
-  expect(warnings, "MaxListenersExceededWarning during this file").toEqual([])
+  expect(seen.unhandled, "unhandled rejections during this file").toEqual([])
+  expect(seen.warnings, "MaxListenersExceededWarning during this file").toEqual([])
 })

@@ -1,12 +1,12 @@
 // Builds the Promise entry, `dist/promise.js`, as one self-contained ESM file: our modules and the parts of effect and
 // @effect/platform(-node) they use, tree-shaken. Its users do not load Effect themselves, and Node then reads and
 // links one file instead of ~550 modules (`bench/results.md`, P3 cold import). The other entries stay unbundled and
-// share the app's `effect` (peer dependency). Only whitespace and comments are minified: names are kept, so stack
-// traces stay readable, and the linked source map gives the TypeScript files and lines (`node --enable-source-maps`).
+// share the app's `effect` (peer dependency). Nothing is minified: names and line breaks are kept, so that a stack
+// trace names functions at short lines (an uncaught error prints its source line), and the linked source map (shipped
+// with `src/`) gives the TypeScript files and lines under `node --enable-source-maps`.
 //
 //   node scripts/bundle-promise.mjs            after `tsc -p tsconfig.build.json` (npm run build)
 //   bundlePromise({ outfile })                 from tests (test/bundle.setup.ts, the "bundle" project)
-import * as esbuild from "esbuild"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -20,8 +20,23 @@ const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
  */
 export const external = ["@modelcontextprotocol/sdk", "@modelcontextprotocol/sdk/*", "zod", "zod/*", "web-tree-sitter"]
 
+/**
+ * esbuild: its native binary, or the same version compiled to WebAssembly when the binary is not installed (a build
+ * from `npm ci --omit=optional`, which leaves out every platform's binary package). Both give the same output.
+ */
+const loadEsbuild = async () => {
+  try {
+    const native = await import("esbuild")
+    await native.transform("") // starts the binary: fails here when its platform package is not installed
+    return native
+  } catch {
+    return import("esbuild-wasm")
+  }
+}
+
 /** Bundles `src/promise.ts` into `outfile` (with a linked source map); resolves to esbuild's metafile. */
 export const bundlePromise = async ({ outfile }) => {
+  const esbuild = await loadEsbuild()
   const result = await esbuild.build({
     absWorkingDir: root,
     entryPoints: [path.join(root, "src", "promise.ts")],
@@ -31,9 +46,6 @@ export const bundlePromise = async ({ outfile }) => {
     target: "node20",
     format: "esm",
     external,
-    // whitespace only: the source V8 keeps (and its table of line ends) is ~1.7 MB smaller on the heap; identifiers
-    // and syntax minification would make traces unreadable and saved no more (measured)
-    minifyWhitespace: true,
     // no `keepNames`: it costs ~0.9 MB of heap for `.name` properties; scope hoisting renames a few colliding
     // functions (`tool3`), classes and their tags keep their names, and the source map gives the original ones
     sourcemap: "linked",

@@ -48,14 +48,15 @@ fs.writeFileSync(
         noUnusedLocals: false,
         // the testing kit's frames are plain JavaScript shared with the fake CLI program (src/internal/testing)
         allowJs: true,
-        paths: {
-          "effect-claude-agent": [rel("src/index.ts")],
-          "effect-claude-agent/promise": [rel("src/promise.ts")],
-          "effect-claude-agent/testing": [rel("src/testing.ts")],
-          "effect-claude-agent/cluster": [rel("src/cluster.ts")],
-          "effect-claude-agent/sql": [rel("src/sql.ts")],
-          "effect-claude-agent/ai": [rel("src/ai.ts")]
-        }
+        // every module entry of package.json's `exports`: "./x" is src/x.ts, "." is src/index.ts
+        paths: Object.fromEntries(
+          Object.entries(JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")).exports)
+            .filter(([, target]) => /\.js"/.test(JSON.stringify(target)))
+            .map(([key]) => [
+              key === "." ? "effect-claude-agent" : `effect-claude-agent/${key.slice(2)}`,
+              [rel(`src/${key === "." ? "index" : key.slice(2)}.ts`)]
+            ])
+        )
       },
       // @effect/rpc's typings name the DOM's `Transferable` (the cluster entry's snippets load them)
       include: ["*.ts", rel("src/internal/cluster/transferable.d.ts")]

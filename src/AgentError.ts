@@ -73,22 +73,47 @@ export const isAgentError: {
 const tail = (s: string): string => (s.length === 0 ? "" : `\n--- stderr (last ${s.length} chars) ---\n${s}`)
 
 /**
- * No `claude` executable could be found.
+ * No `claude` executable could be found; or the one named by `pathToClaudeCodeExecutable` / `CLAUDE_CLI_PATH` cannot
+ * be run (`named` says which path, `reason` why).
  *
  * @since 0.1.0
  * @category errors
  */
 export class CliNotFound extends Schema.TaggedError<CliNotFound>("effect-claude-agent/CliNotFound")("CliNotFound", {
   /** Every path or lookup that was tried, in order. */
-  searched: Schema.Array(Schema.String)
+  searched: Schema.Array(Schema.String),
+  /**
+   * `"NotFound"`: nothing usable in any place searched. Otherwise why the path the caller named (`named`) cannot be
+   * run: it does not exist (`"Missing"`), is a directory (`"Directory"`), is a file this process may not execute
+   * (`"NotExecutable"`: a native binary without the execute permission) or not a regular file (`"NotAFile"`).
+   */
+  reason: Schema.Literal("NotFound", "Missing", "Directory", "NotExecutable", "NotAFile"),
+  /** The path the caller named, and where: the option or the environment variable. */
+  named: Schema.optional(Schema.Struct({
+    source: Schema.Literal("pathToClaudeCodeExecutable", "CLAUDE_CLI_PATH"),
+    path: Schema.String
+  }))
 }) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
+    if (this.named !== undefined && this.reason !== "NotFound") {
+      const { path, source } = this.named
+      const unset = source === "CLAUDE_CLI_PATH" ? "unset CLAUDE_CLI_PATH" : "leave pathToClaudeCodeExecutable unset"
+      return `Claude Code CLI not found: ${source} is ${path}, which ${namedProblems[this.reason]}. Fix the path, ` +
+        `or ${unset} to use the CLI installed with the SDK (@anthropic-ai/claude-code).`
+    }
     return `Claude Code CLI not found. Searched:\n  ${this.searched.join("\n  ")}\n` +
       "Install @anthropic-ai/claude-code, put `claude` on PATH, or set pathToClaudeCodeExecutable / CLAUDE_CLI_PATH."
   }
+}
+
+const namedProblems: Readonly<Record<Exclude<CliNotFound["reason"], "NotFound">, string>> = {
+  Missing: "does not exist",
+  Directory: "is a directory (name the executable in it)",
+  NotExecutable: "is not executable by this process (`chmod +x` it; a .js/.mjs/.cjs CLI is run with Node instead)",
+  NotAFile: "is not a regular file"
 }
 
 /**
@@ -383,14 +408,17 @@ export class VersionIncompatible extends Schema.TaggedError<VersionIncompatible>
   /** The accepted range (`cliVersions`, or the SDK's default). */
   supported: Schema.String,
   reason: Schema.Literal("OutOfRange", "Unknown"),
-  /** Why the version is unknown, when it is. */
-  description: Schema.optional(Schema.String)
+  /** Why the version is unknown, or what to do, when it says. */
+  description: Schema.optional(Schema.String),
+  /** The executable that was judged (the CLI's file), when known. */
+  executable: Schema.optional(Schema.String)
 }) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
-    return `Claude Code ${this.found} is outside the supported range ${this.supported}` +
+    const at = this.executable === undefined ? "" : ` at ${this.executable}`
+    return `Claude Code ${this.found}${at} is outside the supported range ${this.supported}` +
       (this.description !== undefined ? ` (${this.description})` : "")
   }
 }
@@ -406,10 +434,16 @@ export class VersionIncompatible extends Schema.TaggedError<VersionIncompatible>
 export class InvalidOptions extends Schema.TaggedError<InvalidOptions>("effect-claude-agent/InvalidOptions")(
   "InvalidOptions",
   {
-    /** The option at fault (`"prompt"` for the prompt). */
+    /** The option at fault (`"prompt"` for the prompt); the first one when there are several. */
     option: Schema.String,
     /** What is wrong with it. */
     description: Schema.String,
+    /**
+     * Every problem of the options of one call, in order, when there are several (the first is `option` /
+     * `description`): a call is refused once, with all of them. Absent when there is one: read it as
+     * `error.problems ?? [error]`.
+     */
+    problems: Schema.optional(Schema.Array(Schema.Struct({ option: Schema.String, description: Schema.String }))),
     /** What the prompt source threw, rejected or died with, when that is why. */
     cause: Schema.optional(Schema.Defect)
   }
@@ -418,8 +452,22 @@ export class InvalidOptions extends Schema.TaggedError<InvalidOptions>("effect-c
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
-    return `Invalid option ${this.option}: ${this.description}`
+    const problems = this.problems ?? []
+    return problems.length > 1
+      ? problems.map((p) => `Invalid option ${p.option}: ${p.description}`).join("\n")
+      : `Invalid option ${this.option}: ${this.description}`
   }
+}
+
+/**
+ * One problem of {@link InvalidOptions}: the option and what is wrong with it.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export interface OptionProblem {
+  readonly option: string
+  readonly description: string
 }
 
 /**

@@ -3,6 +3,7 @@
  *
  * @since 0.1.0
  */
+import * as hints from "./internal/hints.js"
 
 /**
  * Options of `query` and `Session` and their mapping to argv, environment and `initialize`.
@@ -138,3 +139,16 @@ export * as Transport from "./Transport.js"
  * @since 0.1.0
  */
 export * as UserDialog from "./UserDialog.js"
+
+/**
+ * Not in this entry: `query()` with Promises, the official SDK's API, is exported by `effect-claude-agent/promise`,
+ * and the Effect API's is `ClaudeAgent.query`. This name is here only to say so: TypeScript refuses any call (its
+ * parameter type is the hint), and a call from plain JavaScript throws a `TypeError` with the hint.
+ *
+ * @deprecated Import `query` from "effect-claude-agent/promise", or use `ClaudeAgent.query`.
+ * @since 0.1.0
+ * @category hints
+ */
+export const query: (
+  hint: "query() is exported by effect-claude-agent/promise; with Effect, use ClaudeAgent.query"
+) => never = hints.query

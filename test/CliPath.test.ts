@@ -92,3 +92,29 @@ it.scoped("a resolver builds the process report (libc) and looks up the bundled 
       getReport.mockRestore()
     }
   }))
+
+it.scoped("a named path that cannot be run: CliNotFound says which path and why, not where to install the CLI", () =>
+  Effect.gen(function*() {
+    const dir = yield* tempDir
+    const plain = path.join(dir, "claude-plain")
+    fs.writeFileSync(plain, "#!/bin/sh\n")
+    fs.chmodSync(plain, 0o644)
+    const named = (explicit: string | undefined, env: Record<string, string> = {}) =>
+      Effect.flip(resolveCli({ explicit, env, bundled: [], commonDirs: [] }))
+    const cases = [
+      [path.join(dir, "nope"), "Missing", "does not exist"],
+      [dir, "Directory", "is a directory (name the executable in it)"],
+      [plain, "NotExecutable", "is not executable by this process"],
+      ["/dev/null", "NotAFile", "is not a regular file"]
+    ] as const
+    for (const [file, reason, why] of cases) {
+      const error = yield* named(file)
+      expect(error).toMatchObject({ reason, named: { source: "pathToClaudeCodeExecutable", path: file } })
+      expect(error.message).toContain(`pathToClaudeCodeExecutable is ${file}, which ${why}`)
+      expect(error.message).toContain("or leave pathToClaudeCodeExecutable unset to use the CLI installed with the SDK")
+      expect(error.message).not.toContain("Install @anthropic-ai/claude-code, put `claude` on PATH")
+    }
+    const fromEnv = yield* named(undefined, { CLAUDE_CLI_PATH: dir })
+    expect(fromEnv).toMatchObject({ reason: "Directory", named: { source: "CLAUDE_CLI_PATH", path: dir } })
+    expect(fromEnv.message).toContain("or unset CLAUDE_CLI_PATH")
+  }))

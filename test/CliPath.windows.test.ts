@@ -30,7 +30,8 @@ const windows = (files: Record<string, number>): Host => {
     fileSize: (file) => {
       const key = find(file)
       return key === undefined ? undefined : files[key]
-    }
+    },
+    fileKind: (file) => (find(file) === undefined ? "missing" : "file")
   }
 }
 

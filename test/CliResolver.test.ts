@@ -56,7 +56,14 @@ describe("CliResolver: the --version probe", () => {
       for (const waiter of waiters) expect(yield* Fiber.await(waiter)).toStrictEqual(Exit.void)
       // known now: judged again for another range, without a probe
       expect(yield* Effect.flip(resolver.checkVersion(cli, ">=3.0.0"))).toStrictEqual(
-        new AgentError.VersionIncompatible({ found: "2.1.332", supported: ">=3.0.0", reason: "OutOfRange" })
+        new AgentError.VersionIncompatible({
+          found: "2.1.332",
+          supported: ">=3.0.0",
+          reason: "OutOfRange",
+          executable: cli.path,
+          description: "set cliVersions to a range that holds it to run it anyway (e.g. cliVersions: \">=2.1.332\"; " +
+            "\"*\" skips the check), or point pathToClaudeCodeExecutable at a CLI in >=3.0.0"
+        })
       )
       expect(control.runs()).toBe(1)
     }))
@@ -98,7 +105,8 @@ describe("CliResolver: the --version probe", () => {
           found: "unknown",
           supported: RANGE,
           reason: "Unknown",
-          description: "`--version` did not answer within 3000 ms"
+          executable: cli.path,
+          description: "`--version` did not answer within 3000 ms; cliVersions: \"*\" skips the check"
         })
       )
       expect(yield* Deferred.isDone(control.interrupted)).toBe(true)

@@ -141,9 +141,8 @@ for (const cli of CLIS) {
           Stream.runDrain,
           Effect.flip
         )
-        expect(error).toStrictEqual(
-          new AgentError.VersionIncompatible({ found: cli.version, supported: ">=9.0.0", reason: "OutOfRange" })
-        )
+        expect(error).toMatchObject({ _tag: "VersionIncompatible", found: cli.version, supported: ">=9.0.0" })
+        expect((error as AgentError.VersionIncompatible).description).toMatch(/^set cliVersions to a range/)
       }))
   })
 }

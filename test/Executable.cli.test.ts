@@ -88,7 +88,8 @@ describe("executable: the argv contract, with a fake runtime", () => {
         execPath: "/opt/node/bin/node",
         isExecutableFile: (file: string) => file === "/opt/bun/bin/bun",
         isReadableFile: (file: string) => file === "/app/cli.mjs",
-        fileSize: () => 10
+        fileSize: () => 10,
+        fileKind: () => "file" as const
       }
       const lookup = { explicit: "/app/cli.mjs", bundled: [], commonDirs: [], host, executableArgs: ["--smol"] }
       const env = { PATH: "/usr/bin:/opt/bun/bin" }

@@ -7,13 +7,17 @@ import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { AgentError, AgentOptions, ClaudeAgent, Transport } from "effect-claude-agent"
+import { AgentError, AgentOptions, ClaudeAgent, Hooks, Transport } from "effect-claude-agent"
 import * as promise from "effect-claude-agent/promise"
 import { ScriptedCli } from "effect-claude-agent/testing"
+import { capturePromiseLogs, expectLogs } from "./support/logs.js"
 import { NodeExecutor } from "./support/process.js"
 
 /** Options as a careless caller (plain JavaScript, a cast) may pass them. */
 const raw = (options: unknown): AgentOptions.Options => options as AgentOptions.Options
+
+/** Promise API options as a careless caller may pass them. */
+const rawPromise = (options: unknown): promise.Options => options as promise.Options
 
 /** A transport that counts how often it was asked to start a CLI, and never starts one. */
 const counting = () => {
@@ -301,4 +305,113 @@ describe("setMcpServers checks its configs as the mcpServers option is checked",
       expect(error).toMatchObject({ _tag: "InvalidOptions", option: "mcpServers" })
       expect((error as AgentError.InvalidOptions).description).toMatch(/^x: Expected Mcp/)
     }))
+})
+
+describe("every problem of one call at once", () => {
+  const rejectedBy = (options: unknown, layer: Layer.Layer<Transport.Transport> = counting().layer) =>
+    ClaudeAgent.query("x", raw(options)).pipe(Stream.runDrain, Effect.flip, Effect.provide(layer))
+
+  it.effect("two bad fields: both are listed, option is the first (it reported only model)", () =>
+    Effect.gen(function*() {
+      const error = yield* rejectedBy({ permissionMode: "yolo", model: 5 })
+      expect(error).toMatchObject({ _tag: "InvalidOptions", option: "model" })
+      const problems = (error as AgentError.InvalidOptions).problems ?? []
+      expect(problems.map((p) => p.option)).toStrictEqual(["model", "permissionMode"])
+      expect(problems[1]!.description).toMatch(/actual "yolo"/)
+      expect(error.message).toMatch(/^Invalid option model: Expected string, actual 5\nInvalid option permissionMode: /)
+    }))
+
+  it.effect("bad fields and broken rules between options are listed together", () =>
+    Effect.gen(function*() {
+      const error = yield* rejectedBy({ maxTurns: 0, resume: "a", continue: true, forkSession: 1 })
+      const problems = (error as AgentError.InvalidOptions).problems ?? []
+      expect(problems.map((p) => p.option)).toStrictEqual(["maxTurns", "forkSession", "resume"])
+    }))
+
+  it.effect("several problems inside one option are each listed", () =>
+    Effect.gen(function*() {
+      const error = yield* rejectedBy({ env: { A: 1, B: null } })
+      const problems = (error as AgentError.InvalidOptions).problems ?? []
+      expect(problems.map((p) => p.description)).toStrictEqual([
+        "A: Expected string, actual 1",
+        "B: Expected string, actual null"
+      ])
+    }))
+
+  it("the Promise API lists them too", async () => {
+    const { layer, state } = counting()
+    const q = promise.query({
+      prompt: "x",
+      options: rawPromise({ permissionMode: "yolo", model: 5, transport: layer })
+    })
+    await expect(q.next()).rejects.toSatisfy((error: unknown) =>
+      error instanceof promise.InvalidOptions &&
+      JSON.stringify(error.problems?.map((p) => p.option)) === JSON.stringify(["model", "permissionMode"])
+    )
+    expect(state.opened).toBe(0)
+  })
+})
+
+describe("an option this SDK does not know is ignored with one warning naming the nearest option", () => {
+  it.effect("maxTurn: the query runs; one warning says maxTurns", () =>
+    Effect.gen(function*() {
+      const { layer, state } = counting()
+      // the options passed: the query got as far as opening a CLI (which this transport refuses)
+      const exit = yield* ClaudeAgent.query("x", raw({ maxTurn: 3, permission_mode: "plan", someFutureOption: 1 }))
+        .pipe(
+          Stream.runDrain,
+          Effect.exit,
+          Effect.provide(layer),
+          expectLogs([
+            /^WARN Unknown options, ignored: maxTurn \(did you mean maxTurns\?\), permission_mode \(did you mean permissionMode\?\), someFutureOption$/
+          ])
+        )
+      expect(exit._tag).toBe("Failure")
+      expect(state.opened).toBe(1)
+    }))
+
+  it("the Promise API warns through its logger", async () => {
+    const { layer } = counting()
+    const logs = capturePromiseLogs([/^warning Unknown option, ignored: maxTurn \(did you mean maxTurns\?\)$/])
+    const q = promise.query({ prompt: "x", options: rawPromise({ maxTurn: 3, transport: layer, logger: logs.logger }) })
+    await expect(q.next()).rejects.toThrow()
+    await q.close()
+    logs.check()
+  })
+})
+
+describe("a hook event that does not exist is InvalidOptions naming it (it was a TypeError defect)", () => {
+  const hooks = (registration: object) => Hooks.layer(registration as Hooks.HookRegistrations)
+
+  it.effect("Effect API: PreToolUs", () =>
+    Effect.gen(function*() {
+      const { layer, state } = counting()
+      const error = yield* ClaudeAgent.query("x").pipe(
+        Stream.runDrain,
+        Effect.flip,
+        Effect.provide(Layer.merge(layer, hooks({ PreToolUs: [{ hooks: [() => Effect.succeed({})] }] })))
+      )
+      expect(error).toMatchObject({ _tag: "InvalidOptions", option: "hooks" })
+      expect((error as AgentError.InvalidOptions).description).toMatch(
+        /^"PreToolUs" is not a hook event \(did you mean PreToolUse\?\); the events are PreToolUse, PostToolUse, /
+      )
+      expect(state.opened).toBe(0)
+    }))
+
+  it("Promise API: the iterator rejects with InvalidOptions, nothing is spawned", async () => {
+    const { layer, state } = counting()
+    const q = promise.query({
+      prompt: "x",
+      options: rawPromise({
+        transport: layer,
+        hooks: { PreToolUs: [{ hooks: [() => Promise.resolve({})] }], Nope: [] }
+      })
+    })
+    await expect(q.next()).rejects.toSatisfy((error: unknown) =>
+      error instanceof promise.InvalidOptions && error.option === "hooks" &&
+      /"PreToolUs" is not a hook event \(did you mean PreToolUse\?\)/.test(error.message) &&
+      /"Nope" is not a hook event; the events are /.test(error.message)
+    )
+    expect(state.opened).toBe(0)
+  })
 })

@@ -56,7 +56,7 @@ const wait = (minutes: number) =>
     }
   })
 
-const notFound = new AgentError.CliNotFound({ searched: ["PATH: /nowhere/claude"] })
+const notFound = new AgentError.CliNotFound({ searched: ["PATH: /nowhere/claude"], reason: "NotFound" })
 
 describe("SessionPool warm-up: failures retrying cannot fix", () => {
   const permanent = {

@@ -41,6 +41,9 @@ const fakeClaude = (
 const live = <A, E>(name: string, body: () => Effect.Effect<A, E, Transport.Transport | Scope.Scope>) =>
   it.live(name, () => noClaudeLeft(Effect.scoped(body())).pipe(Effect.provide(NodeClaudeAgent.layer)), 30_000)
 
+/** What an unknown version's error adds to why it is unknown. */
+const SKIPS = "cliVersions: \"*\" skips the check"
+
 const queryWith = (executable: string, cliVersions?: string) =>
   ClaudeAgent.query("hi", {
     pathToClaudeCodeExecutable: executable,
@@ -63,12 +66,19 @@ describe("G20 the CLI version gate", () => {
     () =>
       Effect.gen(function*() {
         const old = yield* fakeClaude("claude-old", "2.0.5 (Claude Code)")
-        expect(yield* queryWith(old)).toStrictEqual(
-          new AgentError.VersionIncompatible({
-            found: "2.0.5",
-            supported: Transport.SUPPORTED_CLI_VERSIONS,
-            reason: "OutOfRange"
-          })
+        const error = yield* queryWith(old)
+        expect(error).toMatchObject({
+          _tag: "VersionIncompatible",
+          found: "2.0.5",
+          supported: Transport.SUPPORTED_CLI_VERSIONS,
+          reason: "OutOfRange",
+          executable: old
+        })
+        // the message names the executable and how to widen the range
+        expect(error.message).toBe(
+          `Claude Code 2.0.5 at ${old} is outside the supported range ${Transport.SUPPORTED_CLI_VERSIONS} (set ` +
+            "cliVersions to a range that holds it to run it anyway (e.g. cliVersions: \">=2.0.5\"; \"*\" skips the " +
+            `check), or point pathToClaudeCodeExecutable at a CLI in ${Transport.SUPPORTED_CLI_VERSIONS})`
         )
         // the override lets it through (and then the session runs it: this one exits 3 at once)
         expect(yield* queryWith(old, ">=2.0.0")).toMatchObject({ _tag: "StartupFailed", exitCode: 3 })
@@ -103,7 +113,8 @@ describe("G20 the CLI version gate", () => {
             found: "unknown",
             supported: Transport.SUPPORTED_CLI_VERSIONS,
             reason: "Unknown",
-            description: "`--version` printed no version: \"Claude Code (development build)\""
+            executable: garbage,
+            description: "`--version` printed no version: \"Claude Code (development build)\"; " + SKIPS
           })
         )
         // "*" skips the check altogether
@@ -121,7 +132,8 @@ describe("G20 the CLI version gate", () => {
             found: "unknown",
             supported: Transport.SUPPORTED_CLI_VERSIONS,
             reason: "Unknown",
-            description: "`--version` exited with code 2"
+            executable: failing,
+            description: "`--version` exited with code 2; " + SKIPS
           })
         )
       })
@@ -137,13 +149,12 @@ describe("G20 the CLI version gate", () => {
         const manifest = path.join(path.dirname(binary), "package.json")
         const cli = { command: binary, prefixArgs: [], path: binary, packageJson: manifest }
         fs.writeFileSync(manifest, JSON.stringify({ name: "@anthropic-ai/claude-code-linux-x64", version: "2.0.5" }))
-        expect(yield* Effect.flip(resolver.checkVersion(cli, Transport.SUPPORTED_CLI_VERSIONS))).toStrictEqual(
-          new AgentError.VersionIncompatible({
-            found: "2.0.5",
-            supported: Transport.SUPPORTED_CLI_VERSIONS,
-            reason: "OutOfRange"
-          })
-        )
+        expect(yield* Effect.flip(resolver.checkVersion(cli, Transport.SUPPORTED_CLI_VERSIONS))).toMatchObject({
+          found: "2.0.5",
+          supported: Transport.SUPPORTED_CLI_VERSIONS,
+          reason: "OutOfRange",
+          executable: binary
+        })
         // an upgrade in place (a new binary, a new manifest) is seen: the answer is cached by the binary's mtime
         fs.writeFileSync(manifest, JSON.stringify({ name: "@anthropic-ai/claude-code-linux-x64", version: "2.1.332" }))
         fs.utimesSync(binary, new Date(), new Date(Date.now() + 5_000))
@@ -186,7 +197,8 @@ describe("G20 the CLI version gate", () => {
             found: "unknown",
             supported: Transport.SUPPORTED_CLI_VERSIONS,
             reason: "Unknown",
-            description: "`--version` did not answer within 500 ms"
+            executable: hanging,
+            description: "`--version` did not answer within 500 ms; " + SKIPS
           })
         )
         // 500 ms and a process kill, far from the minute the probe would take; generous for a loaded CI machine

@@ -1,6 +1,6 @@
 // Every error class of the SDK is exported from the Promise entry, so that Promise code can `instanceof` any error
 // the README promises without importing the Effect entry, and `isAgentError` recognises an error of either copy.
-// Enumerates AgentError's members: a class added there and forgotten in src/promise.ts fails here. Runs in the "src"
+// Enumerates AgentError's members: a class added there and forgotten in src/promise.ts fails here. Runs in the "unit"
 // and the "bundle" project (vitest.config.ts).
 import { describe, expect, it } from "vitest"
 import { AgentError, SdkMcp } from "effect-claude-agent"

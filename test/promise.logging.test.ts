@@ -1,5 +1,5 @@
 // The Promise API never writes to stdout: its log lines go to stderr by default, or to `options.logger`, from
-// `options.logLevel` on. Runs in the "src" and the "bundle" project (vitest.config.ts).
+// `options.logLevel` on. Runs in the "unit" and the "bundle" project (vitest.config.ts).
 import { afterEach, describe, expect, it, vi } from "vitest"
 import * as Effect from "effect/Effect"
 import { spawn } from "node:child_process"
@@ -135,8 +135,8 @@ describe("promise API: logging", () => {
 
 describe("promise API: stdout of a program (real CLI, child process)", () => {
   it("carries only what the program printed while the SDK denies a tool and logs it", async ({ task }) => {
-    // the entry under test: the bundle in the "bundle" project, the sources in "src" (both run through tsx)
-    expect(["src", "bundle"]).toContain(task.file.projectName)
+    // the entry under test: the bundle in the "bundle" project, the sources in "unit" (both run through tsx)
+    expect(["unit", "bundle"]).toContain(task.file.projectName)
     const entry = task.file.projectName === "bundle" ? bundleFile : path.join(root, "src", "promise.ts")
     const cwd = fs.mkdtempSync(path.join(os.tmpdir(), "eca-stdout-"))
     const before = new Set([...descendants(process.pid), ...ownedProcesses()])

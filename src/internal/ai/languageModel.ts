@@ -19,6 +19,7 @@ import * as PartialMessages from "../../PartialMessages.js"
 import * as SdkMcp from "../../SdkMcp.js"
 import * as Transport from "../../Transport.js"
 import { mapPrompt } from "./prompt.js"
+import { transport as requiredTransport } from "../transport/required.js"
 
 const MODULE = "ClaudeCodeLanguageModel"
 
@@ -339,7 +340,7 @@ const collectParts = (parts: ReadonlyArray<Response.StreamPartEncoded>): Array<R
 
 /** Makes the `LanguageModel` service; see `ClaudeCodeLanguageModel.make`. */
 export const make = Effect.fnUntraced(function*(options: Options = {}) {
-  const transport = yield* Transport.Transport
+  const transport = yield* requiredTransport
   const serverName = options.serverName ?? "toolkit"
   const serverPrefix = `mcp__${serverName}__`
   const maxConversations = options.maxConversations ?? 1000

@@ -18,7 +18,10 @@ import { type McpServersControl, noMcpServers, contribution as sdkMcpContributio
 import type { Contribution } from "../protocol/contribution.js"
 import * as Mirror from "../transcript/mirror.js"
 import { Mirror as MirrorSettings, TranscriptStore } from "../transcript/store.js"
+import { unknownHookEvents } from "./options.js"
 import { contribution as userDialogContribution, unanswered as unansweredDialog } from "./userDialog.js"
+
+const HOOK_EVENTS: ReadonlyArray<string> = Object.keys(HookInputs)
 
 /** What the optional services contribute to a session, merged. @internal */
 export interface SessionExtensions extends Extensions {
@@ -130,6 +133,8 @@ export const collectExtensions = (
       ...(Option.isSome(hooks) ? hooks.value.registrations : []),
       ...(rulesHooks === undefined ? [] : [rulesHooks])
     ]
+    const badEvent = unknownHookEvents(registrations, HOOK_EVENTS)
+    if (badEvent !== undefined) return yield* Effect.fail(badEvent)
     const badTimeout = invalidHookTimeout(registrations)
     if (badTimeout !== undefined) {
       return yield* Effect.fail(

@@ -8,7 +8,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schedule from "effect/Schedule"
 import * as AST from "effect/SchemaAST"
 import * as Schema from "effect/Schema"
-import { InvalidOptions, type ProcessExited } from "../../AgentError.js"
+import { InvalidOptions, type OptionProblem, type ProcessExited } from "../../AgentError.js"
 import type { CliRequirement, Extensions, Launch, Options } from "../../AgentOptions.js"
 import * as Message from "../../Message.js"
 import { processMcpServers } from "../mcp/sdkMcp.js"
@@ -45,7 +45,7 @@ const EXTRA_ARGS_WITH_OPTIONS: Readonly<Record<string, string>> = {
 // --- the options schema ------------------------------------------------------------------------------------------
 // One schema checks every option before anything is spawned; both APIs run it (the Promise API extends its fields
 // with its own). It only checks: the options are passed on as given (functions, Effect Schemas and layers keep
-// their identity). Unknown fields are ignored, as the official SDK ignores them.
+// their identity). Unknown fields are ignored, as the official SDK ignores them, with a warning (see `validate`).
 
 const show = (u: unknown): string => {
   if (typeof u === "function") return "a function"
@@ -330,31 +330,34 @@ export const optionFields = {
 
 const fieldsSchema = Schema.Struct(optionFields)
 
-/** Rules between options; each names the option to change. @internal */
-export const combinations = (options: Schema.Schema.Type<typeof fieldsSchema>): Schema.FilterOutput => {
-  const at = (option: string, message: string) => ({ path: [option], message })
-  if (options.fallbackModel !== undefined && options.fallbackModel === options.model) {
-    return at("fallbackModel", "must differ from model")
+/**
+ * Rules between options, each naming the option to change: every rule broken. They read the options as given (any
+ * value may be there), so that they are checked with the fields, not only once the fields are right.
+ *
+ * @internal
+ */
+export const combinations = (options: { readonly [option: string]: unknown }): ReadonlyArray<OptionProblem> => {
+  const problems: Array<OptionProblem> = []
+  const at = (option: string, description: string) => problems.push({ option, description })
+  if (options["fallbackModel"] !== undefined && options["fallbackModel"] === options["model"]) {
+    at("fallbackModel", "must differ from model")
   }
-  if (options.resume !== undefined && options.continue === true) {
-    return at("resume", "resume and continue are mutually exclusive")
+  const resumes = options["resume"] !== undefined || options["continue"] === true
+  if (options["resume"] !== undefined && options["continue"] === true) {
+    at("resume", "resume and continue are mutually exclusive")
   }
-  if (
-    options.sessionId !== undefined && (options.resume !== undefined || options.continue === true) &&
-    options.forkSession !== true
-  ) {
-    return at("sessionId", "with resume or continue, sessionId requires forkSession: true")
+  if (options["sessionId"] !== undefined && resumes && options["forkSession"] !== true) {
+    at("sessionId", "with resume or continue, sessionId requires forkSession: true")
   }
-  if (options.forkSession === true && options.resume === undefined && options.continue !== true) {
-    return at("forkSession", "forkSession requires resume or continue")
+  if (options["forkSession"] === true && !resumes) at("forkSession", "forkSession requires resume or continue")
+  const settings = options["settings"]
+  if (typeof settings === "string" && !isInlineJson(settings) && options["sandbox"] !== undefined) {
+    at("sandbox", "cannot be merged into settings given as a file path; pass settings as an object")
   }
-  if (typeof options.settings === "string" && !isInlineJson(options.settings) && options.sandbox !== undefined) {
-    return at("sandbox", "cannot be merged into settings given as a file path; pass settings as an object")
+  if (options["permissionMode"] === "bypassPermissions" && options["allowDangerouslySkipPermissions"] !== true) {
+    at("permissionMode", "bypassPermissions requires allowDangerouslySkipPermissions: true")
   }
-  if (options.permissionMode === "bypassPermissions" && options.allowDangerouslySkipPermissions !== true) {
-    return at("permissionMode", "bypassPermissions requires allowDangerouslySkipPermissions: true")
-  }
-  return undefined
+  return problems
 }
 
 /**
@@ -362,7 +365,11 @@ export const combinations = (options: Schema.Schema.Type<typeof fieldsSchema>): 
  *
  * @internal
  */
-export const OptionsSchema = fieldsSchema.pipe(Schema.filter(combinations))
+export const OptionsSchema = fieldsSchema.pipe(
+  Schema.filter((options) =>
+    combinations(options).map(({ description, option }) => ({ path: [option], message: description }))
+  )
+)
 
 /**
  * How one value differs from what a union takes: the member it came close to (it failed inside, not on its kind or
@@ -394,8 +401,8 @@ const missesLiteral = (issue: ParseResult.ParseIssue): boolean => {
       return !Array.isArray(issue.path) && missesLiteral(issue.issue)
     case "Composite":
       return AST.isUnion(issue.ast) && isLiteralish(issue.ast) ||
-        (!Array.isArray(issue.issues) && AST.isTypeLiteral(issue.ast) &&
-          missesLiteral(issue.issues as ParseResult.ParseIssue))
+        (AST.isTypeLiteral(issue.ast) &&
+          (Array.isArray(issue.issues) ? issue.issues : [issue.issues]).some(missesLiteral))
     default:
       return false
   }
@@ -413,57 +420,169 @@ const expected = (ast: AST.AST): string => {
   return String(ast)
 }
 
-/** The first issue, with the path to it, and its message. */
-const firstIssue = (
-  issue: ParseResult.ParseIssue,
-  path: ReadonlyArray<PropertyKey>
-): { readonly path: ReadonlyArray<PropertyKey>; readonly message: string } => {
+/** One problem found in the options: where (the path from the options object), and what is wrong. */
+interface Issue {
+  readonly path: ReadonlyArray<PropertyKey>
+  readonly message: string
+}
+
+/** Every issue under `issue` (a union contributes the one member the value came closest to), in order. */
+const allIssues = (issue: ParseResult.ParseIssue, path: ReadonlyArray<PropertyKey>): ReadonlyArray<Issue> => {
   switch (issue._tag) {
     case "Pointer":
-      return firstIssue(issue.issue, [...path, ...(Array.isArray(issue.path) ? issue.path : [issue.path])])
+      return allIssues(issue.issue, [...path, ...(Array.isArray(issue.path) ? issue.path : [issue.path])])
     case "Composite": {
       if (AST.isUnion(issue.ast)) {
         const inner = unionIssue(issue)
         return inner === issue
-          ? { path, message: ParseResult.TreeFormatter.formatIssueSync(inner) }
-          : firstIssue(inner, path)
+          ? [{ path, message: ParseResult.TreeFormatter.formatIssueSync(inner) }]
+          : allIssues(inner, path)
       }
-      const first = Array.isArray(issue.issues) ? issue.issues[0] : issue.issues
-      return first === undefined ? { path, message: "is invalid" } : firstIssue(first, path)
+      const issues = Array.isArray(issue.issues) ? issue.issues : [issue.issues]
+      const found = issues.flatMap((inner) => allIssues(inner, path))
+      return found.length === 0 ? [{ path, message: "is invalid" }] : found
     }
     case "Refinement":
-      return firstIssue(issue.issue, path)
+      return allIssues(issue.issue, path)
     case "Type":
-      return { path, message: issue.message ?? `Expected ${expected(issue.ast)}, actual ${show(issue.actual)}` }
+      return [{ path, message: issue.message ?? `Expected ${expected(issue.ast)}, actual ${show(issue.actual)}` }]
     default:
-      return { path, message: ParseResult.TreeFormatter.formatIssueSync(issue) }
+      return [{ path, message: ParseResult.TreeFormatter.formatIssueSync(issue) }]
   }
+}
+
+/** Every problem as an option and what is wrong with it (the path inside the option leads the description). */
+const problemsOf = (issues: ReadonlyArray<Issue>, options: unknown): ReadonlyArray<OptionProblem> =>
+  issues.map(({ message, path }) => {
+    const [option, ...inside] = path
+    if (option === undefined) return { option: "options", description: `must be an object, got ${show(options)}` }
+    return {
+      option: String(option),
+      description: inside.length === 0 ? message : `${inside.map(String).join(".")}: ${message}`
+    }
+  })
+
+/**
+ * One `InvalidOptions` for every problem of one call: `option` / `description` are the first, `problems` all of them
+ * when there are several.
+ *
+ * @internal
+ */
+export const invalidAll = (problems: ReadonlyArray<OptionProblem>): InvalidOptions | undefined => {
+  const [first] = problems
+  if (first === undefined) return undefined
+  return problems.length === 1
+    ? new InvalidOptions({ option: first.option, description: first.description })
+    : new InvalidOptions({ option: first.option, description: first.description, problems })
 }
 
 /**
  * Checks options against a schema (`OptionsSchema`, or the Promise API's extension of it): `undefined` when they
- * are valid, else an `InvalidOptions` naming the option (the top-level field) and why, with the path inside it.
+ * are valid, else an `InvalidOptions` naming every option at fault and why (with the path inside it); `option` and
+ * `description` are the first problem.
  *
  * @internal
  */
 export const checker = <A, I>(schema: Schema.Schema<A, I>) => {
-  const validate = ParseResult.validateEither(schema, { errors: "first", onExcessProperty: "ignore" })
-  return (options: unknown): InvalidOptions | undefined => {
+  const problems = problemsChecker(schema)
+  return (options: unknown): InvalidOptions | undefined => invalidAll(problems(options))
+}
+
+/** Every problem `options` have against `schema`, in order (none when they are valid). */
+const problemsChecker = <A, I>(schema: Schema.Schema<A, I>) => {
+  const validate = ParseResult.validateEither(schema, { errors: "all", onExcessProperty: "ignore" })
+  return (options: unknown): ReadonlyArray<OptionProblem> => {
     const result = validate(options)
-    if (Either.isRight(result)) return undefined
-    const { message, path } = firstIssue(result.left, [])
-    const [option, ...inside] = path
-    if (option === undefined) {
-      return new InvalidOptions({ option: "options", description: `must be an object, got ${show(options)}` })
-    }
-    return new InvalidOptions({
-      option: String(option),
-      description: inside.length === 0 ? message : `${inside.map(String).join(".")}: ${message}`
-    })
+    return Either.isRight(result) ? [] : problemsOf(allIssues(result.left, []), options)
   }
 }
 
-const checkOptions = checker(OptionsSchema)
+const fieldProblems = problemsChecker(fieldsSchema)
+
+/** The known option nearest to an unknown one (a different case, `_` or `-`, or up to two letters off), if any. */
+const nearest = (name: string, known: ReadonlyArray<string>): string | undefined => {
+  const normal = (key: string) => key.toLowerCase().replace(/[-_]/g, "")
+  const target = normal(name)
+  let best: { readonly key: string; readonly distance: number } | undefined
+  for (const key of known) {
+    const distance = editDistance(target, normal(key))
+    if (distance <= Math.min(2, Math.floor(target.length / 3)) && (best === undefined || distance < best.distance)) {
+      best = { key, distance }
+    }
+  }
+  return best?.key
+}
+
+/** Levenshtein distance. */
+const editDistance = (a: string, b: string): number => {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i]
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1))
+    }
+    previous = current
+  }
+  return previous[b.length]!
+}
+
+/**
+ * The options given that no option is named, each with the known option nearest to it: `maxTurn (did you mean
+ * maxTurns?)`. Empty when every key is known.
+ *
+ * @internal
+ */
+export const unknownOptions = (options: object, known: ReadonlyArray<string>): ReadonlyArray<string> =>
+  Object.keys(options).filter((key) => !known.includes(key)).map((key) => {
+    const near = nearest(key, known)
+    return near === undefined ? key : `${key} (did you mean ${near}?)`
+  })
+
+const OPTION_NAMES: ReadonlyArray<string> = Object.keys(optionFields)
+
+/**
+ * An `InvalidOptions` (option `hooks`) naming every event registered under a name that is no hook event, with the
+ * nearest event and the list of events; `undefined` when every name is an event. (A misspelled event would otherwise
+ * never fire: the CLI ignores the names it does not know.)
+ *
+ * @internal
+ */
+export const unknownHookEvents = (
+  registrations: ReadonlyArray<object>,
+  events: ReadonlyArray<string>
+): InvalidOptions | undefined =>
+  invalidAll(
+    registrations.flatMap((registration) =>
+      Object.keys(registration).filter((event) => !events.includes(event)).map((event) => {
+        const near = nearest(event, events)
+        return {
+          option: "hooks",
+          description: `${JSON.stringify(event)} is not a hook event${
+            near === undefined ? "" : ` (did you mean ${near}?)`
+          }; the events are ${events.join(", ")}`
+        }
+      })
+    )
+  )
+
+/**
+ * Checks every option before anything is spawned (the one entry point of both APIs): one `InvalidOptions` listing
+ * every problem, fields and the rules between them alike. An option this SDK does not know is not an error (it is
+ * ignored, as the official SDK ignores it, so that options written for a newer official SDK still run): it is logged
+ * once, as a warning naming the nearest known option.
+ *
+ * @internal
+ */
+export const validate = (options: Options): Effect.Effect<void, InvalidOptions> =>
+  Effect.suspend(() => {
+    const record: { readonly [option: string]: unknown } | undefined = isRecord(options) ? options : undefined
+    const invalid = invalidAll([...fieldProblems(options), ...(record === undefined ? [] : combinations(record))])
+    if (invalid !== undefined) return Effect.fail(invalid)
+    const unknown = unknownOptions(options, OPTION_NAMES)
+    return unknown.length === 0
+      ? Effect.void
+      : Effect.logWarning(`Unknown option${unknown.length === 1 ? "" : "s"}, ignored: ${unknown.join(", ")}`)
+  })
 
 const checkMcpServers = checker(Schema.Struct({ mcpServers: McpServers }))
 
@@ -475,17 +594,6 @@ const checkMcpServers = checker(Schema.Struct({ mcpServers: McpServers }))
 export const validateMcpServers = (servers: unknown): Effect.Effect<void, InvalidOptions> =>
   Effect.suspend(() => {
     const invalid = checkMcpServers({ mcpServers: servers })
-    return invalid === undefined ? Effect.void : Effect.fail(invalid)
-  })
-
-/**
- * Checks every option before anything is spawned (the one entry point of both APIs).
- *
- * @internal
- */
-export const validate = (options: Options): Effect.Effect<void, InvalidOptions> =>
-  Effect.suspend(() => {
-    const invalid = checkOptions(options)
     return invalid === undefined ? Effect.void : Effect.fail(invalid)
   })
 

@@ -20,6 +20,7 @@ import type * as Message from "../../Message.js"
 import type { Config, Service } from "../../SessionPool.js"
 import { Transport } from "../../Transport.js"
 import * as session from "./session.js"
+import { transport as requiredTransport } from "../transport/required.js"
 
 interface Entry {
   readonly internal: session.SessionInternal
@@ -83,7 +84,7 @@ export const make = (config: Config): Effect.Effect<Service, never, Transport | 
     if (!(Number.isInteger(config.maxConcurrent) && config.maxConcurrent > 0)) {
       return yield* Effect.dieMessage("SessionPool: maxConcurrent must be a positive integer")
     }
-    const transport = yield* Transport
+    const transport = yield* requiredTransport
     const poolScope = yield* Effect.scope
     const permits = yield* STM.commit(TSemaphore.make(config.maxConcurrent))
     const warmTarget = Math.min(config.warm ?? 0, config.maxConcurrent)

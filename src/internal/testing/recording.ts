@@ -17,6 +17,7 @@ import { Transport } from "../../Transport.js"
 import type { Connection, ExitStatus, LaunchSpec, MemoryPeer } from "../../Transport.js"
 import * as Conn from "../transport/connection.js"
 import { makeConnection } from "../transport/memoryTransport.js"
+import { transport as requiredTransport } from "../transport/required.js"
 
 // -------------------------------------------------------------------------------------------------
 // errors
@@ -308,7 +309,7 @@ export const layerRecord = (file: string): Layer.Layer<Transport, RecordingError
   Layer.scoped(
     Transport,
     Effect.gen(function*() {
-      const underlying = yield* Transport
+      const underlying = yield* requiredTransport
       const writer = yield* openWriter(file)
       const clock = yield* Effect.clock
       let connections = 0

@@ -26,6 +26,8 @@ export interface Host {
   readonly isReadableFile: (file: string) => boolean
   /** The size of a file, `undefined` when it cannot be stat'ed. */
   readonly fileSize: (file: string) => number | undefined
+  /** What is at a path (to say why a path the caller named cannot be run). */
+  readonly fileKind: (file: string) => "missing" | "directory" | "file" | "other"
 }
 
 /**
@@ -65,6 +67,14 @@ export const nodeHost = (): Host => ({
       return fs.statSync(file).size
     } catch {
       return undefined
+    }
+  },
+  fileKind: (file) => {
+    try {
+      const stat = fs.statSync(file)
+      return stat.isDirectory() ? "directory" : stat.isFile() ? "file" : "other"
+    } catch {
+      return "missing"
     }
   }
 })
@@ -243,6 +253,20 @@ const throughShim = (
   }
 }
 
+/** Why a path that was named cannot be run (it is not a usable file). */
+const whyNot = (host: Host, file: string): "Missing" | "Directory" | "NotExecutable" | "NotAFile" => {
+  switch (host.fileKind(file)) {
+    case "missing":
+      return "Missing"
+    case "directory":
+      return "Directory"
+    case "other":
+      return "NotAFile"
+    case "file":
+      return "NotExecutable"
+  }
+}
+
 /** `PATH` split the host's way; on Windows entries may be quoted. */
 const pathDirs = (host: Host, value: string | undefined): ReadonlyArray<string> =>
   (value ?? "").split(pathOf(host).delimiter)
@@ -326,18 +350,27 @@ export const resolveCli = (options: CliLookup): Effect.Effect<ResolvedCli, CliNo
     const p = pathOf(host)
     const windows = host.platform === "win32"
     const runner: Runner = { runtime: host.execPath, executableArgs: options.executableArgs ?? [] }
-    const named = (label: string, value: string): Effect.Effect<ResolvedCli, CliNotFound> => {
+    const named = (
+      label: "pathToClaudeCodeExecutable" | "CLAUDE_CLI_PATH",
+      value: string
+    ): Effect.Effect<ResolvedCli, CliNotFound> => {
       const file = p.resolve(value)
       if (windows && !isScript(file) && !isWindowsProgram(file)) {
         const through = throughShim(host, file, runner)
         return "found" in through
           ? Effect.succeed(through.found)
-          : Effect.fail(new CliNotFound({ searched: [`${label}: ${through.skipped}`] }))
+          : Effect.fail(new CliNotFound({ searched: [`${label}: ${through.skipped}`], reason: "NotFound" }))
       }
       const usable = isScript(file) ? host.isReadableFile(file) : host.isExecutableFile(file)
       return usable
         ? Effect.succeed(toResolved(file, runner))
-        : Effect.fail(new CliNotFound({ searched: [`${label}: ${file}`] }))
+        : Effect.fail(
+          new CliNotFound({
+            searched: [`${label}: ${file}`],
+            reason: whyNot(host, file),
+            named: { source: label, path: file }
+          })
+        )
     }
     if (options.explicit !== undefined) return named("pathToClaudeCodeExecutable", options.explicit)
     const fromEnv = options.env["CLAUDE_CLI_PATH"]
@@ -375,7 +408,7 @@ export const resolveCli = (options: CliLookup): Effect.Effect<ResolvedCli, CliNo
       searched.push(candidate)
       if (isBinary(host, candidate)) return Effect.succeed(toResolved(candidate, runner))
     }
-    return Effect.fail(new CliNotFound({ searched }))
+    return Effect.fail(new CliNotFound({ searched, reason: "NotFound" }))
   })
 
 /**

@@ -5,7 +5,7 @@ import * as Equal from "effect/Equal"
 import * as Hash from "effect/Hash"
 import * as RcMap from "effect/RcMap"
 import * as Scope from "effect/Scope"
-import type { VersionIncompatible } from "../../AgentError.js"
+import { VersionIncompatible } from "../../AgentError.js"
 import type { LookupRequest, Options, ResolvedCli, Service, VersionProbe } from "../../CliResolver.js"
 import { commonInstallDirs, detectMusl, type Host, lookUpBundled, nodeHost, resolveCliWithRuntime } from "./cliPath.js"
 import { judge, packageVersion, PROBE_TIMEOUT_MILLIS, spawnProbe, versionKey } from "./version.js"
@@ -101,7 +101,20 @@ export const makeWith = (
       })
 
     const checkVersion = (cli: ResolvedCli, range: string): Effect.Effect<void, VersionIncompatible> =>
-      range.trim() === "*" ? Effect.void : Effect.flatMap(version(cli), (answer) => judge(answer, range))
+      range.trim() === "*" ? Effect.void : Effect.flatMap(version(cli), (answer) => judge(answer, range)).pipe(
+        Effect.mapError((error) =>
+          new VersionIncompatible({
+            found: error.found,
+            supported: error.supported,
+            reason: error.reason,
+            executable: cli.path,
+            description: error.reason === "Unknown"
+              ? `${error.description ?? "no version"}; cliVersions: "*" skips the check`
+              : `set cliVersions to a range that holds it to run it anyway (e.g. cliVersions: ">=${error.found}"; ` +
+                `"*" skips the check), or point pathToClaudeCodeExecutable at a CLI in ${error.supported}`
+          })
+        )
+      )
 
     return { resolve, version, checkVersion }
   })

@@ -162,6 +162,7 @@ const checkRequirement = (
         found: error.found,
         supported: error.supported,
         reason: error.reason,
+        ...(error.executable === undefined ? {} : { executable: error.executable }),
         description: `${requirement.option} needs it; use an up-to-date CLI (the bundled one qualifies) or ` +
           `${requirement.option.replace(/"initialize"/, "\"argv\"")}`
       })
