@@ -14,6 +14,7 @@ import {
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type { TranscriptStore } from "effect-claude-agent"
 import { ChatServer, ChatStore } from "effect-claude-agent/ui"
 import * as http from "node:http"
 import { NodeClaudeAgent } from "../support/cli.js"
@@ -24,13 +25,15 @@ import { NodeClaudeAgent } from "../support/cli.js"
  */
 export const chatServer = (
   options: ChatServer.Options,
-  store: Layer.Layer<ChatStore.ChatStore> = ChatStore.layerMemory
+  store: Layer.Layer<ChatStore.ChatStore> = ChatStore.layerMemory,
+  transcripts: Layer.Layer<never> | Layer.Layer<TranscriptStore.TranscriptStore> = Layer.empty
 ) =>
   Effect.gen(function*() {
     const context = yield* Layer.build(
       ChatServer.layer(options).pipe(
         Layer.provideMerge(NodeHttpServer.layer(() => http.createServer(), { port: 0, host: "127.0.0.1" })),
         Layer.provide(store),
+        Layer.provide(transcripts),
         Layer.provide(NodeClaudeAgent.layer),
         Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer))
       )
@@ -162,3 +165,62 @@ export const newLog = (): ChunkLog => ({ chunks: [], rejected: [], bodies: [] })
 
 /** The parts of a message without the fields the client leaves `undefined` (as JSON would carry them). */
 export const plain = <A>(value: A): A => JSON.parse(JSON.stringify(value))
+
+/** A user message as the AI SDK sends it. */
+export const userMessage = (text: string, id = `u-${Math.random().toString(36).slice(2)}`) => ({
+  id,
+  role: "user" as const,
+  parts: [{ type: "text" as const, text }]
+})
+
+/** POSTs an AI SDK request body to `/api/chat`. */
+export const post = (url: string, body: unknown, init: RequestInit = {}) =>
+  fetch(`${url}/api/chat`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+    ...init
+  })
+
+/** The chunks of an SSE response (validated into `log`), read to its end. */
+export const readChunks = async (response: Response, log: ChunkLog = newLog()): Promise<Array<unknown>> => {
+  const text = await response.text()
+  const chunks: Array<unknown> = []
+  const lines: Array<string> = []
+  log.bodies.push(lines)
+  for (const event of text.split("\n\n")) {
+    if (!event.startsWith("data: ")) continue
+    const data = event.slice("data: ".length)
+    lines.push(data)
+    if (data === "[DONE]") continue
+    const chunk: unknown = JSON.parse(data)
+    chunks.push(chunk)
+    log.chunks.push(chunk)
+    const error = await validateChunk(chunk)
+    if (error !== undefined) log.rejected.push({ chunk, error })
+  }
+  return chunks
+}
+
+type ToolPart = Extract<UIMessage["parts"][number], { type: "dynamic-tool" }>
+
+/** The tool parts of a message. */
+export const toolParts = (message: UIMessage | undefined): Array<ToolPart> =>
+  (message?.parts ?? []).filter((p): p is ToolPart => p.type === "dynamic-tool")
+
+/**
+ * Answers every approval the chat is asked for, until it asks for none: `decide` gets the call's input. Needs
+ * `sendAutomaticallyWhen` on the chat (each answer sends the next request).
+ */
+export const answerApprovals = async (chat: TestChat, decide: (input: unknown) => boolean) => {
+  for (;;) {
+    await chat.until((c) => c.status === "ready")
+    const asked = toolParts(chat.messages.at(-1)).find((p) => p.state === "approval-requested")
+    if (asked === undefined) return
+    await chat.addToolApprovalResponse({ id: asked.approval.id, approved: decide(asked.input) })
+    await chat.until((c) =>
+      c.status === "ready" &&
+      toolParts(c.messages.at(-1)).every((p) => p.toolCallId !== asked.toolCallId || p.state.startsWith("output-"))
+    )
+  }
+}

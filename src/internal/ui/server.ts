@@ -5,7 +5,7 @@ import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Path from "@effect/platform/Path"
-import type * as Context from "effect/Context"
+import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -91,25 +91,39 @@ const decodeToolPart = Schema.decodeUnknownOption(ToolPart)
 const Answers = Schema.Struct({ answers: Schema.Record({ key: Schema.String, value: Schema.String }) })
 const decodeAnswers = Schema.decodeUnknownOption(Answers)
 
-/** The body, read up to `max` bytes: a larger one is refused without being held. */
+/** How long the rest of a body that is too large is read (and dropped) so that the client sees the 413. */
+const DRAIN_MILLIS = 10_000
+
+/**
+ * The body, read up to `max` bytes. A larger one is refused; its rest is read and dropped (for at most
+ * `DRAIN_MILLIS`), never held: a client still sending would otherwise see a reset instead of the 413. One pass over
+ * the request stream: ending it early destroys the connection.
+ */
 const readBody = (request: HttpServerRequest.HttpServerRequest, max: number) =>
   Effect.gen(function*() {
-    const length = Number(request.headers["content-length"] ?? "0")
-    if (length > max) return yield* refuse(413, "body_too_large", `The body is larger than ${max} bytes.`)
+    const declared = Number(request.headers["content-length"] ?? "0")
     const parts: Array<Uint8Array> = []
-    let size = 0
+    let size = declared > max ? declared : 0
+    let overSince = declared > max ? Date.now() : undefined
     yield* request.stream.pipe(
       Stream.mapError(() =>
         new Refused({ status: 400, error: "unreadable_body", message: "The body could not be read." })
       ),
-      Stream.runForEachWhile((bytes) => {
-        size += bytes.length
-        if (size > max) return Effect.succeed(false)
-        parts.push(bytes)
-        return Effect.succeed(true)
-      })
+      Stream.runForEachWhile((bytes) =>
+        Effect.sync(() => {
+          if (overSince !== undefined) return Date.now() - overSince < DRAIN_MILLIS
+          size += bytes.length
+          if (size <= max) {
+            parts.push(bytes)
+            return true
+          }
+          parts.length = 0
+          overSince = Date.now()
+          return true
+        })
+      )
     )
-    if (size > max) return yield* refuse(413, "body_too_large", `The body is larger than ${max} bytes.`)
+    if (overSince !== undefined) return yield* refuse(413, "body_too_large", `The body is larger than ${max} bytes.`)
     return Buffer.concat(parts).toString("utf8")
   })
 
@@ -205,7 +219,13 @@ export const make = (options: Api.Options = {}) =>
   Effect.gen(function*() {
     const store = yield* ChatStoreTag
     const scope = yield* Effect.scope
+    // what a turn's query reads from context: the Transport, and the TranscriptStore when there is one
     const transport = yield* Effect.context<Transport.Transport>()
+    const transcripts = yield* Effect.serviceOption(TranscriptStore.TranscriptStore)
+    const turnContext = Option.match(transcripts, {
+      onNone: (): Context.Context<Transport.Transport> => transport,
+      onSome: (store) => Context.add(transport, TranscriptStore.TranscriptStore, store)
+    })
     const agentOptions = options.options ?? {}
     const chatHistory = yield* makeHistory(agentOptions)
     const lock = yield* Effect.makeSemaphore(1)
@@ -220,7 +240,7 @@ export const make = (options: Api.Options = {}) =>
     const serverState: ServerState = {
       store,
       scope,
-      transport,
+      transport: turnContext,
       agentOptions,
       chatHistory,
       lock,
