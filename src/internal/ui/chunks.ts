@@ -423,7 +423,7 @@ export const flush = (state: State, options: Api.Options = {}): ReadonlyArray<Ap
   if (!next.started) out.push(startChunk(options))
   for (const event of PartialMessages.flush(next.partial)) next = onEvent(next, event, options, out)
   const result = next.lastResult
-  if (result?.is_error === true) {
+  if (result !== undefined && (result.terminal_reason === "api_error" || typeof result.api_error_status === "number")) {
     const status = result.api_error_status
     out.push({
       type: "error",
