@@ -5,8 +5,9 @@ import type * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { noClaudeLeft, realCli } from "../support/cli.js"
+import { ChatClient } from "effect-claude-agent/ui"
 import { bash, chatModel } from "./model.js"
-import { chatServer, type ChunkLog, makeChat, newLog, plain } from "./support.js"
+import { answerApprovals, chatServer, type ChunkLog, makeChat, newLog, plain } from "./support.js"
 
 type ToolPart = Extract<UIMessage["parts"][number], { type: "dynamic-tool" }>
 
@@ -22,6 +23,7 @@ const expectValid = (log: ChunkLog) => {
 
 const toolParts = (message: UIMessage | undefined): Array<ToolPart> =>
   (message?.parts ?? []).filter((p): p is ToolPart => p.type === "dynamic-tool")
+
 
 const setup = (serverOptions: Parameters<typeof chatServer>[0] = {}) =>
   Effect.gen(function*() {
@@ -205,4 +207,87 @@ describe("ChatServer with the AI SDK's own Chat and DefaultChatTransport (real C
         expectValid(log)
       })
   )
+
+  live(
+    "two calls of one step asked one after the other: ChatClient.sendAutomaticallyWhen sends each answer",
+    () =>
+      Effect.gen(function*() {
+        const { cwd, url } = yield* setup()
+        const log = newLog()
+        const chat = makeChat(url, log, { sendAutomaticallyWhen: ChatClient.sendAutomaticallyWhen })
+        yield* Effect.promise(() => chat.sendMessage({ text: "TWO touch one.txt AND touch two.txt" }))
+        const [first, second] = toolParts(chat.messages[1])
+        expect([first?.state, second?.state]).toEqual(["approval-requested", "input-available"])
+        // the AI SDK's own predicate would wait for the second call to be decided too, which the CLI has not asked yet
+        expect(lastAssistantMessageIsCompleteWithApprovalResponses({
+          messages: [
+            ...chat.messages.slice(0, 1),
+            {
+              ...chat.messages[1]!,
+              parts: chat.messages[1]!.parts.map((p) =>
+                p === first
+                  ? {
+                    ...first,
+                    state: "approval-responded",
+                    approval: { id: first.approval!.id, approved: true }
+                  } as ToolPart
+                  : p
+              )
+            }
+          ]
+        })).toBe(false)
+        yield* Effect.promise(() => answerApprovals(chat, () => true))
+        expect(toolParts(chat.messages[1]).map((p) => p.state)).toEqual(["output-available", "output-available"])
+        expect(fs.existsSync(path.join(cwd, "one.txt")) && fs.existsSync(path.join(cwd, "two.txt"))).toBe(true)
+        expect(log.bodies).toHaveLength(3)
+        expectValid(log)
+      })
+  )
+
+  live(
+    "AskUserQuestion: a client tool the browser answers with addToolOutput; the CLI gets the answers",
+    () =>
+      Effect.gen(function*() {
+        const { server, url } = yield* setup()
+        const log = newLog()
+        const chat: ReturnType<typeof makeChat> = makeChat(url, log, {
+          sendAutomaticallyWhen: ChatClient.sendAutomaticallyWhen,
+          onToolCall: ({ toolCall }) => {
+            if (toolCall.toolName !== "AskUserQuestion") return
+            void chat.addToolOutput({
+              tool: "AskUserQuestion",
+              toolCallId: toolCall.toolCallId,
+              output: { answers: { "Which color?": "blue" } }
+            })
+          }
+        })
+        yield* Effect.promise(() => chat.sendMessage({ text: "ASK Which color?" }))
+        yield* Effect.promise(() =>
+          chat.until((c) => c.status === "ready" && c.messages[1]?.parts.at(-1)?.type === "text")
+        )
+        const [asked] = toolParts(chat.messages[1])
+        expect(asked).toMatchObject({ toolName: "AskUserQuestion", state: "output-available", providerExecuted: true })
+        const last = (yield* server.requests).filter((r) => r.isMessages).at(-1)
+        expect(last?.toolResults[0]?.content).toContain("blue")
+        expectValid(log)
+      })
+  )
+
+  live("a subagent's call asked in the browser: approved, it runs inside the subagent", () =>
+    Effect.gen(function*() {
+      const { cwd, url } = yield* setup()
+      const log = newLog()
+      const chat = makeChat(url, log, { sendAutomaticallyWhen: ChatClient.sendAutomaticallyWhen })
+      yield* Effect.promise(() => chat.sendMessage({ text: "DELEGATE touch by-subagent.txt && echo sub-ran" }))
+      const asked = toolParts(chat.messages[1]).find((p) => p.state === "approval-requested")
+      expect(asked).toMatchObject({ toolName: "Bash", toolMetadata: { parentToolCallId: expect.any(String) } })
+      yield* Effect.promise(() => answerApprovals(chat, () => true))
+      expect(fs.existsSync(path.join(cwd, "by-subagent.txt"))).toBe(true)
+      const parts = toolParts(chat.messages[1])
+      expect(parts.map((p) => [p.toolName, p.state])).toEqual([["Agent", "output-available"], [
+        "Bash",
+        "output-available"
+      ]])
+      expectValid(log)
+    }))
 })

@@ -10,6 +10,8 @@ export const bash = (command: string) => `TOOL Bash ${JSON.stringify({ command, 
  * - `THINK <thought> SAY <text>`: a reply with a thinking block, then text;
  * - `DELEGATE <command>`: a synchronous subagent (the `Agent` tool) that says something, runs `<command>` with Bash
  *   and reports; the main agent then says `tool said: …`;
+ * - `TWO <command> AND <command>`: two Bash calls in one reply;
+ * - `ASK <question>`: an AskUserQuestion call with the options red and blue;
  * - `SLOW <n>`: a reply of `n` words, 200 ms apart (to leave mid-answer).
  */
 export const chatModel: ScriptedModelServer.Handler = (request) => {
@@ -32,6 +34,21 @@ export const chatModel: ScriptedModelServer.Handler = (request) => {
         run_in_background: false
       })
     )
+  }
+  const two = /^TWO (.+) AND (.+)$/.exec(prompt)
+  if (two !== null && request.toolResults.length === 0) {
+    return reply(toolUse("Bash", { command: two[1] }), toolUse("Bash", { command: two[2] }))
+  }
+  const ask = /^ASK (.+)$/.exec(prompt)
+  if (ask !== null && request.toolResults.length === 0) {
+    return reply(toolUse("AskUserQuestion", {
+      questions: [{
+        question: ask[1],
+        header: "Color",
+        options: [{ label: "red", description: "warm" }, { label: "blue", description: "cool" }],
+        multiSelect: false
+      }]
+    }))
   }
   const slow = /^SLOW (\d+)$/.exec(prompt)
   if (slow !== null) {
