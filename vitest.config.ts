@@ -14,7 +14,8 @@ export const entries = (promise: string) => [
   { find: /^effect-claude-agent\/cluster$/, replacement: src("cluster.ts") },
   { find: /^effect-claude-agent\/sql$/, replacement: src("sql.ts") },
   { find: /^effect-claude-agent\/ai$/, replacement: src("ai.ts") },
-  { find: /^effect-claude-agent\/ui$/, replacement: src("ui.ts") }
+  { find: /^effect-claude-agent\/ui$/, replacement: src("ui.ts") },
+  { find: /^effect-claude-agent\/ui\/client$/, replacement: src("uiClient.ts") }
 ]
 
 const shared = {
@@ -29,7 +30,13 @@ export default defineConfig({
     projects: [
       {
         resolve: { alias: entries(src("promise.ts")) },
-        test: { ...shared, name: "src", include: ["test/**/*.test.ts"], exclude: ["test/**/*.bundle.test.ts"] }
+        test: {
+          ...shared,
+          name: "src",
+          include: ["test/**/*.test.ts"],
+          // the browser test has a step of its own (npm run test:browser, vitest.browser.config.ts)
+          exclude: ["test/**/*.bundle.test.ts", "test/**/*.browser.test.ts"]
+        }
       },
       {
         // the Promise API's tests again, against the self-contained bundle `npm run build` ships as

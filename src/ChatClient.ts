@@ -1,11 +1,11 @@
 /**
- * What a browser page needs from this SDK besides the AI SDK itself (`effect-claude-agent/ui`). This module
- * imports nothing at run time, so a page's bundle that uses it stays small.
+ * What a browser page needs from this SDK besides the AI SDK itself (`effect-claude-agent/ui/client`). This module
+ * imports nothing at run time, so it bundles for the browser.
  *
  * @example
  * ```ts
  * import { DefaultChatTransport } from "ai"
- * import { ChatClient } from "effect-claude-agent/ui"
+ * import { ChatClient } from "effect-claude-agent/ui/client"
  *
  * // useChat({ transport: new DefaultChatTransport({ api: "/api/chat" }), sendAutomaticallyWhen: ... })
  * export const chatOptions = {

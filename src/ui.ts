@@ -21,8 +21,3 @@ export * as ChatStore from "./ChatStore.js"
  * @since 0.1.0
  */
 export * as ChatServer from "./ChatServer.js"
-
-/**
- * @since 0.1.0
- */
-export * as ChatClient from "./ChatClient.js"

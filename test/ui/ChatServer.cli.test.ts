@@ -5,7 +5,7 @@ import type * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { noClaudeLeft, realCli } from "../support/cli.js"
-import { ChatClient } from "effect-claude-agent/ui"
+import { ChatClient } from "effect-claude-agent/ui/client"
 import { bash, chatModel } from "./model.js"
 import { answerApprovals, chatServer, type ChunkLog, makeChat, newLog, plain } from "./support.js"
 
@@ -23,7 +23,6 @@ const expectValid = (log: ChunkLog) => {
 
 const toolParts = (message: UIMessage | undefined): Array<ToolPart> =>
   (message?.parts ?? []).filter((p): p is ToolPart => p.type === "dynamic-tool")
-
 
 const setup = (serverOptions: Parameters<typeof chatServer>[0] = {}) =>
   Effect.gen(function*() {

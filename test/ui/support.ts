@@ -1,3 +1,4 @@
+import type * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
@@ -26,11 +27,12 @@ import { NodeClaudeAgent } from "../support/cli.js"
 export const chatServer = (
   options: ChatServer.Options,
   store: Layer.Layer<ChatStore.ChatStore> = ChatStore.layerMemory,
-  transcripts: Layer.Layer<never> | Layer.Layer<TranscriptStore.TranscriptStore> = Layer.empty
+  transcripts: Layer.Layer<never> | Layer.Layer<TranscriptStore.TranscriptStore> = Layer.empty,
+  routes?: HttpRouter.HttpRouter
 ) =>
   Effect.gen(function*() {
     const context = yield* Layer.build(
-      ChatServer.layer(options).pipe(
+      ChatServer.layer(options, routes).pipe(
         Layer.provideMerge(NodeHttpServer.layer(() => http.createServer(), { port: 0, host: "127.0.0.1" })),
         Layer.provide(store),
         Layer.provide(transcripts),
