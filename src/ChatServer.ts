@@ -33,10 +33,9 @@
  *
  * @example
  * ```ts
- * import * as HttpServer from "@effect/platform/HttpServer"
-import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
- * import * as NodeContext from "@effect/platform-node/NodeContext"
+ * import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
  * import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+ * import * as NodePath from "@effect/platform-node/NodePath"
  * import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
  * import * as Layer from "effect/Layer"
  * import { NodeClaudeAgent } from "effect-claude-agent"
@@ -47,7 +46,7 @@ import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
  *   Layer.provide(ChatStore.layerFileSystem({ directory: ".chats" })),
  *   Layer.provide(NodeHttpServer.layer(createServer, { port: 3000 })),
  *   Layer.provide(NodeClaudeAgent.layer),
- *   Layer.provide(NodeContext.layer)
+ *   Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer))
  * )
  *
  * NodeRuntime.runMain(Layer.launch(Server))

@@ -42,6 +42,7 @@ export interface Chat {
  * @category models
  */
 export interface Service {
+  /** The chat with this id, `None` when there is none. */
   readonly get: (chatId: string) => Effect.Effect<Option.Option<Chat>, ChatStoreError>
   /** Creates or replaces a chat. */
   readonly put: (chat: Chat) => Effect.Effect<void, ChatStoreError>
