@@ -27,7 +27,8 @@
  * (the SDK's close guarantees) before the request's fiber ends.
  *
  * Bad input never reaches the CLI: a body larger than {@link Options.maxBodyBytes} gets `413`, a body that is not
- * the AI SDK's shape `400` with a reason (`{ error, message }`), an unknown chat `404`, a chat id outside
+ * the AI SDK's shape `400` with a reason (`{ error, message }`; `trigger: "regenerate-message"` too: send the message
+ * again instead), an unknown chat `404`, a chat id outside
  * `A-Z a-z 0-9 _ -` (1 to 128) `400`. The server has no authentication: put it behind yours (anyone who can
  * reach it can use every chat).
  *

@@ -252,6 +252,17 @@ describe("UIMessageStream streams", () => {
       expect(events).toEqual([": keep-alive\n\n", ": keep-alive\n\n", `data: {"type":"start"}\n\n`, "data: [DONE]\n\n"])
     }))
 
+  it.effect("toHttpServerResponse: the stream's headers on an @effect/platform response", () =>
+    Effect.gen(function*() {
+      const response = UIMessageStream.toHttpServerResponse(
+        Stream.make<[UIMessageStream.UIMessageChunk]>({ type: "start" })
+      )
+      expect(response.status).toBe(200)
+      expect(response.headers["x-vercel-ai-ui-message-stream"]).toBe("v1")
+      expect(response.headers["cache-control"]).toBe("no-cache")
+      expect(response.body._tag).toBe("Stream")
+    }))
+
   it.effect("toResponse (Promise API): headers, the chunks, and a cancel closes the iteration", () =>
     Effect.gen(function*() {
       const messages = recorded("ui/tools.sdk.jsonl")

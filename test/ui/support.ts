@@ -184,7 +184,7 @@ export const post = (url: string, body: unknown, init: RequestInit = {}) =>
     ...init
   })
 
-/** The chunks of an SSE response (validated into `log`), read to its end. */
+/** The chunks of an SSE response, read to its end; fails if `ai`'s schema rejects any (they are also logged). */
 export const readChunks = async (response: Response, log: ChunkLog = newLog()): Promise<Array<unknown>> => {
   const text = await response.text()
   const chunks: Array<unknown> = []
@@ -201,6 +201,8 @@ export const readChunks = async (response: Response, log: ChunkLog = newLog()): 
     const error = await validateChunk(chunk)
     if (error !== undefined) log.rejected.push({ chunk, error })
   }
+  if (lines.at(-1) !== "[DONE]") throw new Error(`the response did not end with [DONE]: ${text.slice(-200)}`)
+  if (log.rejected.length > 0) throw new Error(`ai's uiMessageChunkSchema rejected ${JSON.stringify(log.rejected)}`)
   return chunks
 }
 
