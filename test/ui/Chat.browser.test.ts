@@ -9,7 +9,7 @@ import { pageRoutes } from "../../examples/_chatPage.js"
 import { noClaudeLeft, realCli, tempDir } from "../support/cli.js"
 import { ownedProcesses } from "../support/process.js"
 import { eventually } from "../support/wait.js"
-import { chatServer } from "./support.js"
+import { chatServer, type ChunkLog, newLog, readChunks } from "./support.js"
 
 const { reply, thinking, toolUse } = ScriptedModelServer
 
@@ -78,6 +78,25 @@ const shot = (page: Page, name: string) =>
 
 const step = <A>(what: (page: Page) => Promise<A>, page: Page) => Effect.promise(() => what(page))
 
+/**
+ * Every `/api/chat` response the page read to its end, parsed and judged by `ai`'s `uiMessageChunkSchema` into
+ * `log` (`readChunks`: each must also end with `[DONE]`). The effect returned waits for the bodies read so far and
+ * fails on the first bad one.
+ */
+const recordChunks = (page: Page, log: ChunkLog) => {
+  const bodies: Array<Promise<unknown>> = []
+  page.on("requestfinished", (request) => {
+    if (request.method() !== "POST" || !request.url().endsWith("/api/chat")) return
+    bodies.push(
+      request.response().then(async (response) => {
+        if (response === null) throw new Error("a finished /api/chat request has no response")
+        return readChunks(new Response(await response.text()), log)
+      })
+    )
+  })
+  return Effect.promise(() => Promise.all(bodies))
+}
+
 const open = (context: BrowserContext, url: string) =>
   Effect.promise(async () => {
     const page = await context.newPage()
@@ -98,6 +117,8 @@ describe("the example chat page in headless Chromium (useChat, real CLI)", () =>
         const url = yield* chatServer({ options: options() }, undefined, undefined, yield* pageRoutes)
         const context = yield* browser
         const page = yield* open(context, `${url}/?chat=browser-test`)
+        const log = newLog()
+        const checkChunks = recordChunks(page, log)
 
         // type a prompt; text streams in (seen while the chat is still streaming), then a tool card asks
         yield* step(async (p) => {
@@ -127,6 +148,14 @@ describe("the example chat page in headless Chromium (useChat, real CLI)", () =>
         expect(yield* step((p) => p.textContent("[data-testid=tool-output]"), page)).toBe("hello.txt")
         yield* shot(page, "chat-tool-result")
 
+        // the page read two responses (to the approval, then the rest; read before the reload drops their bodies):
+        // every chunk passed ai's schema
+        yield* checkChunks
+        expect(log.bodies.length).toBe(2)
+        expect(log.rejected).toEqual([])
+        expect(log.chunks).toContainEqual(expect.objectContaining({ type: "tool-approval-request" }))
+        expect(log.chunks).toContainEqual(expect.objectContaining({ type: "tool-output-available" }))
+
         // reload: the chat comes back from the server's history
         yield* step(async (p) => {
           await p.reload()
@@ -148,8 +177,11 @@ describe("the example chat page in headless Chromium (useChat, real CLI)", () =>
           await p.waitForFunction(() => document.body.textContent?.includes("word2") === true)
         }, page)
         expect(ownedProcesses().length).toBeGreaterThan(0)
-        const closedAt = Date.now()
+        // the bound runs from the tab being gone (its connection closed); how long Chromium takes to close a tab
+        // under load is the browser's, not the SDK's
         yield* step((p) => p.close(), page)
+        const closedAt = Date.now()
+        // SIGTERM, SIGKILL 2 s later (G2); the rest is slack for a loaded machine
         yield* eventually("the CLI reaped after the tab closed", () => ownedProcesses().length === 0, "5 seconds")
         expect(Date.now() - closedAt).toBeLessThan(5000)
       })
