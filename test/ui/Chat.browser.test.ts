@@ -84,17 +84,21 @@ const step = <A>(what: (page: Page) => Promise<A>, page: Page) => Effect.promise
  * fails on the first bad one.
  */
 const recordChunks = (page: Page, log: ChunkLog) => {
+  // each settles to its failure (or undefined): none is left rejected with no one waiting for it
   const bodies: Array<Promise<unknown>> = []
   page.on("requestfinished", (request) => {
     if (request.method() !== "POST" || !request.url().endsWith("/api/chat")) return
     bodies.push(
       request.response().then(async (response) => {
         if (response === null) throw new Error("a finished /api/chat request has no response")
-        return readChunks(new Response(await response.text()), log)
-      })
+        await readChunks(new Response(await response.text()), log)
+      }).then(() => undefined, (error: unknown) => error)
     )
   })
-  return Effect.promise(() => Promise.all(bodies))
+  return Effect.flatMap(Effect.promise(() => Promise.all(bodies)), (failures) => {
+    const failure = failures.find((f) => f !== undefined)
+    return failure === undefined ? Effect.void : Effect.die(failure)
+  })
 }
 
 const open = (context: BrowserContext, url: string) =>
