@@ -1,14 +1,15 @@
-// TypeDoc's options. The entry points are every module entry of package.json's `exports` ("./x" is src/x.ts, "." is
-// src/index.ts), so that an entry added there is in the API reference with nothing to change here.
+// TypeDoc's options. The entry points are every module entry of package.json's `exports` (the source of its
+// ./dist/x.js, src/x.ts), so that an entry added there is in the API reference with nothing to change here.
 import * as fs from "node:fs"
 
 const { exports } = JSON.parse(fs.readFileSync(new URL("package.json", import.meta.url), "utf8"))
 
 /** @type {ReadonlyArray<string>} */
-const entryPoints = Object.entries(exports).flatMap(([key, target]) =>
+const entryPoints = Object.values(exports).flatMap((target) => {
   // data files (package.json, the Bash grammar) are not modules
-  /\.js"/.test(JSON.stringify(target)) ? [`src/${key === "." ? "index" : key.slice(2)}.ts`] : []
-)
+  const module = /"\.\/dist\/([^"]+)\.js"/.exec(JSON.stringify(target))?.[1]
+  return module === undefined ? [] : [`src/${module}.ts`]
+})
 
 /** @type {Partial<import("typedoc").TypeDocOptions>} */
 export default {

@@ -12,14 +12,15 @@ const manifest: { readonly exports: Readonly<Record<string, unknown>> } = JSON.p
 )
 
 /**
- * The package's entries as the tests import them: every module entry of package.json's `exports` (`"./x"` is
- * `src/x.ts`, `"."` is `src/index.ts`; an entry added there needs nothing here), with the Promise entry at `promise`.
+ * The package's entries as the tests import them: every module entry of package.json's `exports` at the source of
+ * its `./dist/x.js`, `src/x.ts` (an entry added there needs nothing here), with the Promise entry at `promise`.
  */
 export const entries = (promise: string) =>
   Object.entries(manifest.exports).flatMap(([key, target]) => {
-    if (!/\.js"/.test(JSON.stringify(target))) return [] // data files: package.json, the Bash grammar
+    const module = /"\.\/dist\/([^"]+)\.js"/.exec(JSON.stringify(target))?.[1]
+    if (module === undefined) return [] // data files: package.json, the Bash grammar
     const name = key === "." ? "effect-claude-agent" : `effect-claude-agent/${key.slice(2)}`
-    const file = key === "./promise" ? promise : src(key === "." ? "index.ts" : `${key.slice(2)}.ts`)
+    const file = key === "./promise" ? promise : src(`${module}.ts`)
     return [{ find: new RegExp(`^${name.replaceAll("/", "\\/")}$`), replacement: file }]
   })
 
@@ -60,7 +61,8 @@ export default defineConfig({
           ...sharedModules,
           name: "unit",
           include: ["test/**/*.test.ts"],
-          exclude: [CLI, PROCESS, BUNDLE_ONLY]
+          // the browser test has a step of its own (npm run test:browser, vitest.browser.config.ts)
+          exclude: [CLI, PROCESS, BUNDLE_ONLY, "test/**/*.browser.test.ts"]
         }
       },
       {

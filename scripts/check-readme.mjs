@@ -48,14 +48,15 @@ fs.writeFileSync(
         noUnusedLocals: false,
         // the testing kit's frames are plain JavaScript shared with the fake CLI program (src/internal/testing)
         allowJs: true,
-        // every module entry of package.json's `exports`: "./x" is src/x.ts, "." is src/index.ts
+        // every module entry of package.json's `exports`, at the source of its ./dist/x.js: src/x.ts
         paths: Object.fromEntries(
           Object.entries(JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")).exports)
-            .filter(([, target]) => /\.js"/.test(JSON.stringify(target)))
-            .map(([key]) => [
-              key === "." ? "effect-claude-agent" : `effect-claude-agent/${key.slice(2)}`,
-              [rel(`src/${key === "." ? "index" : key.slice(2)}.ts`)]
-            ])
+            .flatMap(([key, target]) => {
+              const module = /"\.\/dist\/([^"]+)\.js"/.exec(JSON.stringify(target))?.[1]
+              return module === undefined
+                ? []
+                : [[key === "." ? "effect-claude-agent" : `effect-claude-agent/${key.slice(2)}`, [rel(`src/${module}.ts`)]]]
+            })
         )
       },
       // @effect/rpc's typings name the DOM's `Transferable` (the cluster entry's snippets load them)
