@@ -13,7 +13,8 @@ export const entries = (promise: string) => [
   { find: /^effect-claude-agent\/testing$/, replacement: src("testing.ts") },
   { find: /^effect-claude-agent\/cluster$/, replacement: src("cluster.ts") },
   { find: /^effect-claude-agent\/sql$/, replacement: src("sql.ts") },
-  { find: /^effect-claude-agent\/ai$/, replacement: src("ai.ts") }
+  { find: /^effect-claude-agent\/ai$/, replacement: src("ai.ts") },
+  { find: /^effect-claude-agent\/acp$/, replacement: src("acp.ts") }
 ]
 
 const shared = {

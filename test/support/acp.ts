@@ -1,0 +1,122 @@
+// An ACP client for the tests: the ACP SDK's own client (`@agentclientprotocol/sdk`, the library editors embed)
+// connected to the agent binary over the real stdio of a spawned process.
+import * as acp from "@agentclientprotocol/sdk"
+import * as Effect from "effect/Effect"
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
+import * as path from "node:path"
+import { Readable, Writable } from "node:stream"
+
+/** The binary's source, run through tsx (the tarball check runs the built one). */
+export const BIN = path.join(import.meta.dirname, "..", "..", "src", "bin", "acp.ts")
+
+/** A spawned agent process. */
+export interface AgentProcess {
+  readonly child: ChildProcessWithoutNullStreams
+  /** Resolves with the exit code (or the signal) when the process has exited. */
+  readonly exited: Promise<number | string>
+  readonly stderr: () => string
+}
+
+/**
+ * Spawns the agent with `env` added to this process's environment. The scope's release ends its stdin (the client
+ * goes) and waits for it to exit; a process still alive 20 seconds later is killed, and the test fails (the
+ * agent must exit when its client goes).
+ */
+export const spawnAgent = (env: Readonly<Record<string, string>>, args: ReadonlyArray<string> = []) =>
+  Effect.acquireRelease(
+    Effect.sync((): AgentProcess => {
+      const child = spawn(process.execPath, ["--import", "tsx", BIN, ...args], {
+        env: { ...process.env, ...env },
+        stdio: ["pipe", "pipe", "pipe"]
+      })
+      let stderr = ""
+      child.stderr.setEncoding("utf8")
+      child.stderr.on("data", (chunk: string) => {
+        stderr += chunk
+      })
+      const exited = new Promise<number | string>((resolve) =>
+        child.once("exit", (code, signal) => resolve(code ?? signal ?? "unknown"))
+      )
+      return { child, exited, stderr: () => stderr }
+    }),
+    (agent) =>
+      Effect.promise(async () => {
+        agent.child.stdin.end()
+        const timer = setTimeout(() => agent.child.kill("SIGKILL"), 20_000)
+        const code = await agent.exited
+        clearTimeout(timer)
+        if (code === "SIGKILL") throw new Error(`the agent did not exit after its client went:\n${agent.stderr()}`)
+      })
+  )
+
+/** What the client saw. */
+export interface Seen {
+  readonly updates: Array<acp.SessionNotification>
+  readonly permissions: Array<acp.RequestPermissionRequest>
+}
+
+/** How the test client answers a permission request (default: the first `allow_once` option). */
+export type PermissionAnswer = (
+  request: acp.RequestPermissionRequest,
+  signal: AbortSignal
+) => Promise<acp.RequestPermissionResponse>
+
+export const choose = (kind: acp.PermissionOptionKind): PermissionAnswer => (request) => {
+  const option = request.options.find((o) => o.kind === kind)
+  return Promise.resolve(
+    option === undefined
+      ? { outcome: { outcome: "cancelled" } }
+      : { outcome: { outcome: "selected", optionId: option.optionId } }
+  )
+}
+
+/** A client connected to the agent's stdio; `answer` can be swapped during a test. */
+export const connect = (agent: AgentProcess, clientCapabilities: acp.ClientCapabilities = {}) => {
+  const seen: Seen = { updates: [], permissions: [] }
+  const state: { answer: PermissionAnswer } = { answer: choose("allow_once") }
+  const app = acp.client({ name: "effect-claude-agent-test" })
+    .onNotification("session/update", ({ params }) => {
+      seen.updates.push(params)
+    })
+    .onRequest("session/request_permission", ({ params, signal }) => {
+      seen.permissions.push(params)
+      return state.answer(params, signal)
+    })
+  const connection = app.connect(
+    acp.ndJsonStream(
+      Writable.toWeb(agent.child.stdin) as WritableStream<Uint8Array>,
+      Readable.toWeb(agent.child.stdout) as ReadableStream<Uint8Array>
+    )
+  )
+  const request = <A>(f: (agent: acp.ClientContext) => Promise<A>) =>
+    Effect.tryPromise({ try: () => f(connection.agent), catch: (error) => error })
+  const initialize = request((a) =>
+    a.request("initialize", { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities })
+  )
+  return {
+    seen,
+    connection,
+    request,
+    initialize,
+    setAnswer: (answer: PermissionAnswer) => {
+      state.answer = answer
+    },
+    newSession: (cwd: string) => request((a) => a.request("session/new", { cwd, mcpServers: [] })),
+    prompt: (sessionId: string, text: string) =>
+      request((a) => a.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] })),
+    cancel: (sessionId: string) => request((a) => a.notify("session/cancel", { sessionId })),
+    /** The updates of one session, in order. */
+    updatesOf: (sessionId: string) => seen.updates.filter((n) => n.sessionId === sessionId).map((n) => n.update)
+  }
+}
+
+/** The text of the agent's message chunks. */
+export const agentText = (updates: ReadonlyArray<acp.SessionUpdate>): string =>
+  updates.flatMap((u) => u.sessionUpdate === "agent_message_chunk" && u.content.type === "text" ? [u.content.text] : [])
+    .join("")
+
+/** The error code of a rejected ACP request (`RequestError`), if it is one. */
+export const errorCode = (error: unknown): number | undefined =>
+  typeof error === "object" && error !== null && "code" in error && typeof error.code === "number"
+    ? error.code
+    : undefined
