@@ -103,25 +103,29 @@ const describe = (error: unknown): string =>
     ? error.message
     : String(error)
 
-/** The stop reason of a turn, or the error it ended with. @internal */
-export const stopReasonOf = (result: Message.ResultMessage | undefined, cancelled: boolean): Either.Either<
-  StopReason,
-  RpcError
-> => {
+/**
+ * The stop reason of a turn, or the error it ended with. Claude Code ends a turn it recovers from no more (an output
+ * cut at the token limit three times, a second refusal) with `is_error: true`: the cut is told by the error of its
+ * synthetic assistant message (`max_output_tokens`), the refusal by the result's `stop_reason`.
+ *
+ * @internal
+ */
+export const stopReasonOf = (
+  result: Message.ResultMessage | undefined,
+  cancelled: boolean,
+  assistantError?: string | undefined
+): Either.Either<StopReason, RpcError> => {
   if (cancelled) return Either.right("cancelled")
   if (result === undefined) return Either.left(internalError("The turn ended without a result"))
   switch (result.subtype) {
     case "success": {
+      if (result.stop_reason === "refusal") return Either.right("refusal")
+      if (
+        result.stop_reason === "max_tokens" || result.stop_reason === "model_context_window_exceeded" ||
+        assistantError === "max_output_tokens"
+      ) return Either.right("max_tokens")
       if (result.is_error) return Either.left(internalError(result.result.length > 0 ? result.result : "API error"))
-      switch (result.stop_reason) {
-        case "max_tokens":
-        case "model_context_window_exceeded":
-          return Either.right("max_tokens")
-        case "refusal":
-          return Either.right("refusal")
-        default:
-          return Either.right("end_turn")
-      }
+      return Either.right("end_turn")
     }
     case "error_max_turns":
       return Either.right("max_turn_requests")
@@ -244,16 +248,19 @@ export const open = (
         }
         const content = toContent(params.prompt)
         if (Either.isLeft(content)) return Effect.fail(invalidParams(`Invalid prompt: ${content.left}`))
-        const turn = { cancelled: false }
+        const turn: { cancelled: boolean; assistantError?: string | undefined } = { cancelled: false }
         running = turn
         return session.turn(Message.userMessage(content.right)).pipe(
-          Stream.tap(onMessage),
+          Stream.tap((message) => {
+            if (message.type === "assistant" && message.parent_tool_use_id === null) turn.assistantError = message.error
+            return onMessage(message)
+          }),
           Stream.filter(Message.isResultMessage),
           Stream.runLast,
           Effect.map(Option.getOrUndefined),
           Effect.either,
           Effect.flatMap((outcome) => {
-            if (Either.isRight(outcome)) return stopReasonOf(outcome.right, turn.cancelled)
+            if (Either.isRight(outcome)) return stopReasonOf(outcome.right, turn.cancelled, turn.assistantError)
             if (turn.cancelled) return Either.right<StopReason>("cancelled")
             ended = true
             return Either.left(internalError(`Claude Code failed: ${describe(outcome.left)}`))
