@@ -5,13 +5,14 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { ScriptedModelServer } from "effect-claude-agent/testing"
-import { agentText, choose, connect, errorCode, spawnAgent } from "./support/acp.js"
-import { noClaudeLeft, tempDir } from "./support/cli.js"
+import { agentText, choose, connect, errorCode, serveInProcess, spawnAgent } from "./support/acp.js"
+import { NodeClaudeAgent, noClaudeLeft, tempDir } from "./support/cli.js"
 import { OWNER_ENV, running } from "./support/process.js"
 
 const { reply, text, toolUse } = ScriptedModelServer
@@ -229,12 +230,41 @@ describe("ACP agent: the ACP SDK's client over stdio, real CLI", () => {
       Effect.gen(function*() {
         const { agent, client, cwd } = yield* setup()
         const { sessionId } = yield* client.newSession(cwd)
-        yield* Effect.fork(Effect.either(client.prompt(sessionId, bash("sh -c 'sleep 322.5'; echo done"))))
+        // the tool ignores SIGTERM: only the SDK's reaper (SIGKILL) ends it, not the CLI's own clean-up
+        yield* Effect.fork(
+          Effect.either(client.prompt(sessionId, bash("trap '' TERM; sh -c 'sleep 322.5'; echo done")))
+        )
         yield* started("sleep", "322.5")
         agent.child.stdin.end()
         const code = yield* Effect.promise(() => agent.exited)
         expect(code).toBe(0)
         expect(running("sleep", "322.5")).toEqual([])
+      })
+  )
+
+  live(
+    "Acp.serve in a host that lives on: when the client goes, serve returns and every CLI is reaped",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* ScriptedModelServer.make()
+        const cwd = fs.realpathSync(yield* tempDir("eca-acp-"))
+        const env = server.env()
+        const { client, disconnect, served } = yield* serveInProcess({
+          options: { env: { ...env, [OWNER_ENV]: String(process.pid) } }
+        }).pipe(
+          Effect.provide(Layer.merge(
+            NodeClaudeAgent.layer,
+            NodeClaudeAgent.layerSessionStore({ configDir: env["CLAUDE_CONFIG_DIR"] })
+          ))
+        )
+        const { sessionId } = yield* client.newSession(cwd)
+        yield* Effect.fork(
+          Effect.either(client.prompt(sessionId, bash("trap '' TERM; sh -c 'sleep 323.5'; echo done")))
+        )
+        yield* started("sleep", "323.5")
+        yield* disconnect
+        yield* Fiber.join(served)
+        expect(running("sleep", "323.5")).toEqual([])
       })
   )
 

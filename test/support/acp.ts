@@ -2,9 +2,12 @@
 // connected to the agent binary over the real stdio of a spawned process.
 import * as acp from "@agentclientprotocol/sdk"
 import * as Effect from "effect/Effect"
+import * as Mailbox from "effect/Mailbox"
+import * as Sink from "effect/Sink"
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import * as path from "node:path"
 import { Readable, Writable } from "node:stream"
+import { Acp } from "effect-claude-agent/acp"
 
 /** The binary's source, run through tsx (the tarball check runs the built one). */
 export const BIN = path.join(import.meta.dirname, "..", "..", "src", "bin", "acp.ts")
@@ -71,7 +74,41 @@ export const choose = (kind: acp.PermissionOptionKind): PermissionAnswer => (req
 }
 
 /** A client connected to the agent's stdio; `answer` can be swapped during a test. */
-export const connect = (agent: AgentProcess, clientCapabilities: acp.ClientCapabilities = {}) => {
+export const connect = (agent: AgentProcess, clientCapabilities: acp.ClientCapabilities = {}) =>
+  connectStreams(
+    Writable.toWeb(agent.child.stdin) as WritableStream<Uint8Array>,
+    Readable.toWeb(agent.child.stdout) as ReadableStream<Uint8Array>,
+    clientCapabilities
+  )
+
+/**
+ * `Acp.serve` in this process (a host that lives on after its client goes), with a client over in-memory streams.
+ * `disconnect` ends the agent's input, as a client that goes away; `served` is the fiber of `serve`.
+ */
+export const serveInProcess = (options: Acp.Options, clientCapabilities: acp.ClientCapabilities = {}) =>
+  Effect.gen(function*() {
+    const input = yield* Mailbox.make<Uint8Array>()
+    let controller: ReadableStreamDefaultController<Uint8Array> | undefined
+    const fromAgent = new ReadableStream<Uint8Array>({
+      start: (c) => {
+        controller = c
+      }
+    })
+    const output = Sink.forEach((chunk: Uint8Array) => Effect.sync(() => controller?.enqueue(chunk)))
+    const served = yield* Effect.fork(Acp.serve(Mailbox.toStream(input), output, options))
+    const toAgent = new WritableStream<Uint8Array>({
+      write: (chunk) => void Effect.runSync(input.offer(chunk))
+    })
+    const client = connectStreams(toAgent, fromAgent, clientCapabilities)
+    yield* client.initialize
+    return { client, served, disconnect: input.end }
+  })
+
+const connectStreams = (
+  toAgent: WritableStream<Uint8Array>,
+  fromAgent: ReadableStream<Uint8Array>,
+  clientCapabilities: acp.ClientCapabilities
+) => {
   const seen: Seen = { updates: [], permissions: [] }
   const state: { answer: PermissionAnswer } = { answer: choose("allow_once") }
   const app = acp.client({ name: "effect-claude-agent-test" })
@@ -82,12 +119,7 @@ export const connect = (agent: AgentProcess, clientCapabilities: acp.ClientCapab
       seen.permissions.push(params)
       return state.answer(params, signal)
     })
-  const connection = app.connect(
-    acp.ndJsonStream(
-      Writable.toWeb(agent.child.stdin) as WritableStream<Uint8Array>,
-      Readable.toWeb(agent.child.stdout) as ReadableStream<Uint8Array>
-    )
-  )
+  const connection = app.connect(acp.ndJsonStream(toAgent, fromAgent))
   const request = <A>(f: (agent: acp.ClientContext) => Promise<A>) =>
     Effect.tryPromise({ try: () => f(connection.agent), catch: (error) => error })
   const initialize = request((a) =>

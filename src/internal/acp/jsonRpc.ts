@@ -11,6 +11,7 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import * as FiberSet from "effect/FiberSet"
 import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
@@ -333,6 +334,8 @@ export const serve = <E, R, E2, R2, R3>(
           running,
           Effect.exit(Effect.suspend(() => handler(params))).pipe(
             Effect.flatMap((exit) => answer(id, exit)),
+            // withdrawn by the client (`$/cancel_request`); when the client is gone, the answer goes nowhere
+            Effect.onInterrupt(() => answer(id, Exit.interrupt(FiberId.none))),
             Effect.ensuring(Effect.sync(() => inFlight.delete(id)))
           )
         )

@@ -116,7 +116,7 @@ export const serve = <E, R, E2, R2>(
               mcpServers: params.mcpServers ?? [],
               resume: params.sessionId
             })
-            if (replay) yield* Effect.tapError(session.replay, () => session.close)
+            if (replay) yield* Effect.onError(session.replay, () => session.close)
             sessions.set(session.id, session)
             const { configOptions, modes } = session.state()
             return { result: { modes, configOptions }, after: session.announceCommands }

@@ -149,8 +149,22 @@ export const open = (
   }
 ): Effect.Effect<AcpSession, RpcError, Transport.Transport> =>
   Effect.gen(function*() {
-    const { connection } = ctx
     const scope = yield* Scope.fork(parent, ExecutionStrategy.sequential)
+    // a session that fails or is withdrawn while it opens is ended, with its CLI
+    return yield* build(ctx, scope, params).pipe(Effect.onError(() => Scope.close(scope, Exit.void)))
+  })
+
+const build = (
+  ctx: Context,
+  scope: Scope.CloseableScope,
+  params: {
+    readonly cwd: string
+    readonly mcpServers: ReadonlyArray<McpServer>
+    readonly resume?: string | undefined
+  }
+): Effect.Effect<AcpSession, RpcError, Transport.Transport> =>
+  Effect.gen(function*() {
+    const { connection } = ctx
     const cwd = params.cwd
     const translator = makeTranslator(cwd)
     const modes = availableModes({ ...process.env, ...ctx.options.env })
@@ -184,7 +198,6 @@ export const open = (
     const session = yield* ClaudeAgent.session(options).pipe(
       Effect.provide(Permissions.layer(policy, { timeout: ctx.permissionTimeout })),
       Scope.extend(scope),
-      Effect.tapError(() => Scope.close(scope, Exit.void)),
       Effect.mapError((error) =>
         error._tag === "InvalidOptions"
           ? invalidParams(`Invalid session options: ${error.message}`)
