@@ -338,6 +338,70 @@ describe("ACP agent: the ACP SDK's client over stdio, real CLI", () => {
       })
   )
 
+  live(
+    "with the editor's fs and terminals: reads see unsaved buffers, edits land in the editor, commands run in its terminal",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* ScriptedModelServer.make()
+        const { client, cwd } = yield* setup({
+          server,
+          clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: true }
+        })
+        const file = path.join(cwd, "notes.txt")
+        fs.writeFileSync(file, "on disk\n")
+        client.editor.buffers.set(file, "in the buffer\n")
+        yield* server.addReplies(
+          reply(toolUse("mcp__acp__Read", { file_path: file })),
+          reply(toolUse("mcp__acp__Edit", { file_path: file, old_string: "buffer", new_string: "editor" })),
+          reply(toolUse("mcp__acp__Bash", { command: "echo from-terminal", description: "say" })),
+          reply(text("done"))
+        )
+        const { sessionId } = yield* client.newSession(cwd)
+        expect((yield* client.prompt(sessionId, "work in the editor")).stopReason).toBe("end_turn")
+        const results = (yield* server.requests).filter((r) => r.isMessages).flatMap((r) => r.toolResults)
+        expect(JSON.stringify(results[0])).toContain("in the buffer")
+        // the edit went into the editor's buffer; the disk is the editor's business
+        expect(client.editor.buffers.get(file)).toBe("in the editor\n")
+        expect(fs.readFileSync(file, "utf8")).toBe("on disk\n")
+        expect(JSON.stringify(results[2])).toContain("from-terminal")
+        // a read in the working directory is not asked about; the edit and the command are, as the built-in tools
+        expect(client.seen.permissions.map((p) => p.toolCall.kind)).toEqual(["edit", "execute"])
+        expect(client.seen.permissions[0]?.toolCall.content).toEqual([
+          { type: "diff", path: file, oldText: "buffer", newText: "editor" }
+        ])
+        const updates = client.updatesOf(sessionId)
+        const bashCall = toolCalls(updates).find((c) => c.kind === "execute")
+        expect(bashCall?.title).toBe("`echo from-terminal`")
+        const finished = toolUpdates(updates).filter((u) =>
+          u.toolCallId === bashCall?.toolCallId && u.status === "completed"
+        )
+        expect(finished[0]?.content).toEqual([{ type: "terminal", terminalId: "term-0" }])
+        expect(client.editor.calls.map((c) => c.method)).toContain("terminal/release")
+        expect(client.editor.terminals.size).toBe(0)
+      })
+  )
+
+  live(
+    "cancel while a command runs in the editor's terminal: the terminal is killed and released",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* ScriptedModelServer.make()
+        const { client, cwd } = yield* setup({ server, clientCapabilities: { terminal: true } })
+        yield* server.addReplies(reply(toolUse("mcp__acp__Bash", { command: "sleep 324.5", description: "wait" })))
+        const { sessionId } = yield* client.newSession(cwd)
+        const prompt = yield* Effect.fork(client.prompt(sessionId, "wait"))
+        yield* started("sleep", "324.5")
+        yield* client.cancel(sessionId)
+        expect((yield* Fiber.join(prompt)).stopReason).toBe("cancelled")
+        expect(running("sleep", "324.5")).toEqual([])
+        expect(client.editor.calls.map((c) => c.method)).toEqual([
+          "terminal/create",
+          "terminal/kill",
+          "terminal/release"
+        ])
+      })
+  )
+
   live("a TodoWrite is the plan; max_tokens and refusal are their own stop reasons", () =>
     Effect.gen(function*() {
       const server = yield* ScriptedModelServer.make()

@@ -4,7 +4,8 @@ import * as acp from "@agentclientprotocol/sdk"
 import * as Effect from "effect/Effect"
 import * as Mailbox from "effect/Mailbox"
 import * as Sink from "effect/Sink"
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
+import { type ChildProcess, type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
+import * as fs from "node:fs"
 import * as path from "node:path"
 import { Readable, Writable } from "node:stream"
 import { Acp } from "effect-claude-agent/acp"
@@ -104,11 +105,93 @@ export const serveInProcess = (options: Acp.Options, clientCapabilities: acp.Cli
     return { client, served, disconnect: input.end }
   })
 
+/** A terminal of the test editor: a process it runs for the agent. */
+interface EditorTerminal {
+  readonly child: ChildProcess
+  output: string
+  readonly exited: Promise<acp.TerminalExitStatus>
+}
+
+/**
+ * What the test editor does for the agent when it offers `fs` and `terminal`: reads come from its (unsaved) buffers,
+ * else the disk; writes go to its buffers, not the disk; terminals are processes it runs.
+ */
+export interface Editor {
+  readonly buffers: Map<string, string>
+  readonly calls: Array<{ readonly method: string; readonly params: unknown }>
+  readonly terminals: Map<string, EditorTerminal>
+}
+
+const makeEditor = (): Editor => ({ buffers: new Map(), calls: [], terminals: new Map() })
+
+const serveEditor = (app: acp.ClientApp, editor: Editor): acp.ClientApp => {
+  let next = 0
+  const terminal = (id: string) => {
+    const t = editor.terminals.get(id)
+    if (t === undefined) throw acp.RequestError.invalidParams({ terminalId: id }, "no such terminal")
+    return t
+  }
+  const exitStatus = (t: EditorTerminal): acp.TerminalExitStatus | null =>
+    t.child.exitCode === null && t.child.signalCode === null
+      ? null
+      : { exitCode: t.child.exitCode, signal: t.child.signalCode }
+  return app
+    .onRequest("fs/read_text_file", ({ params }) => {
+      editor.calls.push({ method: "fs/read_text_file", params })
+      const content = editor.buffers.get(params.path) ?? fs.readFileSync(params.path, "utf8")
+      const lines = content.split("\n")
+      const first = (params.line ?? 1) - 1
+      return { content: lines.slice(first, params.limit == null ? undefined : first + params.limit).join("\n") }
+    })
+    .onRequest("fs/write_text_file", ({ params }) => {
+      editor.calls.push({ method: "fs/write_text_file", params })
+      editor.buffers.set(params.path, params.content)
+      return {}
+    })
+    .onRequest("terminal/create", ({ params }) => {
+      editor.calls.push({ method: "terminal/create", params })
+      const child = spawn(params.command, params.args ?? [], {
+        cwd: params.cwd ?? process.cwd(),
+        stdio: ["ignore", "pipe", "pipe"]
+      })
+      const t: EditorTerminal = {
+        child,
+        output: "",
+        exited: new Promise((resolve) => child.once("exit", (exitCode, signal) => resolve({ exitCode, signal })))
+      }
+      const append = (chunk: Buffer) => {
+        t.output += chunk.toString("utf8")
+      }
+      child.stdout?.on("data", append)
+      child.stderr?.on("data", append)
+      const terminalId = `term-${next++}`
+      editor.terminals.set(terminalId, t)
+      return { terminalId }
+    })
+    .onRequest("terminal/output", ({ params }) => {
+      const t = terminal(params.terminalId)
+      return { output: t.output, truncated: false, exitStatus: exitStatus(t) }
+    })
+    .onRequest("terminal/wait_for_exit", async ({ params }) => terminal(params.terminalId).exited)
+    .onRequest("terminal/kill", ({ params }) => {
+      editor.calls.push({ method: "terminal/kill", params })
+      terminal(params.terminalId).child.kill("SIGKILL")
+      return {}
+    })
+    .onRequest("terminal/release", ({ params }) => {
+      editor.calls.push({ method: "terminal/release", params })
+      terminal(params.terminalId).child.kill("SIGKILL")
+      editor.terminals.delete(params.terminalId)
+      return {}
+    })
+}
+
 const connectStreams = (
   toAgent: WritableStream<Uint8Array>,
   fromAgent: ReadableStream<Uint8Array>,
   clientCapabilities: acp.ClientCapabilities
 ) => {
+  const editor = makeEditor()
   const seen: Seen = { updates: [], permissions: [] }
   const state: { answer: PermissionAnswer } = { answer: choose("allow_once") }
   const app = acp.client({ name: "effect-claude-agent-test" })
@@ -119,7 +202,7 @@ const connectStreams = (
       seen.permissions.push(params)
       return state.answer(params, signal)
     })
-  const connection = app.connect(acp.ndJsonStream(toAgent, fromAgent))
+  const connection = serveEditor(app, editor).connect(acp.ndJsonStream(toAgent, fromAgent))
   const request = <A>(f: (agent: acp.ClientContext) => Promise<A>) =>
     Effect.tryPromise({ try: () => f(connection.agent), catch: (error) => error })
   const initialize = request((a) =>
@@ -127,6 +210,7 @@ const connectStreams = (
   )
   return {
     seen,
+    editor,
     connection,
     request,
     initialize,

@@ -19,7 +19,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import * as Sink from "effect/Sink"
+import type * as Sink from "effect/Sink"
 import * as Stream from "effect/Stream"
 
 /** JSON-RPC and ACP error codes. @internal */

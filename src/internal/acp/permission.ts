@@ -12,7 +12,7 @@ import * as Either from "effect/Either"
 import * as Permissions from "../../Permissions.js"
 import { type Connection, decodeParams } from "./jsonRpc.js"
 import { type PermissionOption, RequestPermissionResponse, type SessionUpdate } from "./schema.js"
-import { toolInfo } from "./tools.js"
+import { CLIENT_TOOL_PREFIX, toolInfo } from "./tools.js"
 
 /** @internal */
 export interface PolicyContext {
@@ -28,6 +28,8 @@ export interface PolicyContext {
   readonly sessionId: () => string
   readonly notify: (update: SessionUpdate) => Effect.Effect<void>
   readonly announce: (toolUseId: string, toolName: string, input: unknown) => ReadonlyArray<SessionUpdate>
+  /** Whether `Read` goes through the client (then reads in the working directory are not asked about). */
+  readonly clientFs: boolean
 }
 
 const ALLOW = "allow_once"
@@ -64,6 +66,16 @@ const options = (always: ReadonlyArray<string>): ReadonlyArray<PermissionOption>
     : [{ optionId: ALWAYS, name: `Always allow ${always.join(", ")}`, kind: "allow_always" as const }]),
   { optionId: REJECT, name: "Reject", kind: "reject_once" }
 ]
+
+/**
+ * A request as the rules judge it: a tool served through the client (`mcp__acp__Bash`) under the name of the built-in
+ * tool it replaces, with its input, so that `Bash(rm:*)` denies it too; Claude Code's suggestions for it (a rule
+ * for the whole MCP tool) are dropped.
+ */
+const judged = (request: Permissions.PermissionRequest): Permissions.PermissionRequest =>
+  request.toolName.startsWith(CLIENT_TOOL_PREFIX)
+    ? { ...request, toolName: request.toolName.slice(CLIENT_TOOL_PREFIX.length), suggestions: [] }
+    : request
 
 /** @internal */
 export const editorPolicy = (ctx: PolicyContext): Permissions.Policy => {
@@ -103,11 +115,13 @@ export const editorPolicy = (ctx: PolicyContext): Permissions.Policy => {
       return Permissions.allow()
     })
 
+  // reads in the working directory run without asking, as Claude Code runs its own Read there
+  const implied = ctx.clientFs ? ["Read(./**)"] : []
   return (request) =>
     Permissions.rules({
       deny: ctx.rules.deny,
       ask: ctx.rules.ask,
-      allow: [...ctx.rules.allow, ...ctx.always],
+      allow: [...ctx.rules.allow, ...implied, ...ctx.always],
       fallback: askEditor
-    })(request)
+    })(judged(request))
 }

@@ -17,6 +17,7 @@ import * as path from "node:path"
 import type * as Acp from "../../AcpServer.js"
 import type * as SessionStore from "../../SessionStore.js"
 import type * as Transport from "../../Transport.js"
+import { type ClientOffers, offersOf } from "./clientTools.js"
 import {
   decodeParams,
   type Handlers,
@@ -84,11 +85,13 @@ export const serve = <E, R, E2, R2>(
         },
         permissionTimeout: Duration.decode(options.permissionTimeout ?? "5 minutes"),
         interruptTimeout: Duration.decode("10 seconds"),
-        history
+        history,
+        offers: () => offers
       }
       const handle = handleWith(services)
       const sessions = new Map<string, AcpSession>()
       let initialized = false
+      let offers: ClientOffers = { fs: false, terminal: false }
 
       const find = (sessionId: string) => {
         const session = sessions.get(sessionId)
@@ -123,9 +126,10 @@ export const serve = <E, R, E2, R2>(
           }))
 
       const requests: Record<string, RequestHandler> = {
-        initialize: handle(InitializeRequest, () =>
+        initialize: handle(InitializeRequest, (params) =>
           Effect.sync(() => {
             initialized = true
+            offers = offersOf(params.clientCapabilities)
             return {
               result: {
                 protocolVersion: PROTOCOL_VERSION,

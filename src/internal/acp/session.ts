@@ -20,6 +20,7 @@ import type * as SessionStore from "../../SessionStore.js"
 import type * as Transport from "../../Transport.js"
 import { type Connection, ErrorCode, internalError, invalidParams, invalidRequest, RpcError } from "./jsonRpc.js"
 import { availableModes, configOptions, MODE_CONFIG, MODEL_CONFIG, modeState, toPermissionMode } from "./modes.js"
+import { type ClientOffers, makeClientTools, SERVER_NAME } from "./clientTools.js"
 import { editorPolicy } from "./permission.js"
 import { toContent } from "./prompt.js"
 import type {
@@ -47,6 +48,8 @@ export interface Context {
   /** How long a cancel waits for the CLI to stop the turn before the CLI is ended. */
   readonly interruptTimeout: Duration.Duration
   readonly history: SessionStore.Service
+  /** What the client offers (its file system, its terminals), known once it initialized. */
+  readonly offers: () => ClientOffers
 }
 
 /** @internal */
@@ -138,6 +141,42 @@ export const stopReasonOf = (
   }
 }
 
+/** Sends the history of a session, entry by entry; a session without a transcript is not found. */
+const replayHistory = (
+  history: SessionStore.Service,
+  sessionId: string,
+  cwd: string,
+  send: (entry: SessionStore.TranscriptItem) => Effect.Effect<void>
+): Effect.Effect<void, RpcError> =>
+  history.info(sessionId, cwd).pipe(
+    Effect.mapError(() => sessionNotFound(sessionId)),
+    Effect.zipRight(
+      history.entries(sessionId, cwd).pipe(
+        Stream.runForEach(send),
+        Effect.mapError((error) => internalError(`The history could not be read: ${error.message}`))
+      )
+    )
+  )
+
+/** `available_commands_update` with the CLI's slash commands (none when the CLI lists none). */
+const commandsUpdate = (
+  session: ClaudeAgent.Session,
+  notify: (update: SessionUpdate) => Effect.Effect<void>
+): Effect.Effect<void> =>
+  session.supportedCommands.pipe(
+    Effect.flatMap((commands) =>
+      notify({
+        sessionUpdate: "available_commands_update",
+        availableCommands: commands.map((c) => ({
+          name: c.name,
+          description: c.description,
+          ...(c.argumentHint === undefined || c.argumentHint.length === 0 ? {} : { input: { hint: c.argumentHint } })
+        }))
+      })
+    ),
+    Effect.catchAll((error) => Effect.logDebug(`ACP: no slash commands: ${error.message}`))
+  )
+
 /** Opens a session (new, or resumed from `resume`) in a scope of its own, forked from `parent`. @internal */
 export const open = (
   ctx: Context,
@@ -177,6 +216,7 @@ const build = (
     let sessionId = ""
     const notify = (update: SessionUpdate) => connection.notify("session/update", { sessionId, update })
 
+    const offers = ctx.offers()
     const policy = editorPolicy({
       connection,
       cwd,
@@ -184,15 +224,30 @@ const build = (
       always,
       sessionId: () => sessionId,
       notify,
-      announce: translator.announce
+      announce: translator.announce,
+      clientFs: offers.fs
     })
+    const clientTools = yield* makeClientTools({
+      connection,
+      cwd,
+      sessionId: () => sessionId,
+      notify,
+      terminalOf: translator.terminalOf
+    }, offers)
 
     const options: AgentOptions.Options = {
       ...ctx.options,
       cwd,
       permissionMode: toPermissionMode(modes, mode) ?? "default",
       includePartialMessages: true,
-      mcpServers: { ...ctx.options.mcpServers, ...mcpServers(params.mcpServers) },
+      mcpServers: {
+        ...ctx.options.mcpServers,
+        ...mcpServers(params.mcpServers),
+        ...(clientTools === undefined ? {} : { [SERVER_NAME]: clientTools.server })
+      },
+      ...(clientTools === undefined
+        ? {}
+        : { disallowedTools: [...(ctx.options.disallowedTools ?? []), ...clientTools.replaced] }),
       ...(params.resume === undefined ? {} : { resume: params.resume })
     }
     const session = yield* ClaudeAgent.session(options).pipe(
@@ -318,29 +373,10 @@ const build = (
         return state().configOptions
       })
 
-    const replay = ctx.history.info(sessionId, cwd).pipe(
-      Effect.mapError(() => sessionNotFound(sessionId)),
-      Effect.zipRight(
-        ctx.history.entries(sessionId, cwd).pipe(
-          Stream.runForEach((entry) => Effect.forEach(translator.replay(entry), notify, { discard: true })),
-          Effect.mapError((error) => internalError(`The history could not be read: ${error.message}`))
-        )
-      )
-    )
+    const replay = replayHistory(ctx.history, sessionId, cwd, (entry) =>
+      Effect.forEach(translator.replay(entry), notify, { discard: true }))
 
-    const announceCommands = session.supportedCommands.pipe(
-      Effect.flatMap((commands) =>
-        notify({
-          sessionUpdate: "available_commands_update",
-          availableCommands: commands.map((c) => ({
-            name: c.name,
-            description: c.description,
-            ...(c.argumentHint === undefined || c.argumentHint.length === 0 ? {} : { input: { hint: c.argumentHint } })
-          }))
-        })
-      ),
-      Effect.catchAll((error) => Effect.logDebug(`ACP: no slash commands: ${error.message}`))
-    )
+    const announceCommands = commandsUpdate(session, notify)
 
     return {
       id: sessionId,

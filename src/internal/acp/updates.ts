@@ -22,6 +22,8 @@ export interface Translator {
    * read before the message that holds the call): the editor must know a call before it is asked about it.
    */
   readonly announce: (toolUseId: string, toolName: string, input: unknown) => ReadonlyArray<SessionUpdate>
+  /** Records that a tool call runs in a terminal of the client: its result shows the terminal. */
+  readonly terminalOf: (toolUseId: string, terminalId: string) => void
 }
 
 const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
@@ -35,6 +37,7 @@ export const makeTranslator = (cwd: string): Translator => {
   const tools = new Map<string, { readonly name: string; readonly input: unknown }>()
   const planCalls = new Set<string>()
   const announced = new Set<string>()
+  const terminals = new Map<string, string>()
 
   const toolUse = (id: string, name: string, input: unknown): ReadonlyArray<SessionUpdate> => {
     if (announced.has(id)) return []
@@ -78,7 +81,14 @@ export const makeTranslator = (cwd: string): Translator => {
   const toolResults = (content: Message.UserContent): ReadonlyArray<SessionUpdate> =>
     typeof content === "string" ? [] : content.flatMap((block): ReadonlyArray<SessionUpdate> => {
       if (block.type !== "tool_result" || planCalls.has(block.tool_use_id)) return []
-      return [{ sessionUpdate: "tool_call_update", ...toolResult(tools.get(block.tool_use_id)?.name, block) }]
+      const result = toolResult(tools.get(block.tool_use_id)?.name, block)
+      const terminalId = terminals.get(block.tool_use_id)
+      return [{
+        sessionUpdate: "tool_call_update",
+        ...result,
+        // the terminal shows the output (the client keeps it after the terminal is released)
+        ...(terminalId === undefined ? {} : { content: [{ type: "terminal", terminalId }] })
+      }]
     })
 
   const streamEvent = (message: Message.StreamEventMessage): ReadonlyArray<SessionUpdate> => {
@@ -125,7 +135,12 @@ export const makeTranslator = (cwd: string): Translator => {
     return SessionStore.isPrompt(entry) ? promptChunks(content) : toolResults(content)
   }
 
-  return { step, replay, announce: toolUse }
+  return {
+    step,
+    replay,
+    announce: toolUse,
+    terminalOf: (toolUseId, terminalId) => void terminals.set(toolUseId, terminalId)
+  }
 }
 
 const chunk = (
