@@ -54,7 +54,8 @@ fs.writeFileSync(
           "effect-claude-agent/testing": [rel("src/testing.ts")],
           "effect-claude-agent/cluster": [rel("src/cluster.ts")],
           "effect-claude-agent/sql": [rel("src/sql.ts")],
-          "effect-claude-agent/ai": [rel("src/ai.ts")]
+          "effect-claude-agent/ai": [rel("src/ai.ts")],
+          "effect-claude-agent/acp": [rel("src/acp.ts")]
         }
       },
       // @effect/rpc's typings name the DOM's `Transferable` (the cluster entry's snippets load them)

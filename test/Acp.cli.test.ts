@@ -10,6 +10,7 @@ import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { Hooks } from "effect-claude-agent"
 import { ScriptedModelServer } from "effect-claude-agent/testing"
 import { agentText, choose, connect, errorCode, serveInProcess, spawnAgent } from "./support/acp.js"
 import { NodeClaudeAgent, noClaudeLeft, tempDir } from "./support/cli.js"
@@ -225,6 +226,32 @@ describe("ACP agent: the ACP SDK's client over stdio, real CLI", () => {
     }))
 
   live(
+    "cancel while the editor is asked: the request is withdrawn and the prompt ends with cancelled",
+    () =>
+      Effect.gen(function*() {
+        const { client, cwd } = yield* setup()
+        const asked = yield* Deferred.make<void>()
+        const withdrawn = yield* Deferred.make<void>()
+        client.setAnswer((_request, signal) =>
+          new Promise((resolve) => {
+            Effect.runSync(Deferred.succeed(asked, void 0))
+            signal.addEventListener("abort", () => {
+              Effect.runSync(Deferred.succeed(withdrawn, void 0))
+              resolve({ outcome: { outcome: "cancelled" } })
+            })
+          })
+        )
+        const { sessionId } = yield* client.newSession(cwd)
+        const prompt = yield* Effect.fork(client.prompt(sessionId, bash("touch never.txt")))
+        yield* Deferred.await(asked)
+        yield* client.cancel(sessionId)
+        expect((yield* Fiber.join(prompt)).stopReason).toBe("cancelled")
+        yield* Deferred.await(withdrawn)
+        expect(fs.existsSync(path.join(cwd, "never.txt"))).toBe(false)
+      })
+  )
+
+  live(
     "a client that disconnects mid-turn ends the agent, every CLI and every tool process",
     () =>
       Effect.gen(function*() {
@@ -265,6 +292,35 @@ describe("ACP agent: the ACP SDK's client over stdio, real CLI", () => {
         yield* disconnect
         yield* Fiber.join(served)
         expect(running("sleep", "323.5")).toEqual([])
+      })
+  )
+
+  live(
+    "Hooks in the environment of Acp.serve apply first: a PreToolUse deny is never asked about",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* ScriptedModelServer.make()
+        const cwd = fs.realpathSync(yield* tempDir("eca-acp-"))
+        const env = server.env()
+        const hooks = Hooks.layer({
+          PreToolUse: [{ matcher: "Bash", hooks: [() => Effect.succeed(Hooks.deny("blocked by hook"))] }]
+        })
+        const { client, disconnect, served } = yield* serveInProcess({
+          options: { env: { ...env, [OWNER_ENV]: String(process.pid) } }
+        }).pipe(
+          Effect.provide(Layer.mergeAll(
+            NodeClaudeAgent.layer,
+            NodeClaudeAgent.layerSessionStore({ configDir: env["CLAUDE_CONFIG_DIR"] }),
+            hooks
+          ))
+        )
+        const { sessionId } = yield* client.newSession(cwd)
+        expect((yield* client.prompt(sessionId, bash("touch hooked.txt"))).stopReason).toBe("end_turn")
+        expect(client.seen.permissions).toEqual([])
+        expect(fs.existsSync(path.join(cwd, "hooked.txt"))).toBe(false)
+        expect(agentText(client.updatesOf(sessionId))).toContain("blocked by hook")
+        yield* disconnect
+        yield* Fiber.join(served)
       })
   )
 

@@ -90,20 +90,6 @@ export type ContentBlock = typeof ContentBlock.Type
 // requests of the client
 // ---------------------------------------------------------------------------------------------------------------------
 
-const FsCapabilities = Schema.Struct({
-  readTextFile: opt(Schema.Boolean),
-  writeTextFile: opt(Schema.Boolean)
-})
-
-/** What the client can do for us; a malformed capability is read as absent, as the protocol asks. @internal */
-export const ClientCapabilities = Schema.Struct({
-  fs: opt(Schema.Union(FsCapabilities, Schema.Unknown)),
-  terminal: opt(Schema.Unknown),
-  _meta: opt(Schema.Unknown)
-})
-/** @internal */
-export type ClientCapabilities = typeof ClientCapabilities.Type
-
 /** @internal */
 export const InitializeRequest = Schema.Struct({
   protocolVersion: Schema.Number,
