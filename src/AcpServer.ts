@@ -90,6 +90,17 @@ export interface Options {
     readonly deny?: ReadonlyArray<string> | undefined
     readonly ask?: ReadonlyArray<string> | undefined
   } | undefined
+  /**
+   * Which capabilities of the client to use when it offers them. `fs`: `Read`, `Write` and `Edit` go through the
+   * client's `fs/read_text_file` / `fs/write_text_file` (the editor's unsaved buffers; edits land in the editor).
+   * `terminal`: `Bash` runs in a terminal of the client. Both replace Claude Code's built-in tools in the session
+   * (served as the MCP server `acp`), are judged by the same rules, and run outside Claude Code's own sandbox. Both
+   * default to `true`.
+   */
+  readonly clientCapabilities?: {
+    readonly fs?: boolean | undefined
+    readonly terminal?: boolean | undefined
+  } | undefined
   /** How long the editor may take to answer a permission request before it is a deny. Defaults to 5 minutes. */
   readonly permissionTimeout?: Duration.DurationInput | undefined
   /**

@@ -458,6 +458,31 @@ describe("ACP agent: the ACP SDK's client over stdio, real CLI", () => {
       })
   )
 
+  live(
+    "a deny rule holds for the editor's terminal also where Claude Code asks nothing (bypassPermissions)",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* ScriptedModelServer.make()
+        const { client, cwd } = yield* setup({
+          server,
+          args: ["--deny", "Bash(touch:*)", "--permission-mode", "bypassPermissions"],
+          clientCapabilities: { terminal: true }
+        })
+        yield* server.addReplies(
+          reply(toolUse("mcp__acp__Bash", { command: "touch bypassed.txt", description: "touch" })),
+          reply(text("done"))
+        )
+        const { sessionId, modes } = yield* client.newSession(cwd)
+        expect(modes?.currentModeId).toBe("bypassPermissions")
+        expect((yield* client.prompt(sessionId, "touch it")).stopReason).toBe("end_turn")
+        expect(client.seen.permissions).toEqual([])
+        expect(client.editor.calls).toEqual([])
+        expect(fs.existsSync(path.join(cwd, "bypassed.txt"))).toBe(false)
+        const results = (yield* server.requests).filter((r) => r.isMessages).flatMap((r) => r.toolResults)
+        expect(JSON.stringify(results)).toContain("Denied by permission rule Bash(touch:*) (judged as the call ran)")
+      })
+  )
+
   live("a TodoWrite is the plan; max_tokens and refusal are their own stop reasons", () =>
     Effect.gen(function*() {
       const server = yield* ScriptedModelServer.make()

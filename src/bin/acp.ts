@@ -23,10 +23,13 @@ Serves one Agent Client Protocol client on stdin/stdout with Claude Code.
 Options:
   --model <model>               the model of new sessions (default: Claude Code's)
   --permission-mode <mode>      the initial mode: default, acceptEdits, plan, dontAsk, bypassPermissions
+  --allow-bypass-permissions    offer the bypassPermissions mode (implied by --permission-mode bypassPermissions)
   --allow <rule>                a permission rule allowed without asking (repeatable), e.g. "Read" or "Bash(npm test:*)"
   --deny <rule>                 a permission rule denied without asking (repeatable), e.g. "Bash(rm:*)"
   --ask <rule>                  a permission rule always asked (repeatable)
   --permission-timeout <secs>   seconds the editor may take to answer a permission request (default 300)
+  --no-editor-fs                Read, Write and Edit on the disk, even when the editor offers its file system
+  --no-editor-terminal          commands in Claude Code's own shell, even when the editor offers terminals
   --log-level <level>           stderr log level: none, error, warning, info, debug (default warning)
   -h, --help                    this text
 
@@ -53,11 +56,14 @@ const parse = () => {
       options: {
         model: { type: "string" },
         "permission-mode": { type: "string" },
+        "allow-bypass-permissions": { type: "boolean" },
         allow: { type: "string", multiple: true },
         deny: { type: "string", multiple: true },
         ask: { type: "string", multiple: true },
         "permission-timeout": { type: "string" },
         "log-level": { type: "string" },
+        "no-editor-fs": { type: "boolean" },
+        "no-editor-terminal": { type: "boolean" },
         help: { type: "boolean", short: "h" }
       },
       strict: true,
@@ -90,10 +96,14 @@ const logLevel = LOG_LEVELS[values["log-level"] ?? "warning"] ?? fail(`unknown l
 const program = Acp.serveStdio({
   options: {
     ...(values.model === undefined ? {} : { model: values.model }),
-    ...(permissionMode === undefined ? {} : { permissionMode })
+    ...(permissionMode === undefined ? {} : { permissionMode }),
+    ...(values["allow-bypass-permissions"] === true || permissionMode === "bypassPermissions"
+      ? { allowDangerouslySkipPermissions: true }
+      : {})
   },
   rules: { allow: values.allow ?? [], deny: values.deny ?? [], ask: values.ask ?? [] },
-  permissionTimeout: `${timeout} seconds`
+  permissionTimeout: `${timeout} seconds`,
+  clientCapabilities: { fs: values["no-editor-fs"] !== true, terminal: values["no-editor-terminal"] !== true }
 }).pipe(
   Effect.provide(Layer.merge(NodeClaudeAgent.layer, NodeClaudeAgent.layerSessionStore())),
   Logger.withMinimumLogLevel(logLevel)

@@ -16,6 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as path from "node:path"
 import type * as AgentOptions from "../../AgentOptions.js"
+import * as Permissions from "../../Permissions.js"
 import * as SdkMcp from "../../SdkMcp.js"
 import { type Connection, decodeParams, type RpcError } from "./jsonRpc.js"
 import {
@@ -55,7 +56,31 @@ export interface ClientToolsContext {
   readonly notify: (update: SessionUpdate) => Effect.Effect<void>
   /** Records the terminal of a tool call (its updates show it). */
   readonly terminalOf: (toolUseId: string, terminalId: string) => void
+  /**
+   * The deny rules, judged again when a call runs: Claude Code does not ask about any call in `bypassPermissions`
+   * mode, and its own deny settings name the built-in tools, not these.
+   */
+  readonly deny: ReadonlyArray<string>
 }
+
+/** The deny rule a call of the built-in tool `toolName` matches, if any. */
+const denied = (ctx: ClientToolsContext, toolName: string, input: Readonly<Record<string, unknown>>) =>
+  Effect.findFirst(ctx.deny, (rule) => Permissions.matches(rule, { toolName, input, cwd: ctx.cwd }))
+
+/** Runs `run` unless a deny rule matches the call (then an error result naming the rule). */
+const guarded = (
+  ctx: ClientToolsContext,
+  toolName: string,
+  input: Readonly<Record<string, unknown>>,
+  run: Effect.Effect<SdkMcp.ToolResult>
+): Effect.Effect<SdkMcp.ToolResult> =>
+  Effect.flatMap(
+    denied(ctx, toolName, input),
+    (rule) =>
+      rule._tag === "Some"
+        ? Effect.succeed(SdkMcp.errorResult(`Denied by permission rule ${rule.value} (judged as the call ran)`))
+        : run
+  )
 
 /** The options that serve the client's tools, or none when the client offers neither. @internal */
 export interface ClientTools {
@@ -133,9 +158,14 @@ const fsTools = (ctx: ClientToolsContext) => {
       (input) => {
         const file = absolute(ctx.cwd, input.file_path)
         const first = input.offset ?? 1
-        return read(file, first, input.limit ?? DEFAULT_LIMIT).pipe(
-          Effect.map((content) => (content.length === 0 ? "(the file is empty)" : numbered(content, first))),
-          Effect.catchAll(failure(`Could not read ${file}`))
+        return guarded(
+          ctx,
+          "Read",
+          input,
+          read(file, first, input.limit ?? DEFAULT_LIMIT).pipe(
+            Effect.map((content) => (content.length === 0 ? "(the file is empty)" : numbered(content, first))),
+            Effect.catchAll(failure(`Could not read ${file}`))
+          )
         )
       }
     ),
@@ -146,9 +176,14 @@ const fsTools = (ctx: ClientToolsContext) => {
       WriteInput,
       (input) => {
         const file = absolute(ctx.cwd, input.file_path)
-        return write(file, input.content).pipe(
-          Effect.as(`Wrote ${file}`),
-          Effect.catchAll(failure(`Could not write ${file}`))
+        return guarded(
+          ctx,
+          "Write",
+          input,
+          write(file, input.content).pipe(
+            Effect.as(`Wrote ${file}`),
+            Effect.catchAll(failure(`Could not write ${file}`))
+          )
         )
       }
     ),
@@ -159,22 +194,27 @@ const fsTools = (ctx: ClientToolsContext) => {
       EditInput,
       (input) => {
         const file = absolute(ctx.cwd, input.file_path)
-        return Effect.gen(function*() {
-          const content = yield* read(file)
-          if (input.old_string.length === 0) return SdkMcp.errorResult("old_string is empty")
-          const count = content.split(input.old_string).length - 1
-          if (count === 0) return SdkMcp.errorResult(`old_string was not found in ${file}`)
-          if (count > 1 && input.replace_all !== true) {
-            return SdkMcp.errorResult(
-              `old_string occurs ${count} times in ${file}: give more context, or set replace_all`
-            )
-          }
-          const updated = input.replace_all === true
-            ? content.split(input.old_string).join(input.new_string)
-            : content.replace(input.old_string, () => input.new_string)
-          yield* write(file, updated)
-          return `Edited ${file}`
-        }).pipe(Effect.catchAll(failure(`Could not edit ${file}`)))
+        return guarded(
+          ctx,
+          "Edit",
+          input,
+          Effect.gen(function*() {
+            const content = yield* read(file)
+            if (input.old_string.length === 0) return SdkMcp.errorResult("old_string is empty")
+            const count = content.split(input.old_string).length - 1
+            if (count === 0) return SdkMcp.errorResult(`old_string was not found in ${file}`)
+            if (count > 1 && input.replace_all !== true) {
+              return SdkMcp.errorResult(
+                `old_string occurs ${count} times in ${file}: give more context, or set replace_all`
+              )
+            }
+            const updated = input.replace_all === true
+              ? content.split(input.old_string).join(input.new_string)
+              : content.replace(input.old_string, () => input.new_string)
+            yield* write(file, updated)
+            return `Edited ${file}`
+          }).pipe(Effect.catchAll(failure(`Could not edit ${file}`)))
+        )
       }
     )
   ]
@@ -206,37 +246,42 @@ const bashTool = (ctx: ClientToolsContext) =>
             Effect.ignore
           )
       )
-      return Effect.scoped(Effect.gen(function*() {
-        const terminalId = yield* terminal
-        if (extra.toolUseId !== undefined) {
-          ctx.terminalOf(extra.toolUseId, terminalId)
-          yield* ctx.notify({
-            sessionUpdate: "tool_call_update",
-            toolCallId: extra.toolUseId,
-            status: "in_progress",
-            content: [{ type: "terminal", terminalId }]
-          })
-        }
-        const exit = yield* request("terminal/wait_for_exit", { terminalId }).pipe(
-          Effect.flatMap(decodeParams(WaitForTerminalExitResponse)),
-          Effect.timeout(timeout),
-          Effect.option
-        )
-        if (exit._tag === "None") yield* Effect.ignore(request("terminal/kill", { terminalId }))
-        const output = yield* request("terminal/output", { terminalId }).pipe(
-          Effect.flatMap(decodeParams(TerminalOutputResponse))
-        )
-        const status = exit._tag === "None"
-          ? `\n(timed out after ${Duration.format(timeout)}; killed)`
-          : typeof exit.value.signal === "string"
-          ? `\n(killed by ${exit.value.signal})`
-          : typeof exit.value.exitCode === "number" && exit.value.exitCode !== 0
-          ? `\nExit code ${exit.value.exitCode}`
-          : ""
-        const text = `${output.truncated ? "(output truncated)\n" : ""}${output.output}${status}`
-        // a command that failed, was killed or timed out is an error result, as the built-in Bash reports it
-        return status.length > 0 ? SdkMcp.errorResult(text) : text
-      })).pipe(Effect.catchAll(failure("The command could not run in the editor's terminal")))
+      return guarded(
+        ctx,
+        "Bash",
+        input,
+        Effect.scoped(Effect.gen(function*() {
+          const terminalId = yield* terminal
+          if (extra.toolUseId !== undefined) {
+            ctx.terminalOf(extra.toolUseId, terminalId)
+            yield* ctx.notify({
+              sessionUpdate: "tool_call_update",
+              toolCallId: extra.toolUseId,
+              status: "in_progress",
+              content: [{ type: "terminal", terminalId }]
+            })
+          }
+          const exit = yield* request("terminal/wait_for_exit", { terminalId }).pipe(
+            Effect.flatMap(decodeParams(WaitForTerminalExitResponse)),
+            Effect.timeout(timeout),
+            Effect.option
+          )
+          if (exit._tag === "None") yield* Effect.ignore(request("terminal/kill", { terminalId }))
+          const output = yield* request("terminal/output", { terminalId }).pipe(
+            Effect.flatMap(decodeParams(TerminalOutputResponse))
+          )
+          const status = exit._tag === "None"
+            ? `\n(timed out after ${Duration.format(timeout)}; killed)`
+            : typeof exit.value.signal === "string"
+            ? `\n(killed by ${exit.value.signal})`
+            : typeof exit.value.exitCode === "number" && exit.value.exitCode !== 0
+            ? `\nExit code ${exit.value.exitCode}`
+            : ""
+          const text = `${output.truncated ? "(output truncated)\n" : ""}${output.output}${status}`
+          // a command that failed, was killed or timed out is an error result, as the built-in Bash reports it
+          return status.length > 0 ? SdkMcp.errorResult(text) : text
+        })).pipe(Effect.catchAll(failure("The command could not run in the editor's terminal")))
+      )
     },
     { timeout: Duration.sum(Duration.millis(600_000), Duration.seconds(30)) }
   )

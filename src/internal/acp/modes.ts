@@ -16,14 +16,16 @@ const MODES: ReadonlyArray<SessionMode & { readonly id: AgentOptions.PermissionM
 ]
 
 /**
- * The modes a session offers: Claude Code refuses `bypassPermissions` to root unless `IS_SANDBOX` is set, so it is
- * offered only where it works.
+ * The modes a session offers. `bypassPermissions` only when the options allow it (`allowDangerouslySkipPermissions`)
+ * and Claude Code accepts it (it refuses it to root unless `IS_SANDBOX` is set).
  *
  * @internal
  */
-export const availableModes = (env: Readonly<Record<string, string | undefined>>): ReadonlyArray<SessionMode> => {
+export const availableModes = (options: AgentOptions.Options): ReadonlyArray<SessionMode> => {
+  const env = { ...process.env, ...options.env }
   const root = typeof process.getuid === "function" && process.getuid() === 0
-  const bypass = !root || (env["IS_SANDBOX"] !== undefined && env["IS_SANDBOX"] !== "")
+  const bypass = options.allowDangerouslySkipPermissions === true &&
+    (!root || (env["IS_SANDBOX"] !== undefined && env["IS_SANDBOX"] !== ""))
   return MODES.filter((mode) => bypass || mode.id !== "bypassPermissions")
 }
 

@@ -129,7 +129,11 @@ export const serve = <E, R, E2, R2>(
         initialize: handle(InitializeRequest, (params) =>
           Effect.sync(() => {
             initialized = true
-            offers = offersOf(params.clientCapabilities)
+            const offered = offersOf(params.clientCapabilities)
+            offers = {
+              fs: offered.fs && options.clientCapabilities?.fs !== false,
+              terminal: offered.terminal && options.clientCapabilities?.terminal !== false
+            }
             return {
               result: {
                 protocolVersion: PROTOCOL_VERSION,

@@ -206,7 +206,7 @@ const build = (
     const { connection } = ctx
     const cwd = params.cwd
     const translator = makeTranslator(cwd)
-    const modes = availableModes({ ...process.env, ...ctx.options.env })
+    const modes = availableModes(ctx.options)
     let mode: string = ctx.options.permissionMode ?? "default"
     if (!modes.some((m) => m.id === mode)) mode = "default"
     let model = ctx.options.model ?? "default"
@@ -232,7 +232,8 @@ const build = (
       cwd,
       sessionId: () => sessionId,
       notify,
-      terminalOf: translator.terminalOf
+      terminalOf: translator.terminalOf,
+      deny: ctx.rules.deny
     }, offers)
 
     const options: AgentOptions.Options = {

@@ -26,9 +26,9 @@ const isInput = (u: unknown): u is Input => typeof u === "object" && u !== null 
 /** The longest title we send (a command can be long). */
 const MAX_TITLE = 200
 
-const clip = (text: string): string => {
+const clip = (text: string, max = MAX_TITLE): string => {
   const line = text.replace(/\s+/g, " ").trim()
-  return line.length > MAX_TITLE ? `${line.slice(0, MAX_TITLE - 1)}…` : line
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line
 }
 
 /** A path as the editor should see it: absolute, resolved against the session's cwd. */
@@ -150,11 +150,15 @@ export const toolInfo = (toolName: string, rawInput: unknown, cwd: string): Tool
     case "PowerShell": {
       const command = str(input, "command")
       const description = str(input, "description")
+      // the title is cut; the command the user is asked about is in the content whole, with the model's description
       return {
-        title: command === undefined ? name : clip(`\`${command}\``),
+        title: command === undefined ? name : inlineCode(clip(command, MAX_TITLE - 8)),
         kind,
         locations: [],
-        content: description === undefined ? [] : [text(description)]
+        content: [
+          ...(command === undefined ? [] : [text(fence(command))]),
+          ...(description === undefined ? [] : [text(description)])
+        ]
       }
     }
     case "Glob": {
@@ -271,6 +275,13 @@ export const toolResult = (
     content: shownContent,
     rawOutput: block.content ?? null
   }
+}
+
+/** Inline Markdown code that no backtick run inside `body` can close. */
+const inlineCode = (body: string): string => {
+  const runs = body.match(/`+/g) ?? []
+  const ticks = "`".repeat(runs.reduce((n, run) => Math.max(n, run.length), 0) + 1)
+  return ticks.length === 1 ? `\`${body}\`` : `${ticks} ${body} ${ticks}`
 }
 
 /** A Markdown code block that no backtick run inside `body` can close. */
