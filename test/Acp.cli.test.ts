@@ -18,7 +18,8 @@ import { OWNER_ENV, running } from "./support/process.js"
 
 const { reply, text, toolUse } = ScriptedModelServer
 
-const live = <A, E>(name: string, body: () => Effect.Effect<A, E, Scope.Scope>, timeout = 90_000) =>
+// each test starts an agent process (TypeScript compiled by tsx) and 1-3 CLI sessions of 1-4 turns
+const live = <A, E>(name: string, body: () => Effect.Effect<A, E, Scope.Scope>, timeout = 120_000) =>
   it.live(name, () => noClaudeLeft(Effect.scoped(body())), timeout)
 
 const bash = (command: string) => `TOOL Bash ${JSON.stringify({ command, description: "scripted" })}`
@@ -58,24 +59,19 @@ const resultText = (update: acp.ToolCallUpdate | undefined) =>
     .join("")
 
 describe("ACP agent: the ACP SDK's client over stdio, real CLI", () => {
-  live("initialize answers with the capabilities the agent has", () =>
-    Effect.gen(function*() {
-      const { initialized } = yield* setup()
-      expect(initialized.protocolVersion).toBe(1)
-      expect(initialized.agentCapabilities).toMatchObject({
-        loadSession: true,
-        promptCapabilities: { image: true, audio: false, embeddedContext: true },
-        mcpCapabilities: { http: true, sse: true },
-        sessionCapabilities: { close: {}, list: {}, resume: {} }
-      })
-      expect(initialized.agentInfo?.name).toBe("effect-claude-agent")
-    }))
-
   live(
-    "a text turn streams the answer and ends with end_turn; the slash commands are announced",
+    "initialize states the capabilities; a text turn streams the answer and ends with end_turn; commands are announced",
     () =>
       Effect.gen(function*() {
-        const { client, cwd } = yield* setup()
+        const { client, cwd, initialized } = yield* setup()
+        expect(initialized.protocolVersion).toBe(1)
+        expect(initialized.agentCapabilities).toMatchObject({
+          loadSession: true,
+          promptCapabilities: { image: true, audio: false, embeddedContext: true },
+          mcpCapabilities: { http: true, sse: true },
+          sessionCapabilities: { close: {}, list: {}, resume: {} }
+        })
+        expect(initialized.agentInfo?.name).toBe("effect-claude-agent")
         const session = yield* client.newSession(cwd)
         expect(session.modes?.currentModeId).toBe("default")
         expect(session.configOptions?.map((o) => o.id)).toContain("mode")
@@ -110,19 +106,6 @@ describe("ACP agent: the ACP SDK's client over stdio, real CLI", () => {
       expect(agentText(updates)).toBe("tool said: ran-ok")
     }))
 
-  live("reject: the tool does not run, the call fails, and the model is told", () =>
-    Effect.gen(function*() {
-      const { client, cwd, server } = yield* setup()
-      client.setAnswer(choose("reject_once"))
-      const { sessionId } = yield* client.newSession(cwd)
-      const response = yield* client.prompt(sessionId, bash("touch rejected.txt && echo ran"))
-      expect(response.stopReason).toBe("end_turn")
-      expect(fs.existsSync(path.join(cwd, "rejected.txt"))).toBe(false)
-      expect(toolUpdates(client.updatesOf(sessionId)).map((u) => u.status)).toContain("failed")
-      const last = (yield* server.requests).filter((r) => r.isMessages).at(-1)
-      expect(JSON.stringify(last?.toolResults)).toContain("The user rejected this tool call")
-    }))
-
   live(
     "always allow is remembered for the session and never asked again; a deny rule still wins",
     () =>
@@ -144,12 +127,25 @@ describe("ACP agent: the ACP SDK's client over stdio, real CLI", () => {
         yield* client.prompt(sessionId, bash("rm always.txt"))
         expect(client.seen.permissions).toHaveLength(1)
         expect(fs.existsSync(path.join(cwd, "always.txt"))).toBe(true)
-        // a new session does not inherit the rule
-        const other = yield* client.newSession(cwd)
+      })
+  )
+
+  live(
+    "reject: the tool does not run, the call fails, and the model is told; a session's rules stay its own",
+    () =>
+      Effect.gen(function*() {
+        const { client, cwd, server } = yield* setup()
+        const first = yield* client.newSession(cwd)
+        client.setAnswer(choose("allow_always"))
+        yield* client.prompt(first.sessionId, bash("touch mine.txt"))
+        // another session does not inherit the rule: it is asked, rejects, and the model is told
+        const { sessionId } = yield* client.newSession(cwd)
         client.setAnswer(choose("reject_once"))
-        yield* client.prompt(other.sessionId, bash("touch other.txt"))
+        expect((yield* client.prompt(sessionId, bash("touch mine.txt"))).stopReason).toBe("end_turn")
         expect(client.seen.permissions).toHaveLength(2)
-        expect(fs.existsSync(path.join(cwd, "other.txt"))).toBe(false)
+        expect(toolUpdates(client.updatesOf(sessionId)).map((u) => u.status)).toEqual(["failed"])
+        const last = (yield* server.requests).filter((r) => r.isMessages).at(-1)
+        expect(JSON.stringify(last?.toolResults)).toContain("The user rejected this tool call")
       })
   )
 
