@@ -316,9 +316,6 @@ interface CompiledRule {
 const compile = (list: ReadonlyArray<RuleEntry>): ReadonlyArray<CompiledRule> =>
   list.map((entry) => ({ entry, parsed: parseRule(entry.rule) }))
 
-const hasContent = (parsed: ParsedRule): parsed is ParsedRule & { readonly content: string } =>
-  parsed.content !== undefined && parsed.content !== "" && parsed.content !== "*"
-
 // ---------------------------------------------------------------------------------------------------------------------
 // shell commands
 // ---------------------------------------------------------------------------------------------------------------------
