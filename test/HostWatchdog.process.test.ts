@@ -107,6 +107,25 @@ describe("host watchdog (process)", () => {
   )
 
   it.scopedLive(
+    "sessions kept after the layer that opened them closed: still watched, gone within the bound of a host SIGKILL",
+    () =>
+      Effect.gen(function*() {
+        const host = yield* startHost(2, ["--layer-closed"])
+        const pids = host.started.flatMap((s) => [s.cli, ...s.tools])
+        // longer than a reaper takes to end what is registered once its input ends
+        yield* Effect.sleep(BOUND_MILLIS * 1.5)
+        expect(pids.filter(isAlive)).toEqual(pids)
+        // the layer's close left the reaper to the sessions still using it
+        expect(withEnv(REAPER_ENV_NAME, String(host.pid))).toHaveLength(1)
+        yield* host.killed
+        const took = yield* within(10_000, () => withEnv(OWNER_ENV, host.owner).length === 0)
+        expect(took).toBeDefined()
+        expect(took!).toBeLessThan(BOUND_MILLIS * 3)
+      }),
+    90_000
+  )
+
+  it.scopedLive(
     "without the watchdog, a SIGKILLed host's CLIs go on with their turn (why it exists)",
     () =>
       Effect.gen(function*() {

@@ -3,11 +3,12 @@
  * their tool processes. Node cannot ask the kernel to signal a child when its parent dies (`PR_SET_PDEATHSIG`), and
  * a CLI whose stdin closes still finishes the turn it is in, tools included.
  *
- * One small reaper per Transport layer (per host, not per session), started at the first session the layer opens:
- * a POSIX shell loop that reads registrations from a pipe only the host holds (the pipe is close-on-exec, so no CLI
+ * One small reaper per Transport layer (per host, not per session), started at the first session the layer opens, and
+ * living as long as the layer or a session that uses it, whichever is last (a session kept in a longer scope than the
+ * layer that made it stays watched): a POSIX shell loop that reads registrations from a pipe only the host holds (the pipe is close-on-exec, so no CLI
  * inherits it). The host writes `+ <pgid> <marker>` when it has started a CLI (the CLI leads a process group of its
  * own) and `- <pgid>` once that CLI and its tools have been reaped. When the pipe reaches end of file (the host is
- * gone, or the layer's scope closed) the reaper SIGKILLs every registered process group whose leader is still the
+ * gone, or the layer and every session it watched closed) the reaper SIGKILLs every registered process group whose leader is still the
  * process that was registered (same start time) or is gone (a group id is not reused while the group has members),
  * then, rounds until none is left, every process whose environment carries a registered marker (the tool processes
  * the CLI started in process groups of their own), and exits.
@@ -93,58 +94,70 @@ const reaperEnv = () => ({ PATH: "/usr/sbin:/usr/bin:/sbin:/bin", [REAPER_ENV_NA
 /** A marker name as `Reaper.makeMarker` makes it: nothing else reaches the reaper's command language. */
 const MARKER = new RegExp(`^${MARKER_PREFIX}[0-9a-f]{32}$`)
 
+/** Starts a reaper: the pipe to it, or `undefined` when it could not start (an error costs the watch, never the host). */
+const start = (): net.Socket | undefined => {
+  try {
+    // the pipe is the child's fd 3, not its stdin: Node destroys a child's stdin when the child exits, and the
+    // shell Node starts exits at once, leaving the loop in the background
+    const child = cp.spawn("/bin/sh", ["-c", SCRIPT], {
+      stdio: ["ignore", "ignore", "ignore", "pipe"],
+      detached: true,
+      // it pins no directory of the host's
+      cwd: "/",
+      env: reaperEnv()
+    })
+    child.on("error", () => {})
+    child.unref()
+    const pipe = child.stdio[3]
+    if (!(pipe instanceof net.Socket)) return undefined
+    pipe.on("error", () => {})
+    // the pipe never keeps the host alive: when the host exits, the reaper ends what it left
+    pipe.unref()
+    return pipe
+  } catch {
+    return undefined
+  }
+}
+
 /**
- * A watchdog for the scope: the reaper starts at the first `watch`; closing the scope ends its input, so it ends
- * what is still registered and exits. Without `/proc` it is {@link disabled}.
+ * A watchdog for the scope. It is used by the scope (the layer that made it, while it is open) and by every CLI
+ * registered and not yet unregistered; the reaper starts at the first `watch` that finds none running, and its input
+ * ends when the last user leaves: then it ends what is still registered (nothing, on a clean close) and exits. So a
+ * session kept in a scope longer than the layer's is watched until its own close, and a session opened after the
+ * layer closed starts a reaper of its own, ended by its close. Without `/proc` it is {@link disabled}.
  *
  * @internal
  */
 export const make: Effect.Effect<HostWatchdog, never, Scope.Scope> = Effect.gen(function*() {
   if (!supported) return disabled
-  // the pipe to the reaper, once started; `undefined` after a failed start (the sessions run unwatched)
+  // the layer's scope while it is open, plus the registered CLIs
+  let users = 1
+  // the pipe to the running reaper; `undefined` while none runs (or its start failed: the sessions run unwatched)
   let input: net.Socket | undefined
-  let started = false
-  const start = (): net.Socket | undefined => {
-    started = true
-    try {
-      // the pipe is the child's fd 3, not its stdin: Node destroys a child's stdin when the child exits, and the
-      // shell Node starts exits at once, leaving the loop in the background
-      const child = cp.spawn("/bin/sh", ["-c", SCRIPT], {
-        stdio: ["ignore", "ignore", "ignore", "pipe"],
-        detached: true,
-        // it pins no directory of the host's
-        cwd: "/",
-        env: reaperEnv()
-      })
-      // an error (no /bin/sh, a reaper gone) costs the watch, never the host
-      child.on("error", () => {})
-      child.unref()
-      const stdin = child.stdio[3]
-      if (!(stdin instanceof net.Socket)) return undefined
-      stdin.on("error", () => {})
-      // the pipe never keeps the host alive: when the host exits, the reaper ends what it left
-      stdin.unref()
-      return stdin
-    } catch {
-      return undefined
-    }
+  const write = (line: string) => {
+    if (input !== undefined && input.writable) input.write(line)
   }
-  const write = (line: string) =>
-    Effect.sync(() => {
-      if (!started) input = start()
-      if (input !== undefined && input.writable) input.write(line)
-    })
-  yield* Effect.addFinalizer(() =>
-    Effect.sync(() => {
-      input?.end()
-    })
-  )
+  const leave = () => {
+    users--
+    if (users > 0) return
+    input?.end()
+    input = undefined
+  }
+  yield* Effect.addFinalizer(() => Effect.sync(leave))
   return {
     watch: (pid, markerName) => {
       const marker = markerName !== undefined && MARKER.test(markerName) ? markerName : "-"
       return Effect.acquireRelease(
-        write(`+ ${pid} ${marker}\n`),
-        () => write(`- ${pid}\n`)
+        Effect.sync(() => {
+          users++
+          if (input === undefined) input = start()
+          write(`+ ${pid} ${marker}\n`)
+        }),
+        () =>
+          Effect.sync(() => {
+            write(`- ${pid}\n`)
+            leave()
+          })
       )
     }
   }
