@@ -10,8 +10,9 @@
  * own) and `- <pgid>` once that CLI and its tools have been reaped. When the pipe reaches end of file (the host is
  * gone, or the layer and every session it watched closed) the reaper SIGKILLs every registered process group whose leader is still the
  * process that was registered (same start time) or is gone (a group id is not reused while the group has members),
- * then, rounds until none is left, every process whose environment carries a registered marker (the tool processes
- * the CLI started in process groups of their own), and exits.
+ * then removes the host's private argument files (the settings and MCP config `argv.ts` writes, secrets included),
+ * then, rounds until none is left, SIGKILLs every process whose environment carries a registered marker (the tool
+ * processes the CLI started in process groups of their own), and exits.
  *
  * The reaper detaches from the host: its shell starts the loop in the background and exits, so the loop is neither
  * the host's child nor in its process group or session. A signal to the host's group (Ctrl-C) does not reach it, a
@@ -24,6 +25,9 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as cp from "node:child_process"
 import * as net from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
+import { hostDirPrefix } from "./argv.js"
 import { MARKER_PREFIX, supported } from "./reaper.js"
 
 /**
@@ -47,7 +51,11 @@ export const disabled: HostWatchdog = { watch: () => Effect.void }
  * The reaper (POSIX sh; dash, bash and busybox ash run it). Registrations are kept in `$g` as `pgid:start:marker`
  * words; `$s` is set by `st` to field 22 of `/proc/<pid>/stat` (the start time), empty when the process is gone.
  * Processes are found by marker with `grep -l` over `/proc/<pid>/environ`: a marker is 128 random bits, so only the
- * processes that inherited it match.
+ * processes that inherited it match. A `q` line is the host's own close: what follows it (the end of the input) is
+ * not the host's death, so its private files are left to their owners (sessions of other layers of the same host
+ * may still use them). Without it, the end of the input is the host's death: after the CLIs' groups are killed, the
+ * directories named `$ECA_HOST_DIRS*` (this host's private argument files, see `argv.ts`) that are plain
+ * directories of this user are removed, before the slower search by marker.
  */
 const SCRIPT = `(
 trap '' HUP INT TERM PIPE
@@ -57,9 +65,9 @@ while IFS=' ' read -r op p m; do
   case "$op" in
     +) st "$p"; [ -n "$s" ] && g="$g $p:$s:$m" ;;
     -) n=; for e in $g; do case "$e" in "$p":*) ;; *) n="$n $e" ;; esac; done; g=$n ;;
+    q) exit 0 ;;
   esac
 done
-[ -z "$g" ] && exit 0
 set --
 for e in $g; do
   p=\${e%%:*}; r=\${e#*:}; t=\${r%%:*}; m=\${r#*:}
@@ -67,6 +75,12 @@ for e in $g; do
   if [ -z "$s" ] || [ "$s" = "$t" ]; then kill -s KILL -- "-$p" 2>/dev/null; fi
   [ "$m" != - ] && set -- "$@" -e "$m="
 done
+case "$ECA_HOST_DIRS" in
+  /*/eca-args-[0-9]*-*-)
+    for d in "$ECA_HOST_DIRS"*; do
+      [ -d "$d" ] && [ ! -h "$d" ] && [ -O "$d" ] && rm -rf -- "$d"
+    done ;;
+esac
 [ $# -eq 0 ] && exit 0
 i=0
 while [ $i -lt 20 ]; do
@@ -89,7 +103,12 @@ done
  */
 export const REAPER_ENV_NAME = "ECA_HOST_WATCHDOG"
 
-const reaperEnv = () => ({ PATH: "/usr/sbin:/usr/bin:/sbin:/bin", [REAPER_ENV_NAME]: String(process.pid) })
+const reaperEnv = () => ({
+  PATH: "/usr/sbin:/usr/bin:/sbin:/bin",
+  [REAPER_ENV_NAME]: String(process.pid),
+  // the prefix of this host's private argument directories (absolute, as `protectArgs` makes them)
+  ECA_HOST_DIRS: path.join(path.resolve(os.tmpdir()), hostDirPrefix())
+})
 
 /** A marker name as `Reaper.makeMarker` makes it: nothing else reaches the reaper's command language. */
 const MARKER = new RegExp(`^${MARKER_PREFIX}[0-9a-f]{32}$`)
@@ -140,6 +159,8 @@ export const make: Effect.Effect<HostWatchdog, never, Scope.Scope> = Effect.gen(
   const leave = () => {
     users--
     if (users > 0) return
+    // a close, not the host's death: the reaper leaves the host's private files alone
+    write("q\n")
     input?.end()
     input = undefined
   }
