@@ -12,6 +12,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { createRequire } from "node:module"
+import { pathToFileURL } from "node:url"
 
 const here = path.dirname(new URL(import.meta.url).pathname)
 const FAKE = path.join(here, "fake-cli.mjs")
@@ -19,8 +20,9 @@ const sdkName = process.argv[2]
 const params = JSON.parse(process.env.ICOUNT_PARAMS ?? "{}")
 const part = () => process.constrainedMemory()
 
+// ICOUNT_OURS: another build of ours to count (bench/icount.mjs --ours <file>), else this checkout's dist/promise.js
 const { query } = sdkName === "ours"
-  ? await import("effect-claude-agent/promise")
+  ? await import(process.env.ICOUNT_OURS ? pathToFileURL(process.env.ICOUNT_OURS).href : "effect-claude-agent/promise")
   : await import("@anthropic-ai/claude-agent-sdk")
 part()
 

@@ -19,6 +19,8 @@
 // --runs N   runs each contender N times (default 1) and compares the medians
 // --write    also writes the figures into bench/results.md (between its `icount` markers)
 // --keep D   keeps callgrind's files in directory D (one subdirectory per run), for `callgrind_annotate`
+// --ours F   counts another build of ours (a `promise.js` bundle F) instead of dist/promise.js: to see the guard fail
+//            on a deliberately slower build, or to compare a branch's build
 import { execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -41,7 +43,12 @@ const PARTS = ["first", "queries", "permissions", "cli"]
 const CONTENDERS = ["ours", "official"]
 // callgrind's files, kept for `callgrind_annotate` (by default they are removed)
 const keep = option("keep")
+const oursFile = option("ours") === undefined ? undefined : path.resolve(option("ours"))
 
+if (oursFile !== undefined && !fs.existsSync(oursFile)) {
+  log(`icount: ${oursFile} is missing`)
+  process.exit(2)
+}
 if (!fs.existsSync(path.join(repo, "dist", "promise.js"))) {
   log("icount: dist/promise.js is missing: run `npm run build` first")
   process.exit(2)
@@ -136,7 +143,8 @@ const params = { queries: config.workload.queries, requests: config.workload.req
 const env = {
   ...process.env,
   ICOUNT_PARAMS: JSON.stringify(params),
-  ICOUNT_CLI_ENV: JSON.stringify(server.env)
+  ICOUNT_CLI_ENV: JSON.stringify(server.env),
+  ...(oursFile === undefined ? {} : { ICOUNT_OURS: oursFile })
 }
 const samples = Object.fromEntries(CONTENDERS.map((c) => [c, []]))
 try {
