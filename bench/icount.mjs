@@ -211,7 +211,7 @@ for (const r of rows) {
           r.ceiling.toFixed(2)
         }× (bench/icount-ceilings.json). Profile it (bench/profile.mjs) before raising a ceiling.`
     )
-  } else if (r.ratio < r.ceiling - 0.15 && r.ceiling > target) {
+  } else if (r.ratio * (1 + 2 * config.tolerance) < r.ceiling && r.ceiling > target) {
     log(
       `icount: ${r.part}: ${r.ratio.toFixed(2)}× is well under its ceiling ${
         r.ceiling.toFixed(2)
