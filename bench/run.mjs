@@ -564,5 +564,13 @@ How each figure is measured (every run is a fresh worker process, \`bench/worker
 `
 
 const out = option("out") ?? path.join(here, "results.md")
-fs.writeFileSync(out, md)
+// the instruction-count guard's figures (bench/icount.mjs --write) stay where they are
+const kept = (() => {
+  try {
+    return /<!-- icount:start -->[\s\S]*<!-- icount:end -->/.exec(fs.readFileSync(out, "utf8"))?.[0]
+  } catch {
+    return undefined
+  }
+})()
+fs.writeFileSync(out, kept === undefined ? md : `${md}\n${kept}\n`)
 process.stdout.write(`\n${table}\n\nwrote ${path.relative(process.cwd(), out)} (took ${tookMin.toFixed(1)} min)\n`)

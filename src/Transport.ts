@@ -256,8 +256,9 @@ export interface ProcessOptions {
    * Linux, the first session started through the layer starts one small reaper process (a shell loop, detached from
    * the host) that the host tells about each CLI it starts and reaps; when the host is gone, the reaper SIGKILLs the
    * process groups of the CLIs still running and the tool processes carrying their markers (see
-   * {@link LaunchSpec.reapToolProcesses}), within a second. Closing the layer ends the reaper. Elsewhere it does
-   * nothing. Defaults to `true`.
+   * {@link LaunchSpec.reapToolProcesses}), within a second. The reaper lives as long as the layer or a session
+   * that uses it, whichever is last: a session kept in a scope longer than the layer's stays watched until it closes.
+   * Elsewhere it does nothing. Defaults to `true`.
    */
   readonly hostWatchdog?: boolean | undefined
 }

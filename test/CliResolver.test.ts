@@ -10,6 +10,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { AgentError, type CliResolver } from "effect-claude-agent"
+import { nodeHost } from "../src/internal/transport/cliPath.js"
 import { makeWith } from "../src/internal/transport/cliResolver.js"
 
 const RANGE = ">=2.1.100 <2.2.0"
@@ -131,6 +132,28 @@ describe("CliResolver: the --version probe", () => {
       // "*" asks nothing
       yield* resolver.checkVersion(cli, "*")
       expect(runs).toBe(2)
+    }))
+
+  it.scoped("an executable the caller names is the only place looked at: the bundled binary is not looked for", () =>
+    Effect.gen(function*() {
+      const { cli, file } = yield* cliFile
+      fs.chmodSync(file, 0o755)
+      // the bundled lookup (the platform packages, the C library that picks one) is what reads `arch`
+      let bundledLookups = 0
+      const host = {
+        ...nodeHost(),
+        get arch() {
+          bundledLookups++
+          return process.arch
+        }
+      }
+      const resolver = yield* makeWith(undefined, () => Effect.die("no probe"), host)
+      expect(yield* resolver.resolve({ explicit: file, env: {} })).toMatchObject({ command: cli.command })
+      expect(yield* resolver.resolve({ env: { CLAUDE_CLI_PATH: file } })).toMatchObject({ command: cli.command })
+      expect(bundledLookups).toBe(0)
+      // the default lookup does look for it
+      yield* Effect.either(resolver.resolve({ env: { PATH: "" } }))
+      expect(bundledLookups).toBeGreaterThan(0)
     }))
 
   it.scoped("a binary an npm package installed: its package.json answers, no probe runs", () =>

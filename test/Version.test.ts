@@ -8,7 +8,7 @@ import * as path from "node:path"
 import { AgentError, ClaudeAgent, CliResolver, Transport } from "effect-claude-agent"
 import { satisfies } from "../src/internal/transport/version.js"
 import { NodeClaudeAgent, noClaudeLeft, tempDir } from "./support/cli.js"
-import { descendants, OWNER_ENV } from "./support/process.js"
+import { descendants, isAlive, OWNER_ENV } from "./support/process.js"
 import { eventually } from "./support/wait.js"
 
 /** An executable that prints `version` for `--version` (after `delay` seconds) and exits 3 for anything else. */
@@ -62,7 +62,7 @@ describe("G20 the CLI version gate", () => {
   })
 
   live(
-    "G20 a CLI below the supported range: VersionIncompatible before anything is spawned for the session",
+    "G20 a CLI below the supported range: VersionIncompatible, and the session never starts",
     () =>
       Effect.gen(function*() {
         const old = yield* fakeClaude("claude-old", "2.0.5 (Claude Code)")
@@ -102,6 +102,53 @@ describe("G20 the CLI version gate", () => {
       fs.utimesSync(cli, 1_000_000_001, 1_000_000_001)
       expect(yield* queryWith(cli, ">=3.0.0")).toMatchObject({ _tag: "StartupFailed", exitCode: 3 })
     }))
+
+  live(
+    "G20 --version runs while the CLI starts; an incompatible one is killed having been sent nothing, and a version " +
+      "known already is judged before anything is spawned",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir("eca-version-")
+        const cli = path.join(dir, "claude-old")
+        const started = path.join(dir, "started")
+        const stdin = path.join(dir, "stdin")
+        // `--version` answers only once the CLI itself is running: a check made before the spawn would wait for it
+        // until the probe timeout and find no version
+        fs.writeFileSync(
+          cli,
+          [
+            "#!/bin/sh",
+            `export ${OWNER_ENV}=${process.pid}`,
+            `if [ "$1" = "--version" ]; then`,
+            `  while [ ! -s ${JSON.stringify(started)} ]; do sleep 0.01; done`,
+            "  echo 1.0.0",
+            "  exit 0",
+            "fi",
+            `echo $$ > ${JSON.stringify(started)}`,
+            `exec cat > ${JSON.stringify(stdin)}`,
+            ""
+          ].join("\n"),
+          { mode: 0o755 }
+        )
+        const error = yield* queryWith(cli)
+        expect(error).toStrictEqual(
+          new AgentError.VersionIncompatible({
+            found: "1.0.0",
+            supported: Transport.SUPPORTED_CLI_VERSIONS,
+            reason: "OutOfRange"
+          })
+        )
+        // it ran, got not one byte, and was killed at once (SIGKILL, not the close grace)
+        const pid = Number(fs.readFileSync(started, "utf8"))
+        expect(fs.readFileSync(stdin, "utf8")).toBe("")
+        yield* eventually("the incompatible CLI gone", () => !isAlive(pid))
+        // now the version is known: judged before the spawn, nothing runs
+        fs.rmSync(started)
+        fs.rmSync(stdin)
+        expect(yield* queryWith(cli)).toMatchObject({ _tag: "VersionIncompatible", found: "1.0.0" })
+        expect(fs.existsSync(started) || fs.existsSync(stdin)).toBe(false)
+      })
+  )
 
   live(
     "G20 an unparsable --version: VersionIncompatible { found: \"unknown\" } with the output in the reason",

@@ -7,7 +7,15 @@ import * as RcMap from "effect/RcMap"
 import * as Scope from "effect/Scope"
 import { VersionIncompatible } from "../../AgentError.js"
 import type { LookupRequest, Options, ResolvedCli, Service, VersionProbe } from "../../CliResolver.js"
-import { commonInstallDirs, detectMusl, type Host, lookUpBundled, nodeHost, resolveCliWithRuntime } from "./cliPath.js"
+import {
+  type BundledCandidate,
+  commonInstallDirs,
+  detectMusl,
+  type Host,
+  lookUpBundled,
+  nodeHost,
+  resolveCliWithRuntime
+} from "./cliPath.js"
 import { judge, packageVersion, PROBE_TIMEOUT_MILLIS, spawnProbe, versionKey } from "./version.js"
 
 /** A probe's key in the map of running probes: the executable's identity (the CLI rides along for the lookup). */
@@ -47,17 +55,22 @@ export const makeWith = (
     const bundled = Effect.tap(bundledCached, (found) => found.installed ? Effect.void : forgetBundled)
 
     const commonDirs = commonInstallDirs(host)
+    const lookUp = (request: LookupRequest, candidates: ReadonlyArray<BundledCandidate>) =>
+      resolveCliWithRuntime({
+        explicit: request.explicit,
+        env: request.env,
+        executableArgs: request.executableArgs,
+        runtime: request.runtime,
+        bundled: candidates,
+        commonDirs,
+        host
+      })
+    // an executable the caller names is the only place looked at: the bundled binary (and the C library, which
+    // picks it) is not looked for
+    const named = (request: LookupRequest) =>
+      request.explicit !== undefined || (request.env["CLAUDE_CLI_PATH"] ?? "").length > 0
     const resolve = (request: LookupRequest) =>
-      Effect.flatMap(bundled, (found) =>
-        resolveCliWithRuntime({
-          explicit: request.explicit,
-          env: request.env,
-          executableArgs: request.executableArgs,
-          runtime: request.runtime,
-          bundled: found.candidates,
-          commonDirs,
-          host
-        }))
+      named(request) ? lookUp(request, []) : Effect.flatMap(bundled, (found) => lookUp(request, found.candidates))
 
     // versions found, by `versionKey`: only answers with a version are kept
     const versions = new Map<string, string>()

@@ -5,7 +5,7 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import type * as Fiber from "effect/Fiber"
+import * as Fiber from "effect/Fiber"
 import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import type * as Sink from "effect/Sink"
@@ -99,16 +99,21 @@ const checkCwd = (fs: FileSystem.FileSystem, cwd: string): Effect.Effect<void, I
 
 type Marker = ReturnType<typeof Reaper.makeMarker>
 
-/** A started CLI: its process, its command line, and the marker its descendants inherit (when they are reaped). */
+/**
+ * A started CLI: its process, its command line, the marker its descendants inherit (when they are reaped), and, when
+ * its version was not known at the spawn, the verdict on it (`--version` runs while the CLI starts).
+ */
 interface Launched {
   readonly proc: CommandExecutor.Process
   readonly command: ReadonlyArray<string>
   readonly marker: Marker | undefined
+  readonly accepted: Effect.Effect<void, VersionIncompatible> | undefined
 }
 
 /**
  * Starts the CLI `spec` describes, in the scope: its environment (with the reaper's marker), the executable the
- * resolver finds and accepts, its arguments and working directory.
+ * resolver finds, its arguments and working directory. Its version is checked while it starts: `accepted` must
+ * succeed before anything is written to it.
  */
 const launch = (
   executor: CommandExecutor.CommandExecutor,
@@ -135,15 +140,28 @@ const launch = (
     // before anything is spawned, the version probe included
     const tooLong = commandLineTooLong(platform, cli.command, args)
     if (tooLong !== undefined) return yield* Effect.fail(tooLong)
-    yield* resolver.checkVersion(cli, spec.cliVersions ?? SUPPORTED_CLI_VERSIONS)
-    for (const requirement of spec.requirements ?? []) yield* checkRequirement(resolver, cli, requirement)
+    const verdict = yield* Effect.fork(Effect.zipRight(
+      resolver.checkVersion(cli, spec.cliVersions ?? SUPPORTED_CLI_VERSIONS),
+      Effect.forEach(spec.requirements ?? [], (requirement) => checkRequirement(resolver, cli, requirement), {
+        discard: true
+      })
+    ))
+    // a version known already (the npm package's, or found before) is judged before anything is spawned
+    yield* Effect.yieldNow()
+    const known = yield* Fiber.poll(verdict)
+    if (Option.isSome(known)) yield* known.value
     let command = Command.make(cli.command, ...args).pipe(Command.env(env, { extendEnv: base.extend }))
     if (spec.cwd !== undefined) command = Command.workingDirectory(command, spec.cwd)
 
     const proc = yield* executor.start(command).pipe(
       Effect.mapError((error) => new SpawnFailed({ command: cli.command, description: errorText(error), cause: error }))
     )
-    return { proc, command: [cli.command, ...args], marker }
+    return {
+      proc,
+      command: [cli.command, ...args],
+      marker,
+      accepted: Option.isSome(known) ? undefined : Fiber.join(verdict)
+    }
   })
 
 /**
@@ -428,6 +446,24 @@ export const connect = (
     return connection
   })
 
+/**
+ * The connection with its reader started now, in the scope: a process that exits before anyone reads its stdout keeps
+ * its output (Node discards the output of a child that has exited with nobody reading it). The first pull gets what
+ * the started read returns.
+ */
+const readingNow = (connection: Connection): Effect.Effect<Connection, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const pull = yield* connection.pull
+    const first = yield* Effect.forkScoped(pull)
+    let started = true
+    const primed: FramePull = Effect.suspend(() => {
+      if (!started) return pull
+      started = false
+      return Fiber.join(first)
+    })
+    return Conn.make({ ...connection, pull: Effect.succeed(primed) })
+  })
+
 /** @internal */
 export interface ProcessOptions {
   /** Whether a host watchdog ends this host's CLIs and their tool processes if the host dies. Defaults to `true`. */
@@ -451,11 +487,12 @@ export const make = (options: ProcessOptions = {}) =>
     ): Effect.Effect<Connection, CliNotFound | SpawnFailed | VersionIncompatible | InvalidOptions, Scope.Scope> =>
       Effect.gen(function*() {
         if (spec.cwd !== undefined) yield* checkCwd(fs, spec.cwd)
-        yield* removeStale
-        const { command, marker, proc } = yield* launch(executor, resolver, spec, platform)
+        const { accepted, command, marker, proc } = yield* launch(executor, resolver, spec, platform)
         // unregistered after the connection's close has reaped the CLI and its tools (finalizers run in reverse)
         yield* watchdog.watch(proc.pid, marker?.name)
-        return yield* connect(
+        // while the CLI starts
+        yield* removeStale
+        const connection = yield* connect(
           {
             pid: proc.pid,
             command,
@@ -469,6 +506,13 @@ export const make = (options: ProcessOptions = {}) =>
           spec,
           scans
         )
+        if (accepted === undefined) return connection
+        // its version is still being checked: its output is read meanwhile, nothing is written to it, and a CLI of a
+        // version that cannot be used is killed at once (the connection's close, when the scope closes, reaps what
+        // it may have started)
+        const reading = yield* readingNow(connection)
+        yield* Effect.tapError(accepted, () => signalGroup(proc.pid)("SIGKILL", false))
+        return reading
       })
 
     return { open }
