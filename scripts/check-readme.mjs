@@ -55,7 +55,9 @@ fs.writeFileSync(
               const module = /"\.\/dist\/([^"]+)\.js"/.exec(JSON.stringify(target))?.[1]
               return module === undefined
                 ? []
-                : [[key === "." ? "effect-claude-agent" : `effect-claude-agent/${key.slice(2)}`, [rel(`src/${module}.ts`)]]]
+                : [[key === "." ? "effect-claude-agent" : `effect-claude-agent/${key.slice(2)}`, [
+                  rel(`src/${module}.ts`)
+                ]]]
             })
         )
       },

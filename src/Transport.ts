@@ -33,6 +33,7 @@ import type {
 import type { CliRequirement, CliResolver, JavaScriptRuntime } from "./CliResolver.js"
 import * as memory from "./internal/transport/memoryTransport.js"
 import * as proc from "./internal/transport/processTransport.js"
+import * as requiredService from "./internal/transport/required.js"
 import * as spawnTransport from "./internal/transport/spawnTransport.js"
 import * as traceContext from "./internal/transport/traceContext.js"
 import * as version from "./internal/transport/version.js"
@@ -207,6 +208,19 @@ export class Transport extends Context.Tag("effect-claude-agent/Transport")<Tran
     spec: LaunchSpec
   ) => Effect.Effect<Connection, CliNotFound | SpawnFailed | VersionIncompatible | InvalidOptions, Scope.Scope>
 }>() {}
+
+/**
+ * The `Transport` service of the context. The type requires it, so typed code cannot run without one; a program that
+ * runs anyway (plain JavaScript, a cast) dies saying to provide `NodeClaudeAgent.layer` or a transport of the testing
+ * kit, instead of Effect's bare "Service not found". Sessions, the pool and the `@effect/ai` model get their
+ * Transport through it.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const required: Effect.Effect<Context.Tag.Service<Transport>, never, Transport> = requiredService.required(
+  Transport
+)
 
 /**
  * The CLI versions this SDK is tested with: the pinned 2.1.332 and 2.1.100 run the real-CLI conformance suite;

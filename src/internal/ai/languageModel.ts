@@ -19,7 +19,6 @@ import * as PartialMessages from "../../PartialMessages.js"
 import * as SdkMcp from "../../SdkMcp.js"
 import * as Transport from "../../Transport.js"
 import { mapPrompt } from "./prompt.js"
-import { transport as requiredTransport } from "../transport/required.js"
 
 const MODULE = "ClaudeCodeLanguageModel"
 
@@ -340,7 +339,7 @@ const collectParts = (parts: ReadonlyArray<Response.StreamPartEncoded>): Array<R
 
 /** Makes the `LanguageModel` service; see `ClaudeCodeLanguageModel.make`. */
 export const make = Effect.fnUntraced(function*(options: Options = {}) {
-  const transport = yield* requiredTransport
+  const transport = yield* Transport.required
   const serverName = options.serverName ?? "toolkit"
   const serverPrefix = `mcp__${serverName}__`
   const maxConversations = options.maxConversations ?? 1000

@@ -18,9 +18,8 @@ import type { Options } from "../../AgentOptions.js"
 import { InputClosed, type SessionError } from "../../AgentError.js"
 import type * as Message from "../../Message.js"
 import type { Config, Service } from "../../SessionPool.js"
-import { Transport } from "../../Transport.js"
+import { required as requiredTransport, Transport } from "../../Transport.js"
 import * as session from "./session.js"
-import { transport as requiredTransport } from "../transport/required.js"
 
 interface Entry {
   readonly internal: session.SessionInternal

@@ -14,13 +14,12 @@ import type { SessionError } from "../../ClaudeAgent.js"
 import type * as ControlProtocol from "../../ControlProtocol.js"
 import type * as ProtocolInternal from "../protocol/controlProtocol.js"
 import * as Message from "../../Message.js"
-import { type Transport } from "../../Transport.js"
+import { required as requiredTransport, type Transport } from "../../Transport.js"
 import type * as TransportApi from "../../Transport.js"
 import { protectArgs } from "../transport/argv.js"
 import { compiledGuard } from "../message/decode.js"
 import type { SessionExtensions } from "./extensions.js"
 import type { IdleLimits } from "./state.js"
-import { transport as requiredTransport } from "../transport/required.js"
 
 /**
  * Checks a control response against its schema. The guard is compiled when this is called (docs/PERFORMANCE.md,

@@ -13,11 +13,10 @@ import * as path from "node:path"
 import { AgentError, CliNotFound, SpawnFailed, VersionIncompatible } from "../../AgentError.js"
 import type * as Message from "../../Message.js"
 import type * as Api from "../../Recording.js"
-import { Transport } from "../../Transport.js"
+import { required as requiredTransport, Transport } from "../../Transport.js"
 import type { Connection, ExitStatus, LaunchSpec, MemoryPeer } from "../../Transport.js"
 import * as Conn from "../transport/connection.js"
 import { makeConnection } from "../transport/memoryTransport.js"
-import { transport as requiredTransport } from "../transport/required.js"
 
 // -------------------------------------------------------------------------------------------------
 // errors
