@@ -131,13 +131,13 @@ describe("G20 the CLI version gate", () => {
           { mode: 0o755 }
         )
         const error = yield* queryWith(cli)
-        expect(error).toStrictEqual(
-          new AgentError.VersionIncompatible({
-            found: "1.0.0",
-            supported: Transport.SUPPORTED_CLI_VERSIONS,
-            reason: "OutOfRange"
-          })
-        )
+        expect(error).toMatchObject({
+          _tag: "VersionIncompatible",
+          found: "1.0.0",
+          supported: Transport.SUPPORTED_CLI_VERSIONS,
+          reason: "OutOfRange",
+          executable: cli
+        })
         // it ran, got not one byte, and was killed at once (SIGKILL, not the close grace)
         const pid = Number(fs.readFileSync(started, "utf8"))
         expect(fs.readFileSync(stdin, "utf8")).toBe("")
