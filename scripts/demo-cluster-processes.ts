@@ -14,7 +14,7 @@ import * as path from "node:path"
 /** What a runner process records: its start, each CLI launch (argv) and each prompt its CLIs took. */
 export type RunnerEvent =
   | { readonly pid: number; readonly ready: true }
-  | { readonly pid: number; readonly shards: ReadonlyArray<number> }
+  | { readonly pid: number; readonly shards: ReadonlyArray<number>; readonly at?: number }
   | { readonly pid: number; readonly launch: ReadonlyArray<string> }
   | { readonly pid: number; readonly session: string; readonly prompt: string }
 

@@ -10,10 +10,10 @@ import * as Runners from "@effect/cluster/Runners"
 import * as Sharding from "@effect/cluster/Sharding"
 import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as SocketRunner from "@effect/cluster/SocketRunner"
-import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import type * as SqlClient from "@effect/sql/SqlClient"
+import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -26,6 +26,8 @@ import * as TranscriptSql from "../transcript/sql.js"
 import { Mirror, TranscriptStore } from "../transcript/store.js"
 import * as Directory from "./directory.js"
 import * as AgentSessionEntity from "./entity.js"
+import { StoreInClusterDatabase } from "./fence.js"
+import * as Lease from "./lease.js"
 import { layerMessageStorage } from "./storage.js"
 
 type Failure = MailboxFull | AlreadyProcessingMessage | PersistenceError
@@ -110,16 +112,23 @@ export const make: Effect.Effect<AgentCluster.Service, never, Sharding.Sharding>
  */
 export const layerTranscripts = (
   options: AgentCluster.RunnerOptions
-): Layer.Layer<TranscriptStore | Mirror, never, SqlClient.SqlClient> =>
+): Layer.Layer<TranscriptStore | Mirror | StoreInClusterDatabase, never, SqlClient.SqlClient> =>
   Layer.merge(
-    Layer.effect(
-      TranscriptStore,
+    Layer.effectContext(
       Effect.flatMap(
         Effect.serviceOption(TranscriptStore),
         Option.match({
-          onSome: Effect.succeed,
+          onSome: (store) =>
+            Effect.succeed(Context.make(TranscriptStore, store).pipe(Context.add(StoreInClusterDatabase, false))),
           // runners starting together race to create the table (see `createTable`)
-          onNone: () => TranscriptSql.make().pipe(Directory.createTable, Effect.orDie)
+          onNone: () =>
+            TranscriptSql.make().pipe(
+              Directory.createTable,
+              Effect.orDie,
+              Effect.map((store) =>
+                Context.make(TranscriptStore, store).pipe(Context.add(StoreInClusterDatabase, true))
+              )
+            )
         })
       )
     ),
@@ -138,17 +147,24 @@ export const layerSqlStorage = (options: AgentCluster.RunnerOptions = {}) =>
   Sharding.layer.pipe(
     Layer.provideMerge(Runners.layerNoop),
     Layer.provideMerge(layerMessageStorage(options.prefix)),
-    Layer.provide([
-      Layer.orDie(SqlRunnerStorage.layerWith({ prefix: options.prefix ?? "cluster" })),
-      RunnerHealth.layerNoop
-    ]),
-    Layer.provide(ShardingConfig.layer(options.shardingConfig))
+    Layer.provideMerge(Layer.orDie(Lease.layerSql(options.prefix ?? "cluster"))),
+    Layer.provide(RunnerHealth.layerNoop),
+    Layer.provide(ShardingConfig.layer(shardingDefaults(options.shardingConfig)))
   )
+
+/**
+ * The cluster's settings over @effect/cluster's defaults: shard locks are leases in the database's lock table on
+ * PostgreSQL too (not session advisory locks), so that a runner paused or cut off behind a connection PostgreSQL
+ * still holds open loses its shards once its lease expires, as on SQLite. Given settings win.
+ */
+const shardingDefaults = (
+  settings: Partial<ShardingConfig.ShardingConfig["Type"]> | undefined
+): Partial<ShardingConfig.ShardingConfig["Type"]> => ({ shardLockDisableAdvisory: true, ...settings })
 
 /** The sharding config of a socket runner: its address, the caller's settings over the defaults. */
 const socketConfig = (options: AgentCluster.RunnerOptions & Partial<AgentCluster.SocketOptions>) =>
   ShardingConfig.layer({
-    ...options.shardingConfig,
+    ...shardingDefaults(options.shardingConfig),
     ...(options.address !== undefined
       ? { runnerAddress: Option.some(RunnerAddress.make(options.address.host, options.address.port)) }
       : {}),
@@ -180,7 +196,7 @@ export const layerSocketStorage = (
     ])
   return runners.pipe(
     Layer.provideMerge(layerMessageStorage(prefix)),
-    Layer.provide(Layer.orDie(SqlRunnerStorage.layerWith({ prefix }))),
+    Layer.provideMerge(Layer.orDie(Lease.layerSql(prefix))),
     Layer.provide(socketConfig(options)),
     Layer.provide(RpcSerialization.layerMsgPack),
     Layer.orDie
