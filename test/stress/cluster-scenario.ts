@@ -172,9 +172,11 @@ const storedTokens = (sql: SqlClient.SqlClient, sessionId: string) =>
 
 export const runScenario = (options: ScenarioOptions) =>
   Effect.gen(function*() {
+    const dump = process.env["ECA_STRESS_DUMP"]
     const dir = yield* Effect.acquireRelease(
       Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "eca-jepsen-"))),
-      (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+      // ECA_STRESS_DUMP=<file>: the directory is kept, for the runners' logs, and the run's progress is written there
+      (dir) => dump === undefined ? Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })) : Effect.void
     )
     const work = path.join(dir, "work")
     fs.mkdirSync(work)
@@ -341,6 +343,14 @@ export const runScenario = (options: ScenarioOptions) =>
       })
 
     const started = Date.now()
+    if (dump !== undefined) {
+      yield* Effect.sync(() =>
+        fs.writeFileSync(
+          dump,
+          JSON.stringify({ dir, runners: runners.map((r) => r.pid), started, acked, failures: [...failures] })
+        )
+      ).pipe(Effect.delay("2 seconds"), Effect.forever, Effect.forkScoped)
+    }
     yield* Effect.forEach(
       Array.from({ length: options.sessions }, (_, i) => i),
       (session) =>
@@ -351,14 +361,6 @@ export const runScenario = (options: ScenarioOptions) =>
       { concurrency: options.concurrency, discard: true }
     ).pipe(Effect.provide(context))
     const took = Date.now() - started
-    if (process.env["ECA_STRESS_DUMP"] !== undefined) {
-      fs.writeFileSync(
-        process.env["ECA_STRESS_DUMP"],
-        JSON.stringify({ runners: runners.map((r) => r.pid), acked, started }, null, 1)
-      )
-      fs.rmSync(`${process.env["ECA_STRESS_DUMP"]}.dir`, { recursive: true, force: true })
-      fs.cpSync(dir, `${process.env["ECA_STRESS_DUMP"]}.dir`, { recursive: true })
-    }
     if (!faultStarted) problems.push("the fault never came")
     while (faultStarted && faultFigures === undefined) yield* Effect.sleep("100 millis")
 
