@@ -27,6 +27,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { AgentCluster } from "effect-claude-agent/cluster"
 import * as fs from "node:fs"
+import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { clusterTiming, type RunnerStorage, spawnRunner, waitForBalance } from "../../scripts/demo-cluster-processes.js"
@@ -119,6 +120,8 @@ export interface ScenarioOptions {
 }
 
 export interface ScenarioResult {
+  /** The scenario's temporary directory (removed with the scope). */
+  readonly dir: string
   readonly figures: Record<string, number | string>
   readonly problems: ReadonlyArray<string>
   readonly wrong: ReadonlyArray<string>
@@ -410,6 +413,7 @@ export const runScenario = (options: ScenarioOptions) =>
       ...faultFigures
     }
     return {
+      dir,
       figures,
       problems,
       wrong,
@@ -419,3 +423,83 @@ export const runScenario = (options: ScenarioOptions) =>
       leftovers
     } satisfies ScenarioResult
   })
+
+/** A TCP proxy on 127.0.0.1 in front of `target` (scenario (d): a runner cut off from the database). */
+export interface Partition {
+  readonly port: number
+  /**
+   * Cuts the link: nothing more is forwarded either way on the open connections, and new ones are accepted but never
+   * connected (packets dropped, as by a firewall: the client sees no error, only silence).
+   */
+  readonly cut: () => void
+  /** Heals it: the connections held during the cut are reset (as their TCP timeouts would), new ones go through. */
+  readonly heal: () => void
+}
+
+/** A {@link Partition} in front of `target`, closed with the scope. */
+export const partition = (target: { readonly host: string; readonly port: number }) =>
+  Effect.acquireRelease(
+    Effect.async<{ readonly partition: Partition; readonly server: net.Server; readonly sockets: Set<net.Socket> }>(
+      (resume) => {
+        let isCut = false
+        const sockets = new Set<net.Socket>()
+        const held = new Set<net.Socket>()
+        const track = (socket: net.Socket) => {
+          sockets.add(socket)
+          socket.on("close", () => {
+            sockets.delete(socket)
+            held.delete(socket)
+          })
+          socket.on("error", () => socket.destroy())
+        }
+        const server = net.createServer((downstream) => {
+          track(downstream)
+          if (isCut) {
+            held.add(downstream)
+            downstream.pause()
+            return
+          }
+          const upstream = net.connect(target.port, target.host)
+          track(upstream)
+          upstream.on("close", () => downstream.destroy())
+          downstream.on("close", () => upstream.destroy())
+          // forwarding stops while the link is cut: what is read then is dropped
+          downstream.on("data", (chunk) => isCut ? held.add(downstream) : upstream.write(chunk))
+          upstream.on("data", (chunk) => isCut ? held.add(downstream) : downstream.write(chunk))
+        })
+        server.listen(0, "127.0.0.1", () => {
+          const address = server.address()
+          const port = typeof address === "object" && address !== null ? address.port : 0
+          resume(Effect.succeed({
+            server,
+            sockets,
+            partition: {
+              port,
+              cut: () => {
+                isCut = true
+                for (const socket of sockets) held.add(socket)
+              },
+              heal: () => {
+                isCut = false
+                for (const socket of held) socket.destroy()
+                held.clear()
+              }
+            }
+          }))
+        })
+      }
+    ),
+    ({ server, sockets }) =>
+      Effect.async<void>((resume) => {
+        for (const socket of sockets) socket.destroy()
+        server.close(() => resume(Effect.void))
+      })
+  ).pipe(Effect.map(({ partition }) => partition))
+
+/** `PRAGMA integrity_check` of an SQLite file, read by a connection of its own: `["ok"]` when it is sound. */
+export const sqliteIntegrity = (file: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ readonly integrity_check: string }>`PRAGMA integrity_check`
+    return rows.map((r) => r.integrity_check)
+  }).pipe(Effect.provide(sqlLayer({ sqlite: file })), Effect.orDie, Effect.scoped)
