@@ -1,9 +1,7 @@
 // Issue 31, item 5: the cluster under faults beyond a clean SIGKILL (test/stress/ClusterFaults.stress.ts), each with
 // the checks of test/stress/cluster-scenario.ts, on SQLite and (when ECA_TEST_PG_URL is set) PostgreSQL.
 import { describe, expect, it } from "@effect/vitest"
-import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
-import * as Schedule from "effect/Schedule"
 import * as cp from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -15,7 +13,6 @@ import {
   processState,
   runScenario,
   type ScenarioResult,
-  sqlLayer,
   sqliteIntegrity
 } from "./cluster-scenario.js"
 import { report } from "./support.js"
@@ -124,6 +121,36 @@ const firstAckAfter = (
     (waited) =>
       waited === undefined ? Number.NaN : Math.min(...acked.filter((a) => a.at > from).map((a) => a.at)) - from
   )
+
+/**
+ * Holds the write lock of SQLite database `db` for `millis` from a process of its own (test/stress/hold-sqlite-lock.mjs):
+ * when it took it and when it released it, by its clock (this process, stalled by the lock, may learn of them late).
+ */
+const holdSqliteLock = (db: string, millis: number) =>
+  Effect.async<{ readonly lockedAt: number; readonly releasedAt: number }, Error>((resume) => {
+    const child = cp.spawn(process.execPath, [
+      path.join(import.meta.dirname, "hold-sqlite-lock.mjs"),
+      db,
+      String(millis)
+    ], {
+      stdio: ["ignore", "pipe", "inherit"]
+    })
+    let output = ""
+    child.stdout.on("data", (chunk: Buffer) => {
+      output += chunk.toString()
+    })
+    child.on("close", (code) => {
+      const at = (word: string) => Number(new RegExp(`${word} (\\d+)`).exec(output)?.[1])
+      const lockedAt = at("locked")
+      const releasedAt = at("released")
+      resume(
+        code === 0 && !Number.isNaN(lockedAt) && !Number.isNaN(releasedAt)
+          ? Effect.succeed({ lockedAt, releasedAt })
+          : Effect.fail(new Error(`hold-sqlite-lock exited with ${code}: ${output}`))
+      )
+    })
+    return Effect.sync(() => child.kill("SIGKILL"))
+  })
 
 const shell = (command: string) =>
   Effect.promise(() =>
@@ -258,21 +285,18 @@ describe("the cluster under faults (SQLite)", () => {
           faultAt: 0.3,
           fault: ({ acked, storage, waitUntil }) =>
             Effect.gen(function*() {
-              // another connection takes the write lock (BEGIN EXCLUSIVE, retried while a runner writes) and holds it
-              // for twice the shard lease
-              const sql = yield* SqlClient.SqlClient
-              yield* sql.unsafe("BEGIN EXCLUSIVE").pipe(
-                Effect.retry({ schedule: Schedule.spaced("5 millis"), times: 2_000 })
+              // another process takes the write lock (BEGIN EXCLUSIVE, retried while a runner writes) and holds it for
+              // twice the shard lease (not this one: its cluster client, waiting for the lock synchronously, would stall
+              // the fiber that releases it)
+              const { lockedAt, releasedAt } = yield* holdSqliteLock(
+                "sqlite" in storage ? storage.sqlite : "",
+                8_000
               )
-              const lockedAt = Date.now()
-              yield* Effect.sleep("8 seconds")
-              yield* sql.unsafe("COMMIT")
-              const releasedAt = Date.now()
               return {
                 lockedMs: releasedAt - lockedAt,
                 releaseToFirstTurnMs: yield* firstAckAfter(acked, releasedAt, waitUntil)
               }
-            }).pipe(Effect.provide(sqlLayer(storage)), Effect.orDie, Effect.scoped)
+            }).pipe(Effect.orDie)
         })
         const integrity = yield* sqliteIntegrity(path.join(result.dir, "cluster.db"))
         report("cluster-jepsen-sqlite-locked", { ...result.figures, integrity: integrity.join(",") })
