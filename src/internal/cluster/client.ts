@@ -18,6 +18,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import type * as AgentCluster from "../../AgentCluster.js"
 import { ClusterError } from "../../ClusterError.js"
@@ -174,6 +175,33 @@ const socketConfig = (options: AgentCluster.RunnerOptions & Partial<AgentCluster
   })
 
 /**
+ * A runner pinging the others: one that does not answer within a shard lease's length (10 s at most), three times in
+ * a row, is unhealthy and its shards move. @effect/cluster's `RunnerHealth.layerPing` waits 10 s six times, so a paused
+ * runner (SIGSTOP, a VM migration), whose connections stay open, kept its shards for over a minute after its leases
+ * lapsed: its sessions answered nothing meanwhile.
+ */
+const layerRunnerHealth: Layer.Layer<
+  RunnerHealth.RunnerHealth,
+  never,
+  Runners.Runners | ShardingConfig.ShardingConfig
+> = Layer.effect(
+  RunnerHealth.RunnerHealth,
+  Effect.gen(function*() {
+    const runners = yield* Runners.Runners
+    const config = yield* ShardingConfig.ShardingConfig
+    const wait = Duration.min(Duration.decode(config.shardLockExpiration), Duration.seconds(10))
+    return RunnerHealth.RunnerHealth.of({
+      isAlive: (address) =>
+        runners.ping(address).pipe(
+          Effect.timeout(wait),
+          Effect.retry({ times: 2, schedule: Schedule.spaced("500 millis") }),
+          Effect.isSuccess
+        )
+    })
+  })
+)
+
+/**
  * Sharding over sockets, its storage on the `SqlClient`: a runner listens on its address and pings the others (an
  * unreachable runner is marked unhealthy and its shards move); a client-only node sends without listening.
  *
@@ -189,7 +217,7 @@ export const layerSocketStorage = (
     : Layer.provide(SocketRunner.layer, [
       NodeClusterSocket.layerSocketServer,
       NodeClusterSocket.layerClientProtocol,
-      RunnerHealth.layerPing.pipe(
+      layerRunnerHealth.pipe(
         Layer.provide(Runners.layerRpc),
         Layer.provide(NodeClusterSocket.layerClientProtocol)
       )
