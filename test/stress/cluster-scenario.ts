@@ -316,6 +316,9 @@ export const runScenario = (options: ScenarioOptions) =>
             const tag = Predicate.hasProperty(error, "_tag") ? String(error._tag) : String(error).slice(0, 80)
             const reason = Predicate.hasProperty(error, "reason") ? `/${String(error.reason)}` : ""
             failures.set(tag + reason, (failures.get(tag + reason) ?? 0) + 1)
+            // as a caller would, not at once: a fault that fails every send (a full disk) lasts longer than the
+            // attempts would without a pause
+            yield* Effect.sleep("2 seconds")
             continue
           }
           const messages = Chunk.toReadonlyArray(exit.right)
