@@ -11,12 +11,14 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import { ShardLeases } from "./lease.js"
 
 /** @internal */
 export const SessionRecord = Schema.Struct({
@@ -162,10 +164,29 @@ export const layerSql = (prefix = "cluster"): Layer.Layer<SessionDirectory, neve
             sql`ALTER TABLE ${table} ADD COLUMN owner TEXT`
           )
       )))
+      const leases = yield* Effect.serviceOption(ShardLeases)
+      // PostgreSQL ends a session left idle in a transaction for longer than a shard lease: a runner cut off from the
+      // database between a fenced transaction's check (which holds the row's lock) and its write would otherwise keep
+      // the row locked, and the runner taking the session over would wait on it (all its sessions with it, its
+      // storage loop claiming) until the cut heals. Set with the check, in the same statement (no round trip more).
+      const idleLimit = Option.match(leases, {
+        onNone: () => undefined,
+        onSome: (l) => String(Math.ceil(Duration.toMillis(l.length)))
+      })
       const check = (entityId: string, epoch: number) =>
         // an update that changes nothing: it takes the row's write lock (PostgreSQL) or the database's (SQLite)
-        sql<{ readonly epoch: unknown }>`UPDATE ${table} SET epoch = epoch
-          WHERE entity_id = ${entityId} AND epoch = ${epoch} RETURNING epoch`.pipe(
+        sql.onDialectOrElse({
+          pg: () =>
+            idleLimit === undefined
+              ? sql<{ readonly epoch: unknown }>`UPDATE ${table} SET epoch = epoch
+                  WHERE entity_id = ${entityId} AND epoch = ${epoch} RETURNING epoch`
+              : sql<{ readonly epoch: unknown }>`UPDATE ${table} SET epoch = ${table}.epoch
+                  FROM (SELECT set_config('idle_in_transaction_session_timeout', ${idleLimit}, true)) AS limited
+                  WHERE entity_id = ${entityId} AND epoch = ${epoch} RETURNING ${table}.epoch`,
+          orElse: () =>
+            sql<{ readonly epoch: unknown }>`UPDATE ${table} SET epoch = epoch
+              WHERE entity_id = ${entityId} AND epoch = ${epoch} RETURNING epoch`
+        }).pipe(
           Effect.flatMap((rows) => rows.length === 1 ? Effect.void : Effect.fail(new Fenced({ entityId, epoch })))
         )
       return SessionDirectory.of({

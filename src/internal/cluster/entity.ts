@@ -29,6 +29,7 @@ import type { Session } from "../../ClaudeAgent.js"
 import type { Transport } from "../../Transport.js"
 import * as Message from "../../Message.js"
 import { session as startSession } from "../session/session.js"
+import * as Reaper from "../transport/reaper.js"
 import { hasTranscript, projectKeyOf, projectsDirOf } from "../transcript/mirror.js"
 import { Mirror, TranscriptStore, TranscriptStoreError } from "../transcript/store.js"
 import type * as TranscriptStoreApi from "../../TranscriptStore.js"
@@ -229,6 +230,11 @@ const own = (entityId: string) =>
       yield* Effect.forkScoped(Effect.zipRight(leases.value.lapsed(address.shardId), lose))
     }
     const held = Option.isSome(leases) ? leases.value.held(address.shardId) : Effect.succeed(true)
+    /** Completes once the session is not this incarnation's: lost, or its lease lapsed. */
+    const notOwnedAny = Effect.raceFirst(
+      Deferred.await(lost),
+      Option.isSome(leases) ? leases.value.lapsed(address.shardId) : Effect.never
+    )
     /** Refuses at once when the session is lost, or the lease is not held (which loses it). */
     const owned = Effect.gen(function*() {
       if (yield* Deferred.isDone(lost)) return yield* new Fenced({ entityId, epoch })
@@ -245,7 +251,17 @@ const own = (entityId: string) =>
     /** Writes the record; a refused write is a defect of this incarnation, which ends. */
     const set = (next: SessionRecord) =>
       losing(Effect.zipRight(owned, directory.set(entityId, epoch, next))).pipe(Effect.orDie)
-    return { epoch, record, lost, owned: losing(owned), fence, check, set, refusal: new Fenced({ entityId, epoch }) }
+    return {
+      epoch,
+      record,
+      lost,
+      lapsed: notOwnedAny,
+      owned: losing(owned),
+      fence,
+      check,
+      set,
+      refusal: new Fenced({ entityId, epoch })
+    }
   })
 
 /** The transcript store as an incarnation writes it: each append through its fence. */
@@ -307,6 +323,10 @@ const cliOf = (
         yield* SynchronizedRef.set(cell, record)
         const scope = yield* Scope.fork(entityScope, ExecutionStrategy.sequential)
         const notOwned = Effect.map(Effect.either(ownership.owned), Either.isLeft)
+        // completed once the scope has closed: what watches the CLI while it closes stops then
+        const done = yield* Deferred.make<void>()
+        const closed = Deferred.await(done)
+        yield* Scope.addFinalizer(scope, Deferred.succeed(done, undefined))
         // last, once the CLI is gone: a CLI that ran on after the session was lost (a paused runner's) may have written
         // entries to its local transcript that the store refused; the store's copy is loaded by the next incarnation
         if (Option.isSome(store)) {
@@ -328,9 +348,13 @@ const cliOf = (
           // lapsed): no graceful end, whose waits (the turn settling, the last transcript entries) would let the CLI
           // run on; it is killed first, its tools reaped as the rest of the scope closes
           const pid = started.right.pid
-          yield* Scope.addFinalizer(
-            scope,
-            Effect.whenEffect(Effect.sync(() => Option.map(pid, killGroup)), notOwned)
+          const kill = Effect.sync(() => Option.map(pid, killGroup))
+          yield* Scope.addFinalizer(scope, Effect.whenEffect(kill, notOwned))
+          // and killed the moment the session stops being this incarnation's, until its scope has closed: whatever the
+          // entity is doing then (a runner that cannot reach its database lets its shards go with their leases still
+          // running, and its entities' graceful stops wait for the CLI's last transcript entries)
+          yield* Effect.forkDaemon(
+            Effect.interruptible(Effect.raceFirst(Effect.zipRight(ownership.lapsed, kill), closed))
           )
         }
         return Either.map(started, (session): Cli => ({ session, scope }))
@@ -375,8 +399,13 @@ const forgetLocal = (options: Options, sessionId: string) => {
   fs.rmSync(path.join(projectDir, sessionId), { recursive: true, force: true })
 }
 
-/** SIGKILLs a CLI's process group (the CLI leads its own), or the CLI alone when that fails. */
+/**
+ * SIGKILLs a CLI's process group (the CLI leads its own), or the CLI alone when that fails, and its descendants
+ * outside the group (the Bash tool runs in a session of its own): at once, not when the session's scope has closed
+ * and its graceful waits are over.
+ */
 const killGroup = (pid: number) => {
+  const tools = Reaper.supported ? Reaper.descendants(pid) : []
   try {
     process.kill(-pid, "SIGKILL")
   } catch {
@@ -386,6 +415,7 @@ const killGroup = (pid: number) => {
       // gone
     }
   }
+  Reaper.send(tools, "SIGKILL")
 }
 
 /**

@@ -23,6 +23,8 @@ import * as Layer from "effect/Layer"
 
 /** @internal */
 export interface Service {
+  /** The lease's length (`shardLockExpiration`). */
+  readonly length: Duration.Duration
   /** Whether the lease on `shard` was confirmed by the database less than the lease's length ago. */
   readonly held: (shard: ShardId.ShardId) => Effect.Effect<boolean>
   /**
@@ -77,6 +79,7 @@ export const watch = (
     const held = (shard: ShardId.ShardId) => Effect.map(remaining(shard), (left) => left > BigInt(0))
 
     const leases = ShardLeases.of({
+      length: expiration,
       held,
       awaitHeld: (shard) =>
         Effect.gen(function*() {
