@@ -14,7 +14,7 @@ import * as path from "node:path"
 /** What a runner process records: its start, each CLI launch (argv) and each prompt its CLIs took. */
 export type RunnerEvent =
   | { readonly pid: number; readonly ready: true }
-  | { readonly pid: number; readonly shards: ReadonlyArray<number> }
+  | { readonly pid: number; readonly shards: ReadonlyArray<number>; readonly at?: number }
   | { readonly pid: number; readonly launch: ReadonlyArray<string> }
   | { readonly pid: number; readonly session: string; readonly prompt: string }
 
@@ -51,10 +51,16 @@ export const events = (log: string): Effect.Effect<ReadonlyArray<RunnerEvent>> =
   )
 
 /** Waits (polling `log`, bounded) until `found` holds of its events. */
-export const waitFor = (log: string, found: (events: ReadonlyArray<RunnerEvent>) => boolean, what: string) =>
+export const waitFor = (
+  log: string,
+  found: (events: ReadonlyArray<RunnerEvent>) => boolean,
+  what: string,
+  /** How many tenths of a second to wait. */
+  times = 600
+) =>
   events(log).pipe(
     Effect.filterOrFail(found, () => new Error(`waited in vain for ${what}`)),
-    Effect.retry({ schedule: Schedule.spaced("100 millis"), times: 600 })
+    Effect.retry({ schedule: Schedule.spaced("100 millis"), times })
   )
 
 /** The shards each runner holds last, by pid. */
@@ -123,7 +129,8 @@ export const spawnRunner = (options: {
         })
     )
     const pid = child.pid ?? 0
-    yield* waitFor(options.log, (es) => es.some((e) => e.pid === pid && "ready" in e), `runner ${pid} to start`)
+    // a runner's start (tsx compiling the sources, then the storage's tables) takes minutes on a loaded machine
+    yield* waitFor(options.log, (es) => es.some((e) => e.pid === pid && "ready" in e), `runner ${pid} to start`, 3_000)
     /** SIGKILLs the runner and waits for its exit. */
     const kill = Effect.async<void>((resume) => {
       if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)

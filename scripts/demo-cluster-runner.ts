@@ -78,7 +78,7 @@ const recordShards = Effect.gen(function*() {
   while (true) {
     const shards: Array<number> = []
     for (let i = 1; i <= shardsPerGroup; i++) if (sharding.hasShardId(ShardId.make("default", i))) shards.push(i)
-    if (shards.join() !== held) record({ pid: process.pid, shards })
+    if (shards.join() !== held) record({ pid: process.pid, shards, at: Date.now() })
     held = shards.join()
     yield* Effect.sleep("100 millis")
   }
@@ -91,5 +91,7 @@ Effect.gen(function*() {
 }).pipe(
   Effect.scoped,
   Logger.withMinimumLogLevel(LogLevel.Warning),
+  // stdout is not read by the tests: warnings go to stderr (`<log>.<port>.err`)
+  Effect.provide(Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger))),
   NodeRuntime.runMain
 )

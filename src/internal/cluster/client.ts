@@ -10,14 +10,15 @@ import * as Runners from "@effect/cluster/Runners"
 import * as Sharding from "@effect/cluster/Sharding"
 import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as SocketRunner from "@effect/cluster/SocketRunner"
-import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import type * as SqlClient from "@effect/sql/SqlClient"
+import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import type * as AgentCluster from "../../AgentCluster.js"
 import { ClusterError } from "../../ClusterError.js"
@@ -26,6 +27,8 @@ import * as TranscriptSql from "../transcript/sql.js"
 import { Mirror, TranscriptStore } from "../transcript/store.js"
 import * as Directory from "./directory.js"
 import * as AgentSessionEntity from "./entity.js"
+import { StoreInClusterDatabase } from "./fence.js"
+import * as Lease from "./lease.js"
 import { layerMessageStorage } from "./storage.js"
 
 type Failure = MailboxFull | AlreadyProcessingMessage | PersistenceError
@@ -110,16 +113,23 @@ export const make: Effect.Effect<AgentCluster.Service, never, Sharding.Sharding>
  */
 export const layerTranscripts = (
   options: AgentCluster.RunnerOptions
-): Layer.Layer<TranscriptStore | Mirror, never, SqlClient.SqlClient> =>
+): Layer.Layer<TranscriptStore | Mirror | StoreInClusterDatabase, never, SqlClient.SqlClient> =>
   Layer.merge(
-    Layer.effect(
-      TranscriptStore,
+    Layer.effectContext(
       Effect.flatMap(
         Effect.serviceOption(TranscriptStore),
         Option.match({
-          onSome: Effect.succeed,
+          onSome: (store) =>
+            Effect.succeed(Context.make(TranscriptStore, store).pipe(Context.add(StoreInClusterDatabase, false))),
           // runners starting together race to create the table (see `createTable`)
-          onNone: () => TranscriptSql.make().pipe(Directory.createTable, Effect.orDie)
+          onNone: () =>
+            TranscriptSql.make().pipe(
+              Directory.createTable,
+              Effect.orDie,
+              Effect.map((store) =>
+                Context.make(TranscriptStore, store).pipe(Context.add(StoreInClusterDatabase, true))
+              )
+            )
         })
       )
     ),
@@ -138,17 +148,24 @@ export const layerSqlStorage = (options: AgentCluster.RunnerOptions = {}) =>
   Sharding.layer.pipe(
     Layer.provideMerge(Runners.layerNoop),
     Layer.provideMerge(layerMessageStorage(options.prefix)),
-    Layer.provide([
-      Layer.orDie(SqlRunnerStorage.layerWith({ prefix: options.prefix ?? "cluster" })),
-      RunnerHealth.layerNoop
-    ]),
-    Layer.provide(ShardingConfig.layer(options.shardingConfig))
+    Layer.provideMerge(Layer.orDie(Lease.layerSql(options.prefix ?? "cluster"))),
+    Layer.provide(RunnerHealth.layerNoop),
+    Layer.provide(ShardingConfig.layer(shardingDefaults(options.shardingConfig)))
   )
+
+/**
+ * The cluster's settings over @effect/cluster's defaults: shard locks are leases in the database's lock table on
+ * PostgreSQL too (not session advisory locks), so that a runner paused or cut off behind a connection PostgreSQL
+ * still holds open loses its shards once its lease expires, as on SQLite. Given settings win.
+ */
+const shardingDefaults = (
+  settings: Partial<ShardingConfig.ShardingConfig["Type"]> | undefined
+): Partial<ShardingConfig.ShardingConfig["Type"]> => ({ shardLockDisableAdvisory: true, ...settings })
 
 /** The sharding config of a socket runner: its address, the caller's settings over the defaults. */
 const socketConfig = (options: AgentCluster.RunnerOptions & Partial<AgentCluster.SocketOptions>) =>
   ShardingConfig.layer({
-    ...options.shardingConfig,
+    ...shardingDefaults(options.shardingConfig),
     ...(options.address !== undefined
       ? { runnerAddress: Option.some(RunnerAddress.make(options.address.host, options.address.port)) }
       : {}),
@@ -156,6 +173,33 @@ const socketConfig = (options: AgentCluster.RunnerOptions & Partial<AgentCluster
       ? { runnerListenAddress: Option.some(RunnerAddress.make(options.listenAddress.host, options.listenAddress.port)) }
       : {})
   })
+
+/**
+ * A runner pinging the others: one that does not answer within a shard lease's length (10 s at most), three times in
+ * a row, is unhealthy and its shards move. @effect/cluster's `RunnerHealth.layerPing` waits 10 s six times, so a paused
+ * runner (SIGSTOP, a VM migration), whose connections stay open, kept its shards for over a minute after its leases
+ * lapsed: its sessions answered nothing meanwhile.
+ */
+const layerRunnerHealth: Layer.Layer<
+  RunnerHealth.RunnerHealth,
+  never,
+  Runners.Runners | ShardingConfig.ShardingConfig
+> = Layer.effect(
+  RunnerHealth.RunnerHealth,
+  Effect.gen(function*() {
+    const runners = yield* Runners.Runners
+    const config = yield* ShardingConfig.ShardingConfig
+    const wait = Duration.min(Duration.decode(config.shardLockExpiration), Duration.seconds(10))
+    return RunnerHealth.RunnerHealth.of({
+      isAlive: (address) =>
+        runners.ping(address).pipe(
+          Effect.timeout(wait),
+          Effect.retry({ times: 2, schedule: Schedule.spaced("500 millis") }),
+          Effect.isSuccess
+        )
+    })
+  })
+)
 
 /**
  * Sharding over sockets, its storage on the `SqlClient`: a runner listens on its address and pings the others (an
@@ -173,14 +217,14 @@ export const layerSocketStorage = (
     : Layer.provide(SocketRunner.layer, [
       NodeClusterSocket.layerSocketServer,
       NodeClusterSocket.layerClientProtocol,
-      RunnerHealth.layerPing.pipe(
+      layerRunnerHealth.pipe(
         Layer.provide(Runners.layerRpc),
         Layer.provide(NodeClusterSocket.layerClientProtocol)
       )
     ])
   return runners.pipe(
     Layer.provideMerge(layerMessageStorage(prefix)),
-    Layer.provide(Layer.orDie(SqlRunnerStorage.layerWith({ prefix }))),
+    Layer.provideMerge(Layer.orDie(Lease.layerSql(prefix))),
     Layer.provide(socketConfig(options)),
     Layer.provide(RpcSerialization.layerMsgPack),
     Layer.orDie

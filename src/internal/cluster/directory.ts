@@ -8,13 +8,17 @@
  * @internal
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
 import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import { ShardLeases } from "./lease.js"
 
 /** @internal */
 export const SessionRecord = Schema.Struct({
@@ -34,10 +38,53 @@ export const SessionRecord = Schema.Struct({
 /** @internal */
 export type SessionRecord = typeof SessionRecord.Type
 
+/**
+ * A write refused because the entity's incarnation no longer owns its record: another incarnation (on another runner,
+ * or a later one here) claimed it since. Internal: what a stale incarnation does reaches no caller.
+ *
+ * @internal
+ */
+export class Fenced extends Data.TaggedError("Fenced")<{
+  readonly entityId: string
+  readonly epoch: number
+}> {
+  override get message(): string {
+    return `AgentSession ${this.entityId}: epoch ${this.epoch} was fenced off by a later claim`
+  }
+}
+
+/**
+ * What an incarnation gets from its claim: its epoch (the fencing token of every write it makes) and the record as
+ * the last incarnation left it.
+ *
+ * @internal
+ */
+export interface Claim {
+  readonly epoch: number
+  readonly record: Option.Option<SessionRecord>
+}
+
 /** @internal */
 export interface Service {
-  readonly get: (entityId: string) => Effect.Effect<Option.Option<SessionRecord>>
-  readonly set: (entityId: string, record: SessionRecord) => Effect.Effect<void>
+  /**
+   * Claims the entity's record for a new incarnation: its epoch goes up by one (a record never claimed starts at 1),
+   * which refuses every later write of the incarnations before.
+   */
+  readonly claim: (entityId: string, owner: string) => Effect.Effect<Claim>
+  /** Writes the record, unless a later incarnation claimed it since `epoch`. */
+  readonly set: (entityId: string, epoch: number, record: SessionRecord) => Effect.Effect<void, Fenced>
+  /**
+   * Runs `effect` (a write elsewhere in the same database, e.g. a reply or a transcript entry) in one transaction with
+   * a check that the incarnation of `epoch` still owns the record; the check holds the record's row until the
+   * transaction ends, so that a claim is ordered before the write or after it, never across it.
+   */
+  readonly fenced: <A, E, R>(
+    entityId: string,
+    epoch: number,
+    effect: Effect.Effect<A, E, R>
+  ) => Effect.Effect<A, E | Fenced | SqlError, R>
+  /** Checks, without a transaction around anything else, that the incarnation of `epoch` still owns the record. */
+  readonly check: (entityId: string, epoch: number) => Effect.Effect<void, Fenced | SqlError>
 }
 
 /** @internal */
@@ -46,14 +93,36 @@ export class SessionDirectory extends Context.Tag("effect-claude-agent/AgentClus
   Service
 >() {}
 
+interface MemoryRow {
+  readonly epoch: number
+  readonly record: SessionRecord | undefined
+}
+
 /** @internal */
 export const layerMemory: Layer.Layer<SessionDirectory> = Layer.effect(
   SessionDirectory,
-  Effect.map(Ref.make(new Map<string, SessionRecord>()), (ref) =>
-    SessionDirectory.of({
-      get: (id) => Effect.map(Ref.get(ref), (m) => Option.fromNullable(m.get(id))),
-      set: (id, record) => Ref.update(ref, (m) => new Map(m).set(id, record))
-    }))
+  Effect.map(Ref.make(new Map<string, MemoryRow>()), (ref) => {
+    const check = (entityId: string, epoch: number) =>
+      Effect.flatMap(
+        Ref.get(ref),
+        (rows) => rows.get(entityId)?.epoch === epoch ? Effect.void : Effect.fail(new Fenced({ entityId, epoch }))
+      )
+    return SessionDirectory.of({
+      claim: (entityId) =>
+        Ref.modify(ref, (rows) => {
+          const row = rows.get(entityId)
+          const next = { epoch: (row?.epoch ?? 0) + 1, record: row?.record }
+          return [{ epoch: next.epoch, record: Option.fromNullable(row?.record) }, new Map(rows).set(entityId, next)]
+        }),
+      set: (entityId, epoch, record) =>
+        Effect.zipRight(
+          check(entityId, epoch),
+          Ref.update(ref, (rows) => new Map(rows).set(entityId, { epoch, record }))
+        ),
+      fenced: (entityId, epoch, effect) => Effect.zipRight(check(entityId, epoch), effect),
+      check
+    })
+  })
 )
 
 const decode = Schema.decodeUnknown(Schema.parseJson(SessionRecord))
@@ -69,8 +138,9 @@ export const createTable = <A, E, R>(create: Effect.Effect<A, E, R>): Effect.Eff
   Effect.retry(create, { times: 3, schedule: Schedule.exponential("100 millis") })
 
 /**
- * The records in a table of the cluster's database. A database the cluster cannot read or write is a defect of the
- * entity (the cluster's own storage fails the same way), not an error of the turn.
+ * The records in a table of the cluster's database, one row per entity: its record (JSON), its epoch and the runner
+ * that claimed it last. A database the cluster cannot read or write is a defect of the entity (the cluster's own
+ * storage fails the same way), not an error of the turn.
  *
  * @internal
  */
@@ -81,23 +151,69 @@ export const layerSql = (prefix = "cluster"): Layer.Layer<SessionDirectory, neve
       const sql = (yield* SqlClient.SqlClient).withoutTransforms()
       const table = sql(`${prefix}_agent_sessions`)
       yield* Effect.orDie(
-        createTable(sql`CREATE TABLE IF NOT EXISTS ${table} (entity_id TEXT PRIMARY KEY, record TEXT NOT NULL)`)
+        createTable(
+          sql`CREATE TABLE IF NOT EXISTS ${table} (entity_id TEXT PRIMARY KEY, record TEXT, epoch BIGINT NOT NULL DEFAULT 0, owner TEXT)`
+        )
       )
+      // a table made before the epochs: the columns are added (by one of the runners starting together)
+      yield* Effect.orDie(createTable(Effect.catchAll(
+        Effect.asVoid(sql`SELECT epoch, owner FROM ${table} WHERE 1 = 0`),
+        () =>
+          Effect.zipRight(
+            sql`ALTER TABLE ${table} ADD COLUMN epoch BIGINT NOT NULL DEFAULT 0`,
+            sql`ALTER TABLE ${table} ADD COLUMN owner TEXT`
+          )
+      )))
+      const leases = yield* Effect.serviceOption(ShardLeases)
+      // PostgreSQL ends a session left idle in a transaction for longer than a shard lease: a runner cut off from the
+      // database between a fenced transaction's check (which holds the row's lock) and its write would otherwise keep
+      // the row locked, and the runner taking the session over would wait on it (all its sessions with it, its
+      // storage loop claiming) until the cut heals. Set with the check, in the same statement (no round trip more).
+      const idleLimit = Option.match(leases, {
+        onNone: () => undefined,
+        onSome: (l) => String(Math.ceil(Duration.toMillis(l.length)))
+      })
+      const check = (entityId: string, epoch: number) =>
+        // an update that changes nothing: it takes the row's write lock (PostgreSQL) or the database's (SQLite)
+        sql.onDialectOrElse({
+          pg: () =>
+            idleLimit === undefined
+              ? sql<{ readonly epoch: unknown }>`UPDATE ${table} SET epoch = epoch
+                  WHERE entity_id = ${entityId} AND epoch = ${epoch} RETURNING epoch`
+              : sql<{ readonly epoch: unknown }>`UPDATE ${table} SET epoch = ${table}.epoch
+                  FROM (SELECT set_config('idle_in_transaction_session_timeout', ${idleLimit}, true)) AS limited
+                  WHERE entity_id = ${entityId} AND epoch = ${epoch} RETURNING ${table}.epoch`,
+          orElse: () =>
+            sql<{ readonly epoch: unknown }>`UPDATE ${table} SET epoch = epoch
+              WHERE entity_id = ${entityId} AND epoch = ${epoch} RETURNING epoch`
+        }).pipe(
+          Effect.flatMap((rows) => rows.length === 1 ? Effect.void : Effect.fail(new Fenced({ entityId, epoch })))
+        )
       return SessionDirectory.of({
-        get: (id) =>
-          sql<{ readonly record: string }>`SELECT record FROM ${table} WHERE entity_id = ${id}`.pipe(
-            Effect.flatMap((rows) => rows.length === 0 ? Effect.succeedNone : Effect.asSome(decode(rows[0]!.record))),
+        claim: (entityId, owner) =>
+          sql<{ readonly epoch: number | string | bigint; readonly record: string | null }>`
+            INSERT INTO ${table} (entity_id, record, epoch, owner) VALUES (${entityId}, NULL, 1, ${owner})
+            ON CONFLICT (entity_id) DO UPDATE SET epoch = ${table}.epoch + 1, owner = excluded.owner
+            RETURNING epoch, record`.pipe(
+            Effect.flatMap((rows) =>
+              Effect.map(
+                rows[0]!.record === null ? Effect.succeedNone : Effect.asSome(decode(rows[0]!.record)),
+                (record): Claim => ({ epoch: Number(rows[0]!.epoch), record })
+              )
+            ),
             Effect.orDie
           ),
-        set: (id, record) =>
+        set: (entityId, epoch, record) =>
           encode(record).pipe(
+            Effect.orDie,
             Effect.flatMap((json) =>
-              sql`INSERT INTO ${table} (entity_id, record) VALUES (${id}, ${json})
-                ON CONFLICT (entity_id) DO UPDATE SET record = excluded.record`
+              sql<{ readonly epoch: unknown }>`UPDATE ${table} SET record = ${json}
+                WHERE entity_id = ${entityId} AND epoch = ${epoch} RETURNING epoch`.pipe(Effect.orDie)
             ),
-            Effect.asVoid,
-            Effect.orDie
-          )
+            Effect.flatMap((rows) => rows.length === 1 ? Effect.void : Effect.fail(new Fenced({ entityId, epoch })))
+          ),
+        fenced: (entityId, epoch, effect) => sql.withTransaction(Effect.zipRight(check(entityId, epoch), effect)),
+        check
       })
     })
   )

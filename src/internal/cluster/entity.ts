@@ -11,20 +11,31 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as SynchronizedRef from "effect/SynchronizedRef"
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { AgentError, InputClosed, type SessionError } from "../../AgentError.js"
 import type { Options, PermissionMode } from "../../AgentOptions.js"
 import type { Session } from "../../ClaudeAgent.js"
+import type { Transport } from "../../Transport.js"
 import * as Message from "../../Message.js"
 import { session as startSession } from "../session/session.js"
-import { hasTranscript } from "../transcript/mirror.js"
-import { Mirror, TranscriptStore } from "../transcript/store.js"
-import { SessionDirectory, type SessionRecord } from "./directory.js"
+import * as Reaper from "../transport/reaper.js"
+import { hasTranscript, projectKeyOf, projectsDirOf } from "../transcript/mirror.js"
+import { Mirror, TranscriptStore, TranscriptStoreError } from "../transcript/store.js"
+import type * as TranscriptStoreApi from "../../TranscriptStore.js"
+import { Fenced, SessionDirectory, type SessionRecord } from "./directory.js"
+import { type Fence, ReplyFences, StoreInClusterDatabase } from "./fence.js"
+import { ShardLeases } from "./lease.js"
 
 /** An SDK message as it crosses the cluster: validated where the CLI wrote it, carried as JSON. */
 const SdkMessageWire = Schema.declare(
@@ -197,6 +208,217 @@ const settle = (session: Session) =>
   )
 
 /**
+ * What an incarnation owns: its claim on the session's record, taken on a shard lease its database confirmed (a runner
+ * back from a pause claims nothing), and the fence its writes go through. It loses the session when its lease lapses
+ * or a write of it is refused (a later incarnation claimed the record); from then on it writes nothing (its fence
+ * refuses) and `lost` is done.
+ */
+const own = (entityId: string) =>
+  Effect.gen(function*() {
+    const address = yield* Entity.CurrentAddress
+    const runner = yield* Entity.CurrentRunnerAddress
+    const directory = yield* SessionDirectory
+    const leases = yield* Effect.serviceOption(ShardLeases)
+    if (Option.isSome(leases)) yield* leases.value.awaitHeld(address.shardId)
+    const { epoch, record } = yield* directory.claim(entityId, `${runner.host}:${runner.port}`)
+    const lost = yield* Deferred.make<void>()
+    const lose = Effect.flatMap(Deferred.succeed(lost, undefined), (first) =>
+      first
+        ? Effect.logWarning(`AgentSession ${entityId} (epoch ${epoch}) lost its session: its CLI is ended`)
+        : Effect.void)
+    if (Option.isSome(leases)) {
+      yield* Effect.forkScoped(Effect.zipRight(leases.value.lapsed(address.shardId), lose))
+    }
+    const held = Option.isSome(leases) ? leases.value.held(address.shardId) : Effect.succeed(true)
+    /** Completes once the session is not this incarnation's: lost, or its lease lapsed. */
+    const notOwnedAny = Effect.raceFirst(
+      Deferred.await(lost),
+      Option.isSome(leases) ? leases.value.lapsed(address.shardId) : Effect.never
+    )
+    /** Refuses at once when the session is lost, or the lease is not held (which loses it). */
+    const owned = Effect.gen(function*() {
+      if (yield* Deferred.isDone(lost)) return yield* new Fenced({ entityId, epoch })
+      if (!(yield* held)) {
+        yield* lose
+        return yield* new Fenced({ entityId, epoch })
+      }
+    })
+    const losing = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      Effect.tapError(effect, (e) => Predicate.isTagged(e, "Fenced") ? lose : Effect.void)
+    const fence: Fence = (write) => losing(Effect.zipRight(owned, directory.fenced(entityId, epoch, write)))
+    /** Checked first, then written: for a store outside the cluster's database. */
+    const check = losing(Effect.zipRight(owned, directory.check(entityId, epoch)))
+    /** Writes the record; a refused write is a defect of this incarnation, which ends. */
+    const set = (next: SessionRecord) =>
+      losing(Effect.zipRight(owned, directory.set(entityId, epoch, next))).pipe(Effect.orDie)
+    return {
+      epoch,
+      record,
+      lost,
+      lapsed: notOwnedAny,
+      owned: losing(owned),
+      fence,
+      check,
+      set,
+      refusal: new Fenced({ entityId, epoch })
+    }
+  })
+
+/** The transcript store as an incarnation writes it: each append through its fence. */
+const fencedStore = (
+  store: TranscriptStoreApi.Service,
+  ownership: Effect.Effect.Success<ReturnType<typeof own>>,
+  inDatabase: boolean
+): TranscriptStoreApi.Service => ({
+  ...store,
+  append: (key, entries) =>
+    (inDatabase
+      ? ownership.fence(store.append(key, entries))
+      : Effect.zipRight(ownership.check, store.append(key, entries))).pipe(
+        Effect.catchTags({
+          Fenced: (e) =>
+            Effect.fail(
+              new TranscriptStoreError({ reason: "BackendFailed", method: "append", ...key, description: e.message })
+            ),
+          SqlError: (e) =>
+            Effect.fail(
+              new TranscriptStoreError({ reason: "BackendFailed", method: "append", ...key, cause: e })
+            )
+        })
+      )
+})
+
+/** The CLI of an incarnation, and the scope it lives in (closed when it is replaced or the session is lost). */
+interface Cli {
+  readonly session: Session
+  readonly scope: Scope.CloseableScope
+}
+
+/**
+ * The CLI of an incarnation: started with it; started again (resuming the session) by the next request once it has
+ * died (an idle timeout, a crash), as a local session with `autoResume` would; ended at once (SIGKILL) when the
+ * incarnation loses the session, so that it runs no tool for a session another runner now holds.
+ */
+const cliOf = (
+  base: Options,
+  ownership: Effect.Effect.Success<ReturnType<typeof own>>,
+  cell: SynchronizedRef.SynchronizedRef<SessionRecord>
+) =>
+  Effect.gen(function*() {
+    const entityScope = yield* Effect.scope
+    // what a CLI started later (by a request) is started with: the entity's own context
+    const context = yield* Effect.context<Transport>()
+    const transcripts = yield* Effect.serviceOption(TranscriptStore)
+    const settings = yield* Mirror
+    const inDatabase = yield* StoreInClusterDatabase
+    const store = Option.map(transcripts, (store) => fencedStore(store, ownership, inDatabase))
+    const start = (stored: SessionRecord) =>
+      Effect.gen(function*() {
+        // a first turn cut off before any of it reached the store (or the config dir) left nothing to resume: the
+        // session starts anew under the same id
+        const resumable = stored.started && stored.openTurn !== null && Option.isSome(store)
+          ? yield* hasTranscript(store.value, settings, base, stored.sessionId)
+          : true
+        const record = resumable ? stored : { ...stored, started: false }
+        yield* SynchronizedRef.set(cell, record)
+        const scope = yield* Scope.fork(entityScope, ExecutionStrategy.sequential)
+        const notOwned = Effect.map(Effect.either(ownership.owned), Either.isLeft)
+        // completed once the scope has closed: what watches the CLI while it closes stops then
+        const done = yield* Deferred.make<void>()
+        const closed = Deferred.await(done)
+        yield* Scope.addFinalizer(scope, Deferred.succeed(done, undefined))
+        // last, once the CLI is gone: a CLI that ran on after the session was lost (a paused runner's) may have written
+        // entries to its local transcript that the store refused; the store's copy is loaded by the next incarnation
+        if (Option.isSome(store)) {
+          const options = optionsOf(base, record)
+          yield* Scope.addFinalizer(
+            scope,
+            Effect.whenEffect(Effect.sync(() => forgetLocal(options, record.sessionId)), notOwned)
+          )
+        }
+        const started = yield* startSession(optionsOf(base, record)).pipe(
+          Scope.extend(scope),
+          (start) => Option.isSome(store) ? Effect.provideService(start, TranscriptStore, store.value) : start,
+          Effect.either
+        )
+        if (Either.isLeft(started)) {
+          yield* Scope.close(scope, Exit.void)
+        } else {
+          // closed while the session is not this incarnation's (the runner learnt it lost the shard, or its lease
+          // lapsed): no graceful end, whose waits (the turn settling, the last transcript entries) would let the CLI
+          // run on; it is killed first, its tools reaped as the rest of the scope closes
+          const pid = started.right.pid
+          const kill = Effect.sync(() => Option.map(pid, killGroup))
+          yield* Scope.addFinalizer(scope, Effect.whenEffect(kill, notOwned))
+          // and killed the moment the session stops being this incarnation's, until its scope has closed: whatever the
+          // entity is doing then (a runner that cannot reach its database lets its shards go with their leases still
+          // running, and its entities' graceful stops wait for the CLI's last transcript entries)
+          yield* Effect.forkDaemon(
+            Effect.interruptible(Effect.raceFirst(Effect.zipRight(ownership.lapsed, kill), closed))
+          )
+        }
+        return Either.map(started, (session): Cli => ({ session, scope }))
+      })
+    const first = yield* SynchronizedRef.get(cell)
+    const current = yield* SynchronizedRef.make<Either.Either<Cli, SessionError>>(
+      first.closed ? Either.left(new InputClosed({ reason: "SessionClosed" })) : yield* start(first)
+    )
+    // the session lost: the CLI and its process group at once, then the rest of its tools as its scope closes
+    yield* Effect.forkScoped(
+      Effect.zipRight(
+        Deferred.await(ownership.lost),
+        Effect.flatMap(SynchronizedRef.get(current), (cli) =>
+          Either.isLeft(cli) ? Effect.void : Effect.zipRight(
+            Effect.sync(() => Option.map(cli.right.session.pid, (pid) => killGroup(pid))),
+            Scope.close(cli.right.scope, Exit.void)
+          ))
+      )
+    )
+    const live: Effect.Effect<Session, SessionError> = Effect.gen(function*() {
+      if (yield* Deferred.isDone(ownership.lost)) return yield* Effect.die(ownership.refusal)
+      const record = yield* SynchronizedRef.get(cell)
+      if (record.closed) return yield* new InputClosed({ reason: "SessionClosed" })
+      const cli = yield* SynchronizedRef.modifyEffect(current, (cli) =>
+        Effect.gen(function*() {
+          if (Either.isRight(cli) && (yield* cli.right.session.state) !== "exited") return [cli, cli] as const
+          if (Either.isRight(cli)) yield* Scope.close(cli.right.scope, Exit.void)
+          const next = yield* Effect.provide(start(yield* SynchronizedRef.get(cell)), context)
+          return [next, next] as const
+        }))
+      return yield* cli.pipe(Either.map((c) => c.session))
+    })
+    return { first, current, live }
+  })
+
+/** Removes a session's local transcript (the main file and its subagents' directory) from the CLI's config dir. */
+const forgetLocal = (options: Options, sessionId: string) => {
+  const projectsDir = projectsDirOf(options)
+  if (projectsDir === undefined) return
+  const projectDir = path.join(projectsDir, projectKeyOf(options.cwd ?? process.cwd()))
+  fs.rmSync(path.join(projectDir, `${sessionId}.jsonl`), { force: true })
+  fs.rmSync(path.join(projectDir, sessionId), { recursive: true, force: true })
+}
+
+/**
+ * SIGKILLs a CLI's process group (the CLI leads its own), or the CLI alone when that fails, and its descendants
+ * outside the group (the Bash tool runs in a session of its own): at once, not when the session's scope has closed
+ * and its graceful waits are over.
+ */
+const killGroup = (pid: number) => {
+  const tools = Reaper.supported ? Reaper.descendants(pid) : []
+  try {
+    process.kill(-pid, "SIGKILL")
+  } catch {
+    try {
+      process.kill(pid, "SIGKILL")
+    } catch {
+      // gone
+    }
+  }
+  Reaper.send(tools, "SIGKILL")
+}
+
+/**
  * The handlers of one entity. Runs in the entity's scope: the CLI it starts is the entity's, and so are the
  * Permissions / Hooks / MCP services of the runner's context.
  */
@@ -205,49 +427,39 @@ const build = (base: Options) =>
     const address = yield* Entity.CurrentAddress
     const entityScope = yield* Effect.scope
     const entityId = address.entityId
-    const directory = yield* SessionDirectory
-    const stored = Option.getOrElse(yield* directory.get(entityId), (): SessionRecord => ({
-      sessionId: crypto.randomUUID(),
-      started: false,
-      openTurn: null,
-      closed: false
-    }))
-    // a first turn cut off before any of it reached the store (or the config dir) left nothing to resume: the
-    // session starts anew under the same id
-    const transcripts = yield* Effect.serviceOption(TranscriptStore)
-    const resumable = stored.started && stored.openTurn !== null && Option.isSome(transcripts)
-      ? yield* hasTranscript(transcripts.value, yield* Mirror, base, stored.sessionId)
-      : true
-    const cell = yield* SynchronizedRef.make<SessionRecord>(resumable ? stored : { ...stored, started: false })
+    const ownership = yield* own(entityId)
+    const replyFences = yield* Effect.serviceOption(ReplyFences)
+    if (Option.isSome(replyFences)) {
+      yield* Effect.addFinalizer(() => Effect.sync(() => replyFences.value.release(ownership.fence)))
+    }
+    const cell = yield* SynchronizedRef.make<SessionRecord>(
+      Option.getOrElse(ownership.record, (): SessionRecord => ({
+        sessionId: crypto.randomUUID(),
+        started: false,
+        openTurn: null,
+        closed: false
+      }))
+    )
     const save = (f: (record: SessionRecord) => SessionRecord) =>
       SynchronizedRef.updateAndGetEffect(cell, (record) => {
         const next = f(record)
-        return Effect.as(directory.set(entityId, next), next)
+        return Effect.as(ownership.set(next), next)
       })
-    const first = yield* SynchronizedRef.get(cell)
-    // one CLI for the life of the entity; a failure to start is every request's failure
-    const started: Either.Either<Session, SessionError> = first.closed
-      ? Either.left(new InputClosed({ reason: "SessionClosed" }))
-      : yield* Effect.either(startSession(optionsOf(base, first)))
-    const live = Effect.suspend(() =>
-      Effect.flatMap(started, (session) =>
-        Effect.flatMap(
-          SynchronizedRef.get(cell),
-          (record) =>
-            record.closed ? Effect.fail(new InputClosed({ reason: "SessionClosed" })) : Effect.succeed(session)
-        ))
-    )
+    const { current, first, live } = yield* cliOf(base, ownership, cell)
     // one turn at a time: a second waits for the first's result, as prompts queue in a local session
     const turns = yield* Effect.makeSemaphore(1)
     // whether the last turn started has not given its result to its reader
     const unanswered = yield* Ref.make(false)
 
     const runTurn = (
+      requestId: string,
       turnId: string,
       prompt: Message.Prompt,
       lastSentChunk: Option.Option<unknown>
     ): Stream.Stream<Message.SdkMessage, SessionError> =>
       Stream.unwrapScoped(Effect.gen(function*() {
+        // its replies are this incarnation's writes: saved only while it owns the session
+        if (Option.isSome(replyFences)) replyFences.value.register(requestId, ownership.fence)
         yield* turns.take(1).pipe(Effect.acquireRelease(() => turns.release(1)))
         const session = yield* live
         const record = yield* SynchronizedRef.get(cell)
@@ -260,6 +472,9 @@ const build = (base: Options) =>
         // reads only its own messages
         if (yield* Ref.get(unanswered)) yield* settle(session)
         yield* save((r) => ({ ...r, started: true, openTurn: turnId }))
+        // the prompt goes to the CLI only while the session is this incarnation's (the save above was fenced; the
+        // lease is checked again after it)
+        yield* Effect.orDie(ownership.owned)
         yield* Ref.set(unanswered, true)
         // on the way out (the caller left, the runner stops), a turn without its result is interrupted, on a fiber of
         // the entity's scope: a CLI that does not answer holds up neither this turn's end nor the entity's stop
@@ -281,8 +496,10 @@ const build = (base: Options) =>
       }))
 
     return AgentSession.of({
-      Turn: ({ lastSentChunk, payload }) => runTurn(payload.turnId, payload.prompt, lastSentChunk),
-      Send: ({ payload }) => Stream.runDrain(runTurn(payload.turnId, payload.prompt, Option.none())),
+      Turn: ({ lastSentChunk, payload, requestId }) =>
+        runTurn(String(requestId), payload.turnId, payload.prompt, lastSentChunk),
+      Send: ({ payload, requestId }) =>
+        Stream.runDrain(runTurn(String(requestId), payload.turnId, payload.prompt, Option.none())),
       Interrupt: () => Effect.flatMap(live, (session) => session.interrupt),
       SetModel: ({ payload }) =>
         Effect.flatMap(live, (session) => session.setModel(payload.model)).pipe(
@@ -304,13 +521,14 @@ const build = (base: Options) =>
       Info: () =>
         Effect.gen(function*() {
           const record = yield* SynchronizedRef.get(cell)
-          if (Either.isLeft(started)) {
+          const cli = yield* SynchronizedRef.get(current)
+          if (Either.isLeft(cli)) {
             return { sessionId: record.sessionId, state: "exited" as const, origin: originOf(first) }
           }
-          const { kind, requested, sessionId, forked } = started.right.origin
+          const { kind, requested, sessionId, forked } = cli.right.session.origin
           return {
             sessionId: record.sessionId,
-            state: record.closed ? "exited" as const : yield* started.right.state,
+            state: record.closed ? "exited" as const : yield* cli.right.session.state,
             origin: {
               kind,
               forked,

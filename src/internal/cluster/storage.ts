@@ -14,11 +14,16 @@
  * how the chunks were batched (with PostgreSQL it does). A caller that interrupts a request reads none of its
  * replies any more, so `saveEnvelope` acknowledges them as it stores the interrupt.
  *
+ * A reply to a request that an `AgentSession` incarnation handles is saved only through that incarnation's fence (see
+ * `fence.ts`): in one transaction with the check that the incarnation still owns its session, so that a runner that
+ * lost the session (paused past its lease, cut off) answers nothing its successor does not know of.
+ *
  * Everything else is the package's own.
  *
  * @internal
  */
 import { PersistenceError } from "@effect/cluster/ClusterError"
+import * as Message from "@effect/cluster/Message"
 import * as MessageStorage from "@effect/cluster/MessageStorage"
 import * as Reply from "@effect/cluster/Reply"
 import type * as ShardingConfig from "@effect/cluster/ShardingConfig"
@@ -26,11 +31,13 @@ import * as Snowflake from "@effect/cluster/Snowflake"
 import * as SqlMessageStorage from "@effect/cluster/SqlMessageStorage"
 import type * as Rpc from "@effect/rpc/Rpc"
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as Fences from "./fence.js"
 
 interface ReplyRow {
   readonly id: string | bigint
@@ -53,8 +60,12 @@ const fromRow = (row: ReplyRow): Reply.ReplyEncoded<Rpc.Any> =>
       sequence: Number(row.sequence)
     }
 
-/** `SqlMessageStorage.make`, with `repliesFor` reading chunks as chunks and an interrupt acknowledging its request. */
-const make = (prefix: string) =>
+/**
+ * `SqlMessageStorage.make`, with `repliesFor` reading chunks as chunks, an interrupt acknowledging its request, and
+ * replies saved through their fences. The reply handlers (a reply sent on to a waiting caller once saved) are those of
+ * `MessageStorage.make` around it: a reply reaches a caller only once its fenced save has committed.
+ */
+const make = (prefix: string, fences: Fences.Service) =>
   Effect.gen(function*() {
     const storage = yield* SqlMessageStorage.make({ prefix })
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
@@ -108,7 +119,51 @@ const make = (prefix: string) =>
         return out
       })
 
-    return MessageStorage.MessageStorage.of({ ...storage, saveEnvelope, repliesFor })
+    const saveReply: MessageStorage.MessageStorage["Type"]["saveReply"] = (reply) =>
+      Effect.suspend(() => {
+        const requestId = String(reply.reply.requestId)
+        const fence = fences.get(requestId)
+        if (fence === undefined) return storage.saveReply(reply)
+        return fence(storage.saveReply(reply)).pipe(
+          Effect.catchTags({
+            Fenced: (cause) => Effect.fail(new PersistenceError({ cause })),
+            SqlError: (cause) => Effect.fail(new PersistenceError({ cause }))
+          }),
+          Effect.tap(() =>
+            reply.reply._tag === "WithExit" ? Effect.sync(() => fences.done(requestId, fence)) : Effect.void
+          )
+        )
+      })
+
+    // a request read from storage is answered through the fenced `saveReply` (the package's own answers through its
+    // inner storage, whose reply handlers are not the ones callers register)
+    let answer: MessageStorage.MessageStorage["Type"]["saveReply"] = saveReply
+    const answeredHere = <R extends Rpc.Any>(messages: Array<Message.Incoming<R>>): Array<Message.Incoming<R>> =>
+      messages.map((message) =>
+        message._tag === "IncomingRequest"
+          ? new Message.IncomingRequest({
+            envelope: message.envelope,
+            lastSentReply: message.lastSentReply,
+            respond: (reply) => answer(reply)
+          })
+          : message
+      )
+    const {
+      registerReplyHandler: _register,
+      unregisterReplyHandler: _unregister,
+      unregisterShardReplyHandlers: _unregisterShard,
+      ...rest
+    } = storage
+    const outer = yield* MessageStorage.make({
+      ...rest,
+      saveEnvelope,
+      repliesFor,
+      saveReply,
+      unprocessedMessages: (shardIds) => Effect.map(storage.unprocessedMessages(shardIds), answeredHere),
+      unprocessedMessagesById: (ids) => Effect.map(storage.unprocessedMessagesById(ids), answeredHere)
+    })
+    answer = outer.saveReply
+    return outer
   })
 
 /**
@@ -118,5 +173,13 @@ const make = (prefix: string) =>
  */
 export const layerMessageStorage = (
   prefix = "cluster"
-): Layer.Layer<MessageStorage.MessageStorage, never, SqlClient.SqlClient | ShardingConfig.ShardingConfig> =>
-  Layer.scoped(MessageStorage.MessageStorage, make(prefix)).pipe(Layer.provide(Snowflake.layerGenerator))
+): Layer.Layer<
+  MessageStorage.MessageStorage | Fences.ReplyFences,
+  never,
+  SqlClient.SqlClient | ShardingConfig.ShardingConfig
+> =>
+  Layer.scopedContext(Effect.gen(function*() {
+    const fences = Fences.make()
+    const storage = yield* make(prefix, fences)
+    return Context.make(MessageStorage.MessageStorage, storage).pipe(Context.add(Fences.ReplyFences, fences))
+  })).pipe(Layer.provide(Snowflake.layerGenerator))

@@ -1,0 +1,63 @@
+/**
+ * Fencing of the writes an `AgentSession` incarnation makes outside its own record: the replies of the turns it runs
+ * (saved by @effect/cluster's message storage, on fibers that are not the entity's). The incarnation registers, for
+ * each request it handles, the fence its writes go through (its lease held, its epoch still the record's); the
+ * runner's message storage saves a reply of a registered request only through it.
+ *
+ * @internal
+ */
+import type { SqlError } from "@effect/sql/SqlError"
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import type { Fenced } from "./directory.js"
+
+/**
+ * A write made only while an incarnation owns its session (refused with `Fenced` otherwise), in one transaction with
+ * the check when the write is to the cluster's database.
+ *
+ * @internal
+ */
+export type Fence = <A, E, R>(write: Effect.Effect<A, E, R>) => Effect.Effect<A, E | Fenced | SqlError, R>
+
+/** @internal */
+export interface Service {
+  /** The fence of the incarnation handling `requestId`, if one registered it. */
+  readonly get: (requestId: string) => Fence | undefined
+  /** `fence` handles `requestId` (replacing the fence of an earlier incarnation that did). */
+  readonly register: (requestId: string, fence: Fence) => void
+  /** `requestId` is answered: its replies need no fence any more (unless another incarnation registered it). */
+  readonly done: (requestId: string, fence: Fence) => void
+  /** The incarnation of `fence` has ended: none of the requests it handled keeps it. */
+  readonly release: (fence: Fence) => void
+}
+
+/** @internal */
+export class ReplyFences extends Context.Tag("effect-claude-agent/AgentCluster/ReplyFences")<ReplyFences, Service>() {}
+
+/** @internal */
+export const make = (): Service => {
+  const fences = new Map<string, Fence>()
+  return {
+    get: (requestId) => fences.get(requestId),
+    register: (requestId, fence) => {
+      fences.set(requestId, fence)
+    },
+    done: (requestId, fence) => {
+      if (fences.get(requestId) === fence) fences.delete(requestId)
+    },
+    release: (fence) => {
+      for (const [requestId, f] of fences) if (f === fence) fences.delete(requestId)
+    }
+  }
+}
+
+/**
+ * Whether the runner's transcript store is the SQL one in the cluster's own database, so that an append and its
+ * fence's check can be one transaction (another store is checked first, then written).
+ *
+ * @internal
+ */
+export class StoreInClusterDatabase extends Context.Reference<StoreInClusterDatabase>()(
+  "effect-claude-agent/AgentCluster/StoreInClusterDatabase",
+  { defaultValue: () => false }
+) {}
