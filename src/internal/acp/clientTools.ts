@@ -14,6 +14,8 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as path from "node:path"
 import type * as AgentOptions from "../../AgentOptions.js"
 import * as Permissions from "../../Permissions.js"
@@ -45,6 +47,9 @@ export const offersOf = (capabilities: unknown): ClientOffers => {
   }
 }
 
+/** How long a call's clean-up (its terminal killed and released) may take. @internal */
+export const CLEAN_UP_BOUND: Duration.DurationInput = "5 seconds"
+
 /** The name of the MCP server the client's tools are served as. @internal */
 export const SERVER_NAME = "acp"
 
@@ -63,30 +68,41 @@ export interface ClientToolsContext {
   readonly deny: ReadonlyArray<string>
 }
 
+/** The context of the tools themselves: the client's, and the count of calls in flight. */
+interface ToolsContext extends ClientToolsContext {
+  /** Runs a call, counted as in flight until it ended, its clean-up (a terminal killed and released) included. */
+  readonly track: <A>(call: Effect.Effect<A>) => Effect.Effect<A>
+}
+
 /** The deny rule a call of the built-in tool `toolName` matches, if any. */
 const denied = (ctx: ClientToolsContext, toolName: string, input: Readonly<Record<string, unknown>>) =>
   Effect.findFirst(ctx.deny, (rule) => Permissions.matches(rule, { toolName, input, cwd: ctx.cwd }))
 
 /** Runs `run` unless a deny rule matches the call (then an error result naming the rule). */
 const guarded = (
-  ctx: ClientToolsContext,
+  ctx: ToolsContext,
   toolName: string,
   input: Readonly<Record<string, unknown>>,
   run: Effect.Effect<SdkMcp.ToolResult>
 ): Effect.Effect<SdkMcp.ToolResult> =>
-  Effect.flatMap(
+  ctx.track(Effect.flatMap(
     denied(ctx, toolName, input),
     (rule) =>
       rule._tag === "Some"
         ? Effect.succeed(SdkMcp.errorResult(`Denied by permission rule ${rule.value} (judged as the call ran)`))
         : run
-  )
+  ))
 
 /** The options that serve the client's tools, or none when the client offers neither. @internal */
 export interface ClientTools {
   readonly server: AgentOptions.McpServerConfig
   /** The built-in tools they replace. */
   readonly replaced: ReadonlyArray<string>
+  /**
+   * Succeeds once no call of these tools is in flight (at once when none is): a cancelled prompt is answered after
+   * the calls it interrupted have cleaned up, as ACP asks (every operation aborted before the `cancelled` answer).
+   */
+  readonly settled: Effect.Effect<void>
 }
 
 const absolute = (cwd: string, p: string) => (path.isAbsolute(p) ? path.normalize(p) : path.resolve(cwd, p))
@@ -138,7 +154,7 @@ const BashInput = Schema.Struct({
 const OUTPUT_LIMIT = 256 * 1024
 const DEFAULT_COMMAND_TIMEOUT = 120_000
 
-const fsTools = (ctx: ClientToolsContext) => {
+const fsTools = (ctx: ToolsContext) => {
   const read = (file: string, line?: number, limit?: number) =>
     ctx.connection.request("fs/read_text_file", {
       sessionId: ctx.sessionId(),
@@ -220,7 +236,7 @@ const fsTools = (ctx: ClientToolsContext) => {
   ]
 }
 
-const bashTool = (ctx: ClientToolsContext) =>
+const bashTool = (ctx: ToolsContext) =>
   SdkMcp.tool(
     "Bash",
     "Runs a bash command in a terminal of the editor (the user sees it live) and returns its output and exit code. " +
@@ -242,7 +258,7 @@ const bashTool = (ctx: ClientToolsContext) =>
           request("terminal/kill", { terminalId }).pipe(
             Effect.ignore,
             Effect.zipRight(Effect.ignore(request("terminal/release", { terminalId }))),
-            Effect.timeout("5 seconds"),
+            Effect.timeout(CLEAN_UP_BOUND),
             Effect.ignore
           )
       )
@@ -292,13 +308,28 @@ export const makeClientTools = (
   offers: ClientOffers
 ): Effect.Effect<ClientTools | undefined> => {
   if (!offers.fs && !offers.terminal) return Effect.succeed(undefined)
-  const tools = [...(offers.fs ? fsTools(ctx) : []), ...(offers.terminal ? [bashTool(ctx)] : [])]
-  return SdkMcp.createSdkMcpServer({ name: SERVER_NAME, tools, alwaysLoad: true, toolTimeout: Duration.minutes(2) })
-    .pipe(
-      Effect.map((server) => ({
-        server,
-        replaced: [...(offers.fs ? ["Read", "Write", "Edit", "MultiEdit"] : []), ...(offers.terminal ? ["Bash"] : [])]
-      })),
-      Effect.orDie
-    )
+  return Effect.gen(function*() {
+    const inFlight = yield* SubscriptionRef.make(0)
+    const tracked: ToolsContext = {
+      ...ctx,
+      track: (call) =>
+        Effect.acquireUseRelease(
+          SubscriptionRef.update(inFlight, (n) => n + 1),
+          () => call,
+          () => SubscriptionRef.update(inFlight, (n) => n - 1)
+        )
+    }
+    const tools = [...(offers.fs ? fsTools(tracked) : []), ...(offers.terminal ? [bashTool(tracked)] : [])]
+    const server = yield* SdkMcp.createSdkMcpServer({
+      name: SERVER_NAME,
+      tools,
+      alwaysLoad: true,
+      toolTimeout: Duration.minutes(2)
+    }).pipe(Effect.orDie)
+    return {
+      server,
+      replaced: [...(offers.fs ? ["Read", "Write", "Edit", "MultiEdit"] : []), ...(offers.terminal ? ["Bash"] : [])],
+      settled: inFlight.changes.pipe(Stream.takeUntil((n) => n === 0), Stream.runDrain)
+    }
+  })
 }
