@@ -20,7 +20,7 @@ import type * as SessionStore from "../../SessionStore.js"
 import type * as Transport from "../../Transport.js"
 import { type Connection, ErrorCode, internalError, invalidParams, invalidRequest, RpcError } from "./jsonRpc.js"
 import { availableModes, configOptions, MODE_CONFIG, MODEL_CONFIG, modeState, toPermissionMode } from "./modes.js"
-import { CLEAN_UP_BOUND, type ClientOffers, makeClientTools, SERVER_NAME } from "./clientTools.js"
+import { CLEAN_UP_BOUND, type ClientOffers, type ClientTools, makeClientTools, SERVER_NAME } from "./clientTools.js"
 import { editorPolicy } from "./permission.js"
 import { toContent } from "./prompt.js"
 import type {
@@ -177,6 +177,13 @@ const commandsUpdate = (
     Effect.catchAll((error) => Effect.logDebug(`ACP: no slash commands: ${error.message}`))
   )
 
+/**
+ * A cancelled prompt is answered once the editor's tools it interrupted have cleaned up (a terminal killed and
+ * released), as ACP asks; bounded as that clean-up is.
+ */
+const afterCleanUp = (tools: ClientTools | undefined, cancelled: boolean): Effect.Effect<void> =>
+  cancelled && tools !== undefined ? Effect.ignore(Effect.timeout(tools.settled, CLEAN_UP_BOUND)) : Effect.void
+
 /** Opens a session (new, or resumed from `resume`) in a scope of its own, forked from `parent`. @internal */
 export const open = (
   ctx: Context,
@@ -328,13 +335,7 @@ const build = (
           Stream.runLast,
           Effect.map(Option.getOrUndefined),
           Effect.either,
-          // a cancelled prompt is answered once the editor's tools it interrupted have cleaned up (a terminal
-          // killed and released), bounded as that clean-up is
-          Effect.tap(() =>
-            turn.cancelled && clientTools !== undefined
-              ? Effect.ignore(Effect.timeout(clientTools.settled, CLEAN_UP_BOUND))
-              : Effect.void
-          ),
+          Effect.tap(() => afterCleanUp(clientTools, turn.cancelled)),
           Effect.flatMap((outcome) => {
             if (Either.isRight(outcome)) return stopReasonOf(outcome.right, turn.cancelled, turn.assistantError)
             if (turn.cancelled) return Either.right<StopReason>("cancelled")
