@@ -944,6 +944,6 @@ export const makesLinks = (words: ReadonlyArray<string>): boolean =>
     if (i > 0 && !WRAPPERS.has(basename(words[0]!)) && basename(words[0]!) !== "find") return false
     const name = basename(w)
     const subcommands = LINKING_SUBCOMMANDS[name]
-    // a version control tool's global options come before its subcommand: any later word may be it
+    // a version control tool's global options come before its subcommand: each later word may be it
     return LINK_MAKERS.has(name) || (subcommands !== undefined && words.slice(i + 1).some((s) => subcommands.has(s)))
   })

@@ -20,7 +20,7 @@ export interface Host {
   readonly homedir: string
   /** The Node executable a JavaScript CLI runs with. */
   readonly execPath: string
-  /** A regular file this process may execute (on Windows: any regular file). */
+  /** A regular file this process may execute (on Windows: every regular file). */
   readonly isExecutableFile: (file: string) => boolean
   /** A regular file. */
   readonly isReadableFile: (file: string) => boolean
