@@ -379,6 +379,67 @@ describe("issue 36: Bash reads are judged against Read deny rules", () => {
   })
 })
 
+describe("issue 31: a script file, and any operand of a program the lists do not know, whatever its form", () => {
+  // found by the stress fuzzer (random seed 885383572): bash given a script operand written as a glob read secrets/k
+  const guarded = { allow: ["Bash"], deny: ["Read(./secrets/**)"] }
+  const reads = [
+    "bash <<< 'touch X' secre?s/k $(touch X) `touch X` 2>&1",
+    "bash secre?s/k 2>&1",
+    "sh secret[s]/k 2>&1",
+    "bash -x -- s*/k 2>&1",
+    "bash -o errexit secrets/k 2>&1",
+    "env bash */k 2>&1",
+    "command bash secre?s/k 2>&1",
+    "cd secrets && bash k 2>&1",
+    "cd secrets && bash ? 2>&1",
+    "bash secrets/{k,j} 2>&1",
+    "bash \"$PWD/secrets/k\" 2>&1",
+    "bash ~+/secrets/k 2>&1",
+    "xargs bash <<< secrets/k 2>&1",
+    "node secre?s/k 2>&1",
+    "cd secrets && node k 2>&1",
+    "perl -ne print secre?s/k",
+    "cd secrets && perl -ne print k",
+    "perl -ne print *s/k"
+  ]
+  it("each command really reads secrets/k in bash", () => {
+    for (const command of reads) {
+      expect([command, inBash(command).output.includes("SECRET")]).toEqual([command, true])
+    }
+  })
+  for (const command of reads) {
+    it(`deny Read(./secrets/**) matches ${JSON.stringify(command)}`, async () => {
+      expect(await decideIn(guarded, command)).toBe("deny")
+    })
+  }
+  it("an unknown program given the denied directory (as a glob, a literal, or after cd) is denied", async () => {
+    for (
+      const command of ["mytool secrets", "mytool *", "mytool s*/k", "cd secrets && mytool k", "mytool --in=s?crets/k"]
+    ) {
+      expect([command, await decideIn(guarded, command)]).toEqual([command, "deny"])
+    }
+  })
+  it("scripts, inline code and arguments elsewhere stay allowed", async () => {
+    for (
+      const command of [
+        "bash out/run.sh",
+        "bash *.txt",
+        "bash -c \"echo $HOME\"",
+        "bash -c 'echo hi' _ \"$X\"",
+        "node -e 'console.log(1)' \"$X\"",
+        "node app.js \"$X\"",
+        "perl -ne print data.txt",
+        "python3 -m tokenize data.txt",
+        "mytool \"$X\" data.txt",
+        "git status",
+        "npm run build"
+      ]
+    ) {
+      expect([command, await decideIn(guarded, command)]).toEqual([command, "allow"])
+    }
+  })
+})
+
 describe("issue 36: links made in the same command, and hard links", () => {
   const writer = { allow: ["Bash(ln:*)", "Bash(echo:*)", "Bash(cp:*)", "Bash(mv:*)", "Bash(tar:*)", "Write(./out/**)"] }
   const linked = [

@@ -56,7 +56,7 @@ describe.each(backends)("the cluster under faults ($name)", ({ name, storage }) 
           turns: 3,
           concurrency: CONCURRENCY,
           faultAt: 0.3,
-          fault: ({ acked, ran, release, runners, slow, storage, waitUntil }) =>
+          fault: ({ acked, ran, release, restarted, runners, slow, storage, waitUntil }) =>
             Effect.gen(function*() {
               const victim = runners[0]!
               // the victim's CLIs are mid-turn (in a long tool) when it is paused
@@ -68,9 +68,13 @@ describe.each(backends)("the cluster under faults ($name)", ({ name, storage }) 
               const onVictim = new Set(acked.filter((a) => a.runner === victim.pid).map((a) => a.session))
               const pauses = yield* pauseOutsideWriteLock(victim.pid, storage)
               const pausedAt = Date.now()
-              // the other runner takes the victim's sessions over once its leases expire
+              // the other runner takes the victim's sessions over once its leases expire: a session the victim
+              // answered before answers from it, or a turn the victim had in flight is cut off by the restart there
+              // (the only evidence when the victim's other sessions had no turn left)
               const takeover = yield* waitUntil(
-                () => acked.some((a) => onVictim.has(a.session) && a.runner !== victim.pid && a.at > pausedAt),
+                () =>
+                  acked.some((a) => onVictim.has(a.session) && a.runner !== victim.pid && a.at > pausedAt) ||
+                  restarted.some((r) => r.at > pausedAt),
                 60_000
               )
               // the paused runner's CLIs finish their turns meanwhile: what they answer and write reaches it only

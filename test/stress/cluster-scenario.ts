@@ -90,6 +90,8 @@ export interface FaultContext {
   readonly storage: RunnerStorage
   readonly runners: ReadonlyArray<Runner>
   readonly acked: ReadonlyArray<Acked>
+  /** The turns cut off by a session restarted elsewhere (`session_restarted`, no result): which session, and when. */
+  readonly restarted: ReadonlyArray<{ readonly session: number; readonly at: number }>
   /**
    * Makes runner `index`'s CLIs run long tools from their next turn on (`false`: short ones again): 120 s, or until
    * `release` is called.
@@ -258,6 +260,7 @@ export const runScenario = (options: ScenarioOptions) =>
     const context = yield* Layer.build(client)
 
     const acked: Array<Acked> = []
+    const restarted: Array<{ readonly session: number; readonly at: number }> = []
     const problems: Array<string> = []
     let cutOff = 0
     let failedAttempts = 0
@@ -271,6 +274,7 @@ export const runScenario = (options: ScenarioOptions) =>
       storage,
       runners,
       acked,
+      restarted,
       slow: (index, on = true) => on ? fs.writeFileSync(flags[index]!, "") : fs.rmSync(flags[index]!, { force: true }),
       release: () => fs.writeFileSync(releaseFile, ""),
       ran: () => readRan().map(([, runner, , token]) => ({ runner: Number(runner), token: token! })),
@@ -325,6 +329,7 @@ export const runScenario = (options: ScenarioOptions) =>
           const results = messages.flatMap((m) => m.type === "result" ? [m] : [])
           if (results.length === 0 && messages.some((m) => m.type === "session_restarted")) {
             cutOff++
+            restarted.push({ session, at: Date.now() })
             continue
           }
           if (results.length !== 1) {

@@ -545,17 +545,15 @@ const shellTargets = (analysis: ShellRules.Analysis, cwd: string): Targets => {
   all.forEach((command, i) => {
     const found = ShellPrograms.fileOperands(command.words.slice(command.assignments))
     const dirs = linkCount - (linkers[i] ? 1 : 0) > 0 ? undefined : dirsOf(command)
-    // the guessed operands of a program the lists do not know are judged only where the shell is known to be
-    const operands = found.guessed === true && dirs === undefined ? ShellPrograms.NO_OPERANDS : found
     const at = (words: ReadonlyArray<ShellRules.Word>) => words.map((word) => ({ word, dirs }))
-    const guessed = (words: ReadonlyArray<ShellRules.Word>) =>
-      words.map((word) => ({ word, dirs, guessed: operands.guessed === true }))
-    reads.push(...at(command.inputs), ...guessed(operands.reads))
-    readTrees.push(...at(operands.readTrees))
-    writes.push(...at(command.writes), ...guessed(operands.writes))
-    writeTrees.push(...at(operands.writeTrees))
-    if (operands.readsUnknown === true) readsUnknown = true
-    if (operands.writesUnknown === true) writesUnknown = true
+    // the operands of a program the lists do not know are judged only where the shell is known to be
+    const guesses = dirs === undefined ? [] : found.guesses.map((word) => ({ word, dirs, guessed: true }))
+    reads.push(...at(command.inputs), ...at(found.reads), ...guesses)
+    readTrees.push(...at(found.readTrees))
+    writes.push(...at(command.writes), ...at(found.writes), ...guesses)
+    writeTrees.push(...at(found.writeTrees))
+    if (found.readsUnknown === true) readsUnknown = true
+    if (found.writesUnknown === true) writesUnknown = true
   })
   const linkedBy = (command: ShellRules.SimpleCommand) => linkCount - (linkers[all.indexOf(command)] ? 1 : 0) > 0
   return {

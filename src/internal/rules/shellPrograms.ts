@@ -642,8 +642,8 @@ const UNPACKERS: ReadonlySet<string> = new Set(["tar", "bsdtar", "unzip", "cpio"
 
 /**
  * Programs whose operands are not files they read or write (or whose reads are of names, not content): their
- * operands are not judged against path rules. Any program in none of these lists has its literal operands judged as
- * files it may read and write.
+ * operands are not judged against path rules. Any program in none of these lists has its operands judged as files
+ * or directories it may read and write (see `FileOperands.guesses`).
  */
 const NO_FILE_OPERANDS: ReadonlySet<string> = new Set([
   "echo",
@@ -726,14 +726,84 @@ export interface FileOperands {
   readonly readsUnknown?: boolean
   /** The command writes files it names elsewhere (`xargs rm`). */
   readonly writesUnknown?: boolean
-  /** The program is none of those above: its literal operands are only guessed to be files. */
-  readonly guessed?: boolean
+  /**
+   * Operands of a program none of the lists knows (and a script's arguments): each may name a file or a directory it
+   * reads or writes, so they are judged only where the shell's directory is known.
+   */
+  readonly guesses: ReadonlyArray<Word>
 }
 
-const NONE: FileOperands = { reads: [], readTrees: [], writes: [], writeTrees: [] }
+const NONE: FileOperands = { reads: [], readTrees: [], writes: [], writeTrees: [], guesses: [] }
 
-/** No file operands. @internal */
-export const NO_OPERANDS: FileOperands = NONE
+/**
+ * Interpreters that read a script file named by their first operand (unless given their code inline): the options
+ * that take their value in the next word, and the options that give the code inline (then no operand is a script).
+ * The script, and the values of options (`--env-file=x`, `--rcfile x`, `-r mod`), are files they read; the words
+ * after the script are its arguments (guesses).
+ */
+interface Interpreter {
+  readonly valued: RegExp
+  readonly inline: RegExp
+}
+
+const SHELL_INTERPRETER: Interpreter = {
+  valued: /^([-+][A-Za-z]*[oO]|--rcfile|--init-file)$/,
+  inline: /^-[A-Za-z]*c[A-Za-z]*$/
+}
+
+const INTERPRETERS: Readonly<Record<string, Interpreter>> = {
+  ...Object.fromEntries([...SHELLS].filter((s) => s !== "busybox").map((s) => [s, SHELL_INTERPRETER])),
+  python: { valued: /^-[A-Za-z]*[WX]$/, inline: /^-[A-Za-z]*[cm]$/ },
+  python2: { valued: /^-[A-Za-z]*[WX]$/, inline: /^-[A-Za-z]*[cm]$/ },
+  python3: { valued: /^-[A-Za-z]*[WX]$/, inline: /^-[A-Za-z]*[cm]$/ },
+  pypy3: { valued: /^-[A-Za-z]*[WX]$/, inline: /^-[A-Za-z]*[cm]$/ },
+  node: {
+    valued: /^(-[rC]|--require|--import|--loader|--experimental-loader|--conditions|--input-type|--env-file)$/,
+    inline: /^(-[A-Za-z]*[ep]|--eval|--print)$/
+  },
+  nodejs: {
+    valued: /^(-[rC]|--require|--import|--loader|--experimental-loader|--conditions|--input-type|--env-file)$/,
+    inline: /^(-[A-Za-z]*[ep]|--eval|--print)$/
+  },
+  perl: { valued: /^-[IMm]$/, inline: /^-[A-Za-z]*[eE]$/ },
+  ruby: { valued: /^-[Irx]$/, inline: /^-[A-Za-z]*e$/ },
+  php: { valued: /^-[cdfz]$/, inline: /^-[A-Za-z]*[rBRE]$/ },
+  lua: { valued: /^-[lW]$/, inline: /^-[A-Za-z]*e$/ },
+  tclsh: { valued: /^-encoding$/, inline: /^$/ }
+}
+
+/**
+ * The operands that may name a path: literals and globs (judged by the paths they name), and words whose expansions
+ * leave them unknown but look like a path (a `/`, a `.`, a `~` or a brace: `"$PWD/secrets/k"`, `s{e,}crets`).
+ */
+const guessable = (words: ReadonlyArray<Word>): ReadonlyArray<Word> =>
+  words.filter((w) => w.literal !== undefined || w.glob !== undefined || /[/.~{]/.test(w.loose))
+
+/** The files an interpreter reads (its script and its options' values) and its script's arguments. */
+const interpreterOperands = (interpreter: Interpreter, args: ReadonlyArray<Word>): FileOperands => {
+  const reads: Array<Word> = []
+  let inline = false
+  for (let i = 0; i < args.length; i++) {
+    const w = args[i]!
+    const text = w.literal ?? w.loose
+    if (text === "--" || text === "-") {
+      // `bash -- script`: the next word is the script; `-`: the script is stdin
+      if (text === "--" && !inline && args[i + 1] !== undefined) reads.push(args[i + 1]!)
+      return { ...NONE, reads, guesses: guessable(args.slice(i + 2)) }
+    }
+    if (text.startsWith("-") || text.startsWith("+")) {
+      if (interpreter.inline.test(text)) inline = true
+      const eq = text.indexOf("=")
+      if (eq > 0) reads.push(...operandsOf("", [w]))
+      else if (interpreter.valued.test(text) && args[i + 1] !== undefined) reads.push(args[++i]!)
+      continue
+    }
+    // the first operand: the script (or, with inline code, its first argument)
+    if (!inline) reads.push(w)
+    return { ...NONE, reads, guesses: guessable(inline ? args.slice(i) : args.slice(i + 1)) }
+  }
+  return { ...NONE, reads }
+}
 
 /** Programs whose first operand is a pattern, unless one is given with `-e` / `-f`. */
 const PATTERN_FIRST: ReadonlySet<string> = new Set(["grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack", "ack-grep"])
@@ -795,7 +865,8 @@ export const fileOperands = (commandWords: ReadonlyArray<Word>): FileOperands =>
     // the command it runs starts at the first word that names a program this module knows (errs on matching)
     const inner = args.findIndex((w) => {
       const n = basename(w.literal ?? w.loose)
-      return READERS.has(n) || WRITERS.has(n) || WRITES_WITH[n] !== undefined || RECURSIVE_READ[n] !== undefined
+      return READERS.has(n) || WRITERS.has(n) || WRITES_WITH[n] !== undefined || RECURSIVE_READ[n] !== undefined ||
+        INTERPRETERS[n] !== undefined
     })
     if (inner === -1) return NONE
     const operands = fileOperands(args.slice(inner))
@@ -803,11 +874,14 @@ export const fileOperands = (commandWords: ReadonlyArray<Word>): FileOperands =>
     return {
       ...operands,
       readsUnknown: operands.reads.length + operands.readTrees.length > 0 ||
-        READERS.has(basename(args[inner]!.literal ?? args[inner]!.loose)),
+        READERS.has(basename(args[inner]!.literal ?? args[inner]!.loose)) ||
+        INTERPRETERS[basename(args[inner]!.literal ?? args[inner]!.loose)] !== undefined,
       writesUnknown: operands.writes.length + operands.writeTrees.length > 0 ||
         WRITERS.has(basename(args[inner]!.literal ?? args[inner]!.loose))
     }
   }
+  const interpreter = INTERPRETERS[name]
+  if (interpreter !== undefined) return interpreterOperands(interpreter, args)
   const all = operandsOf(name, args)
   const patternGiven = texts.some((t) => /^(-[A-Za-z]*[ef]|--regexp|--file)/.test(t))
   // the pattern of `grep PATTERN FILE…` is kept among the reads (it errs on matching), not among the trees
@@ -826,14 +900,13 @@ export const fileOperands = (commandWords: ReadonlyArray<Word>): FileOperands =>
       reads: reader ? all : [],
       readTrees: readsTree ? trees : [],
       writes: writer ? operands : [],
-      writeTrees: writesTree ? trees : []
+      writeTrees: writesTree ? trees : [],
+      guesses: []
     }
   }
   if (NO_FILE_OPERANDS.has(name) || ALWAYS_REENTRY.has(name)) return NONE
-  // a program these lists do not know: its literal operands that look like paths (a `/` or a `.`) may be files it
-  // reads or writes
-  const known = operands.filter((w) => w.literal !== undefined && /[/.]/.test(w.literal))
-  return { reads: known, readTrees: [], writes: known, writeTrees: [], guessed: true }
+  // a program these lists do not know: any operand may be a file or a directory it reads or writes
+  return { ...NONE, guesses: guessable(operands) }
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
