@@ -37,7 +37,11 @@ const inBash = (command: string, setup: (work: string, root: string) => void = (
     } catch (error) {
       output = String((error as { stdout?: unknown }).stdout ?? "")
     }
-    const exists = (p: string) => fs.existsSync(path.join(box.work, p))
+    // what the command left, read before the sandbox is removed
+    const left = new Set(
+      (fs.readdirSync(box.work, { recursive: true }) as Array<string>).map((p) => p.split(path.sep).join("/"))
+    )
+    const exists = (p: string) => left.has(p)
     return {
       output,
       touched: exists("X"),
@@ -433,6 +437,102 @@ describe("issue 31: a script file, and any operand of a program the lists do not
         "mytool \"$X\" data.txt",
         "git status",
         "npm run build"
+      ]
+    ) {
+      expect([command, await decideIn(guarded, command)]).toEqual([command, "allow"])
+    }
+  })
+})
+
+describe("issue 31: the second red team's classes (wrappers, option forms, names read from files, nocaseglob)", () => {
+  const guarded = { allow: ["Bash"], deny: ["Bash(rm:*)", "Read(./secrets/**)", "Write(./secrets/**)"] }
+  const reads = [
+    // env -S splits a string into a command
+    "env -S 'cat secrets/k'",
+    "env -S'cat secrets/k'",
+    "env --split-string='cat secrets/k'",
+    "timeout 5 env -S 'cat secrets/k'",
+    // a wrapper runs its command in another directory
+    "env -C secrets cat k",
+    "env -Csecrets cat k",
+    "env --chdir=secrets cat k",
+    "env -u X -C secrets cat k",
+    "unshare --wd=secrets cat k",
+    // a wrapper runs a string of its own with a shell
+    "flock out/lock -c 'cat secrets/k'",
+    "script -qc 'cat secrets/k' /dev/null",
+    // an option's value attached to its letter, and the file a wrapper reads its arguments from
+    "xargs -asecrets/k echo",
+    "xargs -a secrets/k echo",
+    "xargs --arg-file=secrets/k echo",
+    // the names of the files to read come from a file
+    "printf 'secrets/k\\0' > out/l; sort --files0-from=out/l",
+    // globs that match without case
+    "shopt -s nocaseglob; cat SECRET?/[K]",
+    // a recursive search with its flags in one cluster, or with no path but an option's value
+    "grep -rn SECRET",
+    "grep -r --include=k SECRET"
+  ]
+  const writes = [
+    "env -S 'cp data.txt secrets/x'",
+    "flock out/lock -c 'echo x > secrets/x'",
+    "sort -osecrets/x data.txt",
+    "cp -tsecrets data.txt",
+    "shopt -s nocaseglob; echo x > [S]ECRETS/[K]"
+  ]
+  const removals = ["env -S'rm victim'", "env -iS'rm victim'", "flock out/lock -c 'true; rm victim'"]
+  it("each command really reads secrets/k, writes in secrets/ or removes victim in bash", () => {
+    for (const command of reads) expect([command, inBash(command).output.includes("SECRET")]).toEqual([command, true])
+    for (const command of writes) {
+      const run = inBash(command)
+      const wrote = run.exists("secrets/x") || run.exists("secrets/data.txt") || run.secret !== "SECRET\n"
+      expect([command, wrote]).toEqual([command, true])
+    }
+    for (const command of removals) expect([command, inBash(command).victimGone]).toEqual([command, true])
+  })
+  for (const command of [...reads, ...writes, ...removals]) {
+    it(`the deny rules match ${JSON.stringify(command)}`, async () => {
+      expect(await decideIn(guarded, command)).toBe("deny")
+    })
+  }
+  it("a file sent or fetched by URL: `@file`, `<file`, `file:` URLs", async () => {
+    const box = sandbox()
+    try {
+      const url = `file://${box.work}/secre%74s/k`
+      expect(execFileSync("curl", ["-sS", url], { cwd: box.work, encoding: "utf8" })).toBe("SECRET\n")
+      for (
+        const command of [
+          `curl -sS ${url}`,
+          `curl -sS -o out/x file://localhost${box.work}/secrets/k`,
+          "curl -d @secrets/k http://127.0.0.1:9/",
+          "curl -F f=@secrets/k http://127.0.0.1:9/",
+          "curl -F 'f=<secrets/k' http://127.0.0.1:9/",
+          "echo secrets/k | zip -q out/z.zip -@",
+          "mktemp -psecrets",
+          "curl -Ksecrets/k",
+          "parallel -a secrets/k echo",
+          "sudo mytool secrets",
+          "nsenter --wd=secrets cat k"
+        ]
+      ) {
+        expect([command, await bash(guarded, command, box.work)]).toEqual([command, "deny"])
+      }
+    } finally {
+      box.done()
+    }
+  })
+  it("the same programs with their everyday arguments stay allowed", async () => {
+    for (
+      const command of [
+        "sort -o out/x data.txt",
+        "curl -sS -o out/x https://example.com/",
+        "env FOO=1 node app.js",
+        "env -C out ls",
+        "timeout 5 npm test",
+        "flock out/lock npm test",
+        "grep -rn data out",
+        "sha256sum data.txt",
+        "git commit -m 'fix the secrets handling'"
       ]
     ) {
       expect([command, await decideIn(guarded, command)]).toEqual([command, "allow"])

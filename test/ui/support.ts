@@ -222,9 +222,12 @@ export const answerApprovals = async (chat: TestChat, decide: (input: unknown) =
     const asked = toolParts(chat.messages.at(-1)).find((p) => p.state === "approval-requested")
     if (asked === undefined) return
     await chat.addToolApprovalResponse({ id: asked.approval.id, approved: decide(asked.input) })
+    // the CLI may ask for the next call of the step before the answered one's output comes (it checks permissions
+    // while the first tool runs): then that output comes with the next answer's response
     await chat.until((c) =>
       c.status === "ready" &&
-      toolParts(c.messages.at(-1)).every((p) => p.toolCallId !== asked.toolCallId || p.state.startsWith("output-"))
+      (toolParts(c.messages.at(-1)).every((p) => p.toolCallId !== asked.toolCallId || p.state.startsWith("output-")) ||
+        toolParts(c.messages.at(-1)).some((p) => p.state === "approval-requested"))
     )
   }
 }

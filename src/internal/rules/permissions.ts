@@ -542,12 +542,18 @@ const shellTargets = (analysis: ShellRules.Analysis, cwd: string): Targets => {
   const linkCount = linkers.filter((l) => l).length
   let readsUnknown = false
   let writesUnknown = false
+  // `shopt -s nocaseglob` earlier in the command makes globs match without case: what they name is not known then
+  const caseless = all.some((c) => commandWords(c).some((w) => w.includes("nocaseglob")))
+  const plain = (word: ShellRules.Word): ShellRules.Word =>
+    caseless && word.glob !== undefined ? { literal: undefined, loose: word.loose } : word
   all.forEach((command, i) => {
     const found = ShellPrograms.fileOperands(command.words.slice(command.assignments))
-    const dirs = linkCount - (linkers[i] ? 1 : 0) > 0 ? undefined : dirsOf(command)
-    const at = (words: ReadonlyArray<ShellRules.Word>) => words.map((word) => ({ word, dirs }))
+    const dirs = linkCount - (linkers[i] ? 1 : 0) > 0 || ShellPrograms.runsElsewhere(commandWords(command))
+      ? undefined
+      : dirsOf(command)
+    const at = (words: ReadonlyArray<ShellRules.Word>) => words.map((word) => ({ word: plain(word), dirs }))
     // the operands of a program the lists do not know are judged only where the shell is known to be
-    const guesses = dirs === undefined ? [] : found.guesses.map((word) => ({ word, dirs, guessed: true }))
+    const guesses = dirs === undefined ? [] : found.guesses.map((word) => ({ word: plain(word), dirs, guessed: true }))
     reads.push(...at(command.inputs), ...at(found.reads), ...guesses)
     readTrees.push(...at(found.readTrees))
     writes.push(...at(command.writes), ...at(found.writes), ...guesses)

@@ -351,6 +351,25 @@ const SCRIPT_RUNNERS: ReadonlySet<string> = new Set([
   "alias"
 ])
 
+/**
+ * Wrappers that run a string of theirs with a shell, always (`sg GROUP CMD`, `watch CMD`, `ssh HOST CMD`) or with an
+ * option (`flock LOCK -c CMD`, `script -c CMD`, `su -c CMD`, `runuser -c`, `entr -s CMD`, `sudo -s CMD`, `doas -s`):
+ * each of their operands, and all of them joined, are judged as scripts (which errs on the side of matching: a lock
+ * file's name is parsed as a command too).
+ */
+const SHELL_STRING_WRAPPERS: Readonly<Record<string, RegExp | true>> = {
+  flock: /^(-[A-Za-z]*c|--command)$/,
+  script: /^(-[A-Za-z]*c[A-Za-z]*|--command)$/,
+  su: /^(-[A-Za-z]*c|--command|--session-command)/,
+  runuser: /^(-[A-Za-z]*c|--command|--session-command)/,
+  entr: /^-[A-Za-z]*s/,
+  sudo: /^(-[A-Za-z]*[si]|--shell|--login)$/,
+  doas: /^-[A-Za-z]*s$/,
+  sg: true,
+  watch: true,
+  ssh: true
+}
+
 /** Builtins whose arguments are read for substitutions when they stand first. */
 const REENTRY_BUILTINS: ReadonlySet<string> = new Set([
   ...ALWAYS_REENTRY,
@@ -376,6 +395,19 @@ export const scripts = (words: ReadonlyArray<string>): Array<string> => {
   const found: Array<string> = []
   words.forEach((w, i) => {
     const name = basename(w)
+    if (name === "env" && (i === 0 || WRAPPERS.has(basename(words[0]!)))) {
+      found.push(...envStrings(words.slice(i + 1)))
+      return
+    }
+    const shellString = SHELL_STRING_WRAPPERS[name]
+    if (shellString !== undefined && (i === 0 || WRAPPERS.has(basename(words[0]!)))) {
+      const rest = words.slice(i + 1)
+      if (shellString === true || rest.some((a) => shellString.test(a))) {
+        const operands = rest.filter((a) => !a.startsWith("-"))
+        found.push(...operands, operands.join(" "))
+      }
+      return
+    }
     if (!SCRIPT_RUNNERS.has(name) && !(i === 0 && REENTRY_BUILTINS.has(name))) return
     const rest = words.slice(i + 1)
     if (name === "eval") {
@@ -402,6 +434,28 @@ export const scripts = (words: ReadonlyArray<string>): Array<string> => {
       for (const a of rest) if (/\$[([]|`/.test(a)) found.push(a)
     }
   })
+  return found
+}
+
+/**
+ * What `env -S STRING` (also `-vS…`, `-SSTRING`, `--split-string=STRING`) splits into a command: the string and the
+ * words after it, judged as a script (env's own quoting is close to the shell's; it errs on the side of matching).
+ */
+const envStrings = (args: ReadonlyArray<string>): Array<string> => {
+  const found: Array<string> = []
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!
+    if (!a.startsWith("-")) break
+    const split = a.startsWith("--split-string")
+      ? a.slice("--split-string".length).replace(/^=/, "")
+      : /^-[A-Za-z0-9]*S/.test(a)
+      ? a.slice(a.indexOf("S") + 1)
+      : undefined
+    if (split === undefined) continue
+    const value = split === "" ? args[i + 1] ?? "" : split
+    found.push([value, ...args.slice(split === "" ? i + 2 : i + 1)].join(" "))
+    break
+  }
   return found
 }
 
@@ -527,24 +581,26 @@ const READERS: ReadonlySet<string> = new Set([
   "patch",
   "openssl",
   "gpg",
+  "curl",
+  "wget",
   "ts-node"
 ])
 
 /** Options that make a program read (or change) whole trees: always (`true`) or with an option that matches. */
 const RECURSIVE_READ: Readonly<Record<string, RegExp | true>> = {
-  grep: /^(-[A-Za-z]*[rR]|--recursive|--dereference-recursive|--directories=recurse)$/,
-  egrep: /^(-[A-Za-z]*[rR]|--recursive|--dereference-recursive)$/,
-  fgrep: /^(-[A-Za-z]*[rR]|--recursive|--dereference-recursive)$/,
-  zgrep: /^(-[A-Za-z]*[rR]|--recursive)$/,
+  grep: /^(-[A-Za-z]*[rR][A-Za-z]*|--recursive|--dereference-recursive|--directories=recurse)$/,
+  egrep: /^(-[A-Za-z]*[rR][A-Za-z]*|--recursive|--dereference-recursive)$/,
+  fgrep: /^(-[A-Za-z]*[rR][A-Za-z]*|--recursive|--dereference-recursive)$/,
+  zgrep: /^(-[A-Za-z]*[rR][A-Za-z]*|--recursive)$/,
   rg: true,
   ag: true,
   ack: true,
   "ack-grep": true,
-  diff: /^(-[A-Za-z]*r|--recursive)$/,
-  cp: /^(-[A-Za-z]*[rRa]|--recursive|--archive)$/,
-  scp: /^-[A-Za-z]*r$/,
-  rsync: /^(-[A-Za-z]*[ra]|--recursive|--archive)$/,
-  zip: /^(-[A-Za-z]*r|--recurse-paths)$/,
+  diff: /^(-[A-Za-z]*r[A-Za-z]*|--recursive)$/,
+  cp: /^(-[A-Za-z]*[rRa][A-Za-z]*|--recursive|--archive)$/,
+  scp: /^-[A-Za-z]*r[A-Za-z]*$/,
+  rsync: /^(-[A-Za-z]*[ra][A-Za-z]*|--recursive|--archive)$/,
+  zip: /^(-[A-Za-z]*r[A-Za-z]*|--recurse-paths)$/,
   tar: true,
   bsdtar: true,
   mv: true,
@@ -552,13 +608,13 @@ const RECURSIVE_READ: Readonly<Record<string, RegExp | true>> = {
 }
 
 const RECURSIVE_WRITE: Readonly<Record<string, RegExp | true>> = {
-  rm: /^(-[A-Za-z]*[rR]|--recursive)$/,
-  chmod: /^(-[A-Za-z]*R|--recursive)$/,
-  chown: /^(-[A-Za-z]*R|--recursive)$/,
-  chgrp: /^(-[A-Za-z]*R|--recursive)$/,
-  cp: /^(-[A-Za-z]*[rRa]|--recursive|--archive)$/,
-  scp: /^-[A-Za-z]*r$/,
-  rsync: /^(-[A-Za-z]*[ra]|--recursive|--archive)$/,
+  rm: /^(-[A-Za-z]*[rR][A-Za-z]*|--recursive)$/,
+  chmod: /^(-[A-Za-z]*R[A-Za-z]*|--recursive)$/,
+  chown: /^(-[A-Za-z]*R[A-Za-z]*|--recursive)$/,
+  chgrp: /^(-[A-Za-z]*R[A-Za-z]*|--recursive)$/,
+  cp: /^(-[A-Za-z]*[rRa][A-Za-z]*|--recursive|--archive)$/,
+  scp: /^-[A-Za-z]*r[A-Za-z]*$/,
+  rsync: /^(-[A-Za-z]*[ra][A-Za-z]*|--recursive|--archive)$/,
   mv: true,
   find: /^(-delete|-exec|-execdir|-ok|-okdir|-fprint|-fprint0|-fprintf|-fls)$/
 }
@@ -635,6 +691,29 @@ const WRITES_WITH: Readonly<Record<string, RegExp>> = {
   sort: /^(-[A-Za-z]*o|--output)/,
   awk: /^-[A-Za-z]*i/,
   gawk: /^-[A-Za-z]*i/
+}
+
+/**
+ * Options that make a program read the names of the files it reads from a file or its input: `--files0-from`,
+ * `tar -T`, `zip -@`, `cpio -o` / `-p`, `rsync --files-from`, a checksum's `-c`.
+ */
+const NAMES_FROM: Readonly<Record<string, RegExp>> = {
+  sort: /^--files0-from/,
+  wc: /^--files0-from/,
+  du: /^--files0-from/,
+  tar: /^(-[A-Za-z]*T|--files-from)/,
+  bsdtar: /^(-[A-Za-z]*T|--files-from)/,
+  zip: /^-[A-Za-z]*@|^--names-stdin/,
+  cpio: /^(-[A-Za-z]*[op]|--create|--pass-through)/,
+  rsync: /^--files-from/,
+  md5sum: /^(-[A-Za-z]*c|--check)/,
+  sha1sum: /^(-[A-Za-z]*c|--check)/,
+  sha224sum: /^(-[A-Za-z]*c|--check)/,
+  sha256sum: /^(-[A-Za-z]*c|--check)/,
+  sha384sum: /^(-[A-Za-z]*c|--check)/,
+  sha512sum: /^(-[A-Za-z]*c|--check)/,
+  b2sum: /^(-[A-Za-z]*c|--check)/,
+  cksum: /^(-[A-Za-z]*c|--check)/
 }
 
 /** Programs that unpack into their working directory (or `-C` / `-d`): they write the whole tree there. */
@@ -813,25 +892,52 @@ const ARGUMENTS_FROM_INPUT: ReadonlySet<string> = new Set(["xargs", "parallel"])
 
 const CWD: Word = { literal: ".", loose: "." }
 
-/** A word as a path: `--file=x` is `x` (and `if=x` for `dd`); an option alone is no path. */
-const operandsOf = (name: string, args: ReadonlyArray<Word>): Array<Word> =>
-  args.flatMap((w) => {
-    const text = w.literal ?? w.loose
-    if (text === "--" || text === "-") return []
-    const eq = text.indexOf("=")
-    if (text.startsWith("-") || (name === "dd" && eq > 0)) {
-      if (eq < 0) return []
-      const value = text.slice(eq + 1)
-      const globEq = w.glob?.indexOf("=") ?? -1
-      const glob = w.glob !== undefined && globEq > 0 ? w.glob.slice(globEq + 1) : undefined
-      return [{
-        literal: w.literal === undefined ? undefined : value,
-        loose: value,
-        ...(glob === undefined ? {} : { glob })
-      }]
+/** The part of a word from `at` on (its glob too, when the cut leaves the glob's escapes whole). */
+const tail = (w: Word, text: string, at: number): Word => {
+  const value = text.slice(at)
+  const shift = w.glob === undefined ? -1 : w.glob.length - text.length
+  const glob = w.glob !== undefined && shift >= 0 && !w.glob.slice(0, at + shift).endsWith("\\")
+    ? w.glob.slice(at + shift)
+    : undefined
+  return { literal: w.literal === undefined ? undefined : value, loose: value, ...(glob === undefined ? {} : { glob }) }
+}
+
+/** How many characters of a short-option cluster (`-qosecrets/x`) may be flags before its attached value. */
+const MAX_CLUSTER = 32
+
+/**
+ * The paths a word may name for the program it is given to: the word; after an `=` the value (`--file=x`, `if=x`);
+ * for a short-option cluster each place its attached value may start (`-osecrets/x`, `-qosecrets/x`: which letters
+ * take a value is the program's); after an `@` or a `<` a file whose content is read (`curl -d @f`, `-F k=@f`,
+ * `-F k=<f`, `7z a x @list`); and a `file:` URL's path. An option alone is no path.
+ */
+const candidatesOf = (name: string, w: Word): Array<Word> => {
+  const text = w.literal ?? w.loose
+  if (text === "--" || text === "-") return []
+  const out: Array<Word> = []
+  const eq = text.indexOf("=")
+  const option = text.startsWith("-")
+  if (!option && !(name === "dd" && eq > 0)) out.push(w)
+  if (eq > 0) out.push(tail(w, text, eq + 1))
+  if (option && !text.startsWith("--")) {
+    const end = Math.min(text.length, MAX_CLUSTER, eq > 0 ? eq : text.length)
+    for (let at = 2; at < end; at++) out.push(tail(w, text, at))
+  }
+  for (const match of text.matchAll(/(?:^|=)[@<]/g)) out.push(tail(w, text, match.index + match[0].length))
+  const url = /^(?:[A-Za-z-]+=)?file:(?:\/\/(?:localhost)?)?(\/[^?#]*)/i.exec(text)
+  if (url !== null) {
+    let decoded = url[1]!
+    try {
+      decoded = decodeURIComponent(decoded)
+    } catch {
+      // a malformed escape: curl passes it through as written
     }
-    return [w]
-  })
+    out.push({ literal: w.literal === undefined ? undefined : decoded, loose: decoded })
+  }
+  return out
+}
+
+const operandsOf = (name: string, args: ReadonlyArray<Word>): Array<Word> => args.flatMap((w) => candidatesOf(name, w))
 
 /** The command a wrapper runs (its words), for reads and writes; the words themselves when there is none. */
 const unwrap = (words: ReadonlyArray<Word>): ReadonlyArray<Word> => {
@@ -861,18 +967,30 @@ export const fileOperands = (commandWords: ReadonlyArray<Word>): FileOperands =>
   const name = basename(first.literal ?? first.loose)
   const args = words.slice(1)
   const texts = args.map((w) => w.literal ?? w.loose)
-  if (OPAQUE_WRAPPERS.has(name)) {
+  // a wrapper left by `unwrap` has options it does not know (`env -S`, `timeout --x`): opaque
+  if (OPAQUE_WRAPPERS.has(name) || WRAPPER_SYNTAX[name] !== undefined) {
     // the command it runs starts at the first word that names a program this module knows (errs on matching)
     const inner = args.findIndex((w) => {
       const n = basename(w.literal ?? w.loose)
       return READERS.has(n) || WRITERS.has(n) || WRITES_WITH[n] !== undefined || RECURSIVE_READ[n] !== undefined ||
         INTERPRETERS[n] !== undefined
     })
-    if (inner === -1) return NONE
+    // the file `xargs -a FILE` / `parallel -a FILE` (or `:::: FILE`) reads its arguments from
+    const argumentFiles = ARGUMENTS_FROM_INPUT.has(name)
+      ? args.flatMap((w, i) => {
+        const text = w.literal ?? w.loose
+        if (/^(-a|--arg-file|::::)$/.test(text)) return args[i + 1] === undefined ? [] : [args[i + 1]!]
+        if (/^(-[A-Za-z0-9]*a.|--arg-file=)/.test(text)) return candidatesOf(name, w)
+        return []
+      })
+      : []
+    // a program it does not know: every operand (its own too) may be a path
+    if (inner === -1) return { ...NONE, reads: argumentFiles, guesses: guessable(operandsOf(name, args)) }
     const operands = fileOperands(args.slice(inner))
     if (!ARGUMENTS_FROM_INPUT.has(name)) return operands
     return {
       ...operands,
+      reads: [...operands.reads, ...argumentFiles],
       readsUnknown: operands.reads.length + operands.readTrees.length > 0 ||
         READERS.has(basename(args[inner]!.literal ?? args[inner]!.loose)) ||
         INTERPRETERS[basename(args[inner]!.literal ?? args[inner]!.loose)] !== undefined,
@@ -884,15 +1002,17 @@ export const fileOperands = (commandWords: ReadonlyArray<Word>): FileOperands =>
   if (interpreter !== undefined) return interpreterOperands(interpreter, args)
   const all = operandsOf(name, args)
   const patternGiven = texts.some((t) => /^(-[A-Za-z]*[ef]|--regexp|--file)/.test(t))
+  const positional = args.filter((w) => !(w.literal ?? w.loose).startsWith("-"))
   // the pattern of `grep PATTERN FILE…` is kept among the reads (it errs on matching), not among the trees
-  const operands = PATTERN_FIRST.has(name) && !patternGiven ? all.slice(1) : all
+  const pattern = PATTERN_FIRST.has(name) && !patternGiven ? positional[0] : undefined
+  const operands = pattern === undefined ? all : operandsOf(name, args.filter((w) => w !== pattern))
   const reader = READERS.has(name)
   const writer = WRITERS.has(name) || optionMatches(WRITES_WITH[name], texts)
   const readsTree = optionMatches(RECURSIVE_READ[name], texts)
   const writesTree = optionMatches(RECURSIVE_WRITE[name], texts) || UNPACKERS.has(name)
-  const trees = operands.length === 0 && WORKS_IN_CWD.has(name)
-    ? [CWD]
-    : UNPACKERS.has(name)
+  // with no path operand, a search (`grep -r --include=k KEY`) reads its working directory
+  const trees = (positional.length === (pattern === undefined ? 0 : 1) && WORKS_IN_CWD.has(name)) ||
+      UNPACKERS.has(name)
     ? [...operands, CWD]
     : operands
   if (reader || writer || readsTree || writesTree) {
@@ -901,6 +1021,7 @@ export const fileOperands = (commandWords: ReadonlyArray<Word>): FileOperands =>
       readTrees: readsTree ? trees : [],
       writes: writer ? operands : [],
       writeTrees: writesTree ? trees : [],
+      readsUnknown: optionMatches(NAMES_FROM[name], texts),
       guesses: []
     }
   }
@@ -1005,7 +1126,37 @@ const LINKING_SUBCOMMANDS: Readonly<Record<string, ReadonlySet<string>>> = {
  * @internal
  */
 export const changesDirectory = (words: ReadonlyArray<string>): boolean =>
-  words.some((w, i) => DIRECTORY_CHANGES.has(basename(w)) && (i === 0 || WRAPPERS.has(basename(words[0]!))))
+  words.some((w, i) => DIRECTORY_CHANGES.has(basename(w)) && (i === 0 || WRAPPERS.has(basename(words[0]!)))) ||
+  runsElsewhere(words)
+
+/**
+ * Wrappers' options that run their command in another directory (or root): `env -C DIR`, `unshare --wd=DIR`,
+ * `nsenter -w`, `sudo -D`, `systemd-run --working-directory`, `chroot`, … (also clustered: `env -iCdir`).
+ */
+const ELSEWHERE: Readonly<Record<string, RegExp | true>> = {
+  env: /^(-[A-Za-z0-9]*C|--chdir)/,
+  unshare: /^(-[A-Za-z]*w|--wd|-[A-Za-z]*R|--root)/,
+  nsenter: /^(-[A-Za-z]*[wWrR]|--wd|--root)/,
+  sudo: /^(-[A-Za-z]*[DR]|--chdir|--chroot)/,
+  "systemd-run": /^(--working-directory|-[A-Za-z]*p|--property|--same-dir)/,
+  firejail: /^--(private|chroot|overlay)/,
+  bwrap: /^--(chdir|bind|ro-bind|symlink)/,
+  proot: true,
+  chroot: true
+}
+
+/**
+ * Whether a simple command runs its command in another directory than the shell's, through a wrapper's option (see
+ * {@link ELSEWHERE}): the paths of that command are then not known.
+ *
+ * @internal
+ */
+export const runsElsewhere = (words: ReadonlyArray<string>): boolean =>
+  words.some((w, i) => {
+    if (i > 0 && !WRAPPERS.has(basename(words[0]!))) return false
+    const rule = ELSEWHERE[basename(w)]
+    return rule === true || (rule !== undefined && words.slice(i + 1).some((a) => rule.test(a)))
+  })
 
 /**
  * Whether a simple command may make a link (also behind a wrapper or `find -exec`).
