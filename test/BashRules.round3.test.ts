@@ -540,6 +540,115 @@ describe("issue 31: the second red team's classes (wrappers, option forms, names
   })
 })
 
+describe("issue 31: the third red team's classes (substitutions, GNU options, code in options and variables)", () => {
+  const guarded = { allow: ["Bash"], deny: ["Bash(rm:*)", "Read(./secrets/**)", "Write(./secrets/**)"] }
+  const reads = [
+    // a substitution that is only a redirection
+    "echo $(<secrets/k)",
+    "echo \"$(<secre?s/k)\"",
+    "cat <<< \"$(<secrets/k)\"",
+    // the value of a shell string wrapper's long option, and GNU abbreviations of long options
+    "script --command='cat secrets/k' /dev/null",
+    "script -E never --comm 'cat secrets/k' /dev/null",
+    "env --ch=secrets cat k",
+    "env --c secrets cat k",
+    "env --split 'cat secrets/k'",
+    "grep --recur SECRET .",
+    "grep --dir=recurse SECRET .",
+    "printf 'secrets/k\\0' > out/l; sort --files0-f=out/l",
+    // a value in the next word before env's -S, and grep's -d recurse
+    "env -u X -S 'cat secrets/k'",
+    "env --unset X --split-string='cat secrets/k'",
+    "grep -d recurse SECRET",
+    "grep --directories recurse SECRET .",
+    // programs thought not to read files that do
+    "date -f secrets/k 2>&1",
+    "date -f secre?s/k 2>&1",
+    "date --file=secrets/k 2>&1",
+    "du --files0-from=secrets/k 2>&1",
+    "find -files0-from secrets/k 2>&1",
+    // the shell's own directory through /proc
+    "cat /proc/self/cwd/secrets/k",
+    "cat /proc/self/task/*/cwd/secre?s/k",
+    // collating symbols and equivalence classes
+    "cat secre[[.t.]]s/k",
+    "cat secre[[=t=]]s/k",
+    // nullglob empties a search's path
+    "shopt -s nullglob; grep -r SECRET zz?",
+    // a program's own directory option
+    "git -C out diff --no-index /dev/null ../secrets/k",
+    // code in a program's options, and files its variables load
+    "git -c alias.x='!cat secrets/k' x",
+    "zip out/z.zip data.txt -T --unzip-command='cat secrets/k'",
+    "BASH_ENV=secrets/k bash -c true 2>&1",
+    "export BASH_ENV=secrets/k; bash -c true 2>&1",
+    "NODE_OPTIONS='--require ./secrets/k' node -e 0 2>&1",
+    // a subscript with a substitution, evaluated as arithmetic
+    "x='a[$(cat secrets/k >&2)]'; [[ $x -eq 1 ]] 2>&1"
+  ]
+  const removals = [
+    "su --command='rm victim' 2>/dev/null; script --command='rm victim' /dev/null",
+    "git -c alias.x='!rm victim' x",
+    "GIT_CONFIG_PARAMETERS=\"'alias.x=!rm victim'\" git x",
+    "zip out/z.zip data.txt -T -TT 'rm victim'",
+    "[[ -v 'a[$(rm victim)]' ]]",
+    "x='a[$(rm victim)]'; (( x ))",
+    "command test -v 'a[$(rm victim)]'",
+    "builtin printf -v 'a[$(rm victim)]' x",
+    "command read 'a[$(rm victim)]' <<< 1"
+  ]
+  const writes = [": $(>secrets/x)", "echo x > /proc/self/cwd/secrets/x", "cp data.txt /proc/self/cwd/secrets/x"]
+  it("each command really reads secrets/k, writes in secrets/ or removes victim in bash", () => {
+    for (const command of reads) expect([command, inBash(command).output.includes("SECRET")]).toEqual([command, true])
+    for (const command of removals) expect([command, inBash(command).victimGone]).toEqual([command, true])
+    for (const command of writes) expect([command, inBash(command).exists("secrets/x")]).toEqual([command, true])
+  })
+  for (const command of [...reads, ...removals, ...writes]) {
+    it(`the deny rules match ${JSON.stringify(command)}`, async () => {
+      expect(await decideIn(guarded, command)).toBe("deny")
+    })
+  }
+  it("curl's own URL globs, any file: URL host, and URLs from its config files", async () => {
+    const box = sandbox()
+    try {
+      const glob = `file://${box.work}/secre{t}s/k`
+      expect(execFileSync("curl", ["-s", glob], { cwd: box.work, encoding: "utf8" })).toBe("SECRET\n")
+      for (
+        const command of [
+          `curl -s '${glob}'`,
+          `curl -s 'file://${box.work}/secre[s-t]s/k'`,
+          `curl -s file://127.0.0.1${box.work}/secrets/k`,
+          "curl -s -K out/c",
+          "ssh -o ProxyCommand='rm victim' x"
+        ]
+      ) {
+        expect([command, await bash(guarded, command, box.work)]).toEqual([command, "deny"])
+      }
+    } finally {
+      box.done()
+    }
+  })
+  it("the everyday forms stay allowed", async () => {
+    for (
+      const command of [
+        "echo $(<data.txt)",
+        "git -C out status",
+        "env -C out ls",
+        "grep -rn data out",
+        "grep -r -m 1 data out",
+        "make -C sub",
+        "x=1; (( x ))",
+        "GIT_PAGER=cat git log",
+        "NODE_OPTIONS=--max-old-space-size=4096 node app.js",
+        "cat /proc/cpuinfo",
+        "curl -s -g 'https://example.com/a[1]'"
+      ]
+    ) {
+      expect([command, await decideIn(guarded, command)]).toEqual([command, "allow"])
+    }
+  })
+})
+
 describe("issue 36: links made in the same command, and hard links", () => {
   const writer = { allow: ["Bash(ln:*)", "Bash(echo:*)", "Bash(cp:*)", "Bash(mv:*)", "Bash(tar:*)", "Write(./out/**)"] }
   const linked = [

@@ -500,7 +500,9 @@ const directories = (
 ): (command: ShellRules.SimpleCommand) => ReadonlyArray<string> | undefined => {
   const { all, top, joiners } = analysis
   const changes = all.filter((c) => ShellPrograms.changesDirectory(commandWords(c)))
-  if (changes.length === 0) return () => [cwd]
+  // a command run in another directory (`env -C d`, `git -C d`): the scripts it runs may be there
+  const elsewhere = all.some((c) => ShellPrograms.runsElsewhere(commandWords(c)))
+  if (changes.length === 0 && !elsewhere) return () => [cwd]
   if (top === undefined || joiners === undefined) return () => undefined
   const inTop = new Set(top)
   if (changes.some((c) => !inTop.has(c))) return () => undefined
@@ -522,7 +524,7 @@ const directories = (
     current = joiners[i] === "&&" ? next : [...new Set([...current, ...next])]
   })
   // a command inside another (a script given to `bash -c`) may run wherever the shell has been
-  const anywhere = lost ? undefined : [...seen]
+  const anywhere = lost || elsewhere ? undefined : [...seen]
   return (command) => (at.has(command) ? at.get(command) : anywhere)
 }
 
@@ -542,19 +544,25 @@ const shellTargets = (analysis: ShellRules.Analysis, cwd: string): Targets => {
   const linkCount = linkers.filter((l) => l).length
   let readsUnknown = false
   let writesUnknown = false
-  // `shopt -s nocaseglob` earlier in the command makes globs match without case: what they name is not known then
-  const caseless = all.some((c) => commandWords(c).some((w) => w.includes("nocaseglob")))
+  // `shopt -s nocaseglob` makes globs match without case, `nullglob` makes one that matches nothing vanish (a
+  // search left with no path reads its directory): what a glob names is not known after either
+  const caseless = all.some((c) => commandWords(c).some((w) => /nocaseglob|nullglob/.test(w)))
   const plain = (word: ShellRules.Word): ShellRules.Word =>
     caseless && word.glob !== undefined ? { literal: undefined, loose: word.loose } : word
   all.forEach((command, i) => {
     const found = ShellPrograms.fileOperands(command.words.slice(command.assignments))
-    const dirs = linkCount - (linkers[i] ? 1 : 0) > 0 || ShellPrograms.runsElsewhere(commandWords(command))
+    // a command a wrapper's option runs in another directory (`git -C sub`, `env -C sub`) is judged from there
+    const away = ShellPrograms.elsewhere(command.words.slice(command.assignments).map((w) => w.literal))
+    const here = linkCount - (linkers[i] ? 1 : 0) > 0 ? undefined : dirsOf(command)
+    const dirs = away === undefined
+      ? here
+      : away.dir === undefined || here === undefined
       ? undefined
-      : dirsOf(command)
+      : here.map((d) => path.resolve(d, away.dir!))
     const at = (words: ReadonlyArray<ShellRules.Word>) => words.map((word) => ({ word: plain(word), dirs }))
     // the operands of a program the lists do not know are judged only where the shell is known to be
     const guesses = dirs === undefined ? [] : found.guesses.map((word) => ({ word: plain(word), dirs, guessed: true }))
-    reads.push(...at(command.inputs), ...at(found.reads), ...guesses)
+    reads.push(...at(command.inputs), ...at(found.reads), ...at(ShellPrograms.loadedFiles(command.words)), ...guesses)
     readTrees.push(...at(found.readTrees))
     writes.push(...at(command.writes), ...at(found.writes), ...guesses)
     writeTrees.push(...at(found.writeTrees))
@@ -578,13 +586,17 @@ const shellTargets = (analysis: ShellRules.Analysis, cwd: string): Targets => {
  * itself, which bash passes when nothing matches), made absolute; `undefined` when they cannot be known.
  */
 const pathsOf = (w: ShellRules.Word, dir: string): ReadonlyArray<string> | undefined => {
-  if (w.literal !== undefined) return [path.resolve(dir, w.literal)]
-  if (w.glob === undefined) return undefined
-  const expanded = ShellPaths.expandGlob(w.glob, dir)
-  return expanded === undefined
+  const paths = w.literal !== undefined
+    ? [path.resolve(dir, w.literal)]
+    : w.glob === undefined
     ? undefined
-    : [...expanded, ShellPaths.unquoteGlob(w.glob)].map((p) => path.resolve(dir, p))
+    : ShellPaths.expandGlob(w.glob, dir)?.concat(ShellPaths.unquoteGlob(w.glob)).map((p) => path.resolve(dir, p))
+  // a process's magic links (`/proc/self/cwd`, `/dev/fd/3`) lead where that process is: the shell's, not ours
+  return paths?.some((p) => MAGIC_LINKS.test(p)) === true ? undefined : paths
 }
+
+/** Paths through a process's working directory, root or open files. */
+const MAGIC_LINKS = /^\/(proc\/[^/]+(\/task\/[^/]+)?\/(cwd|root|fd|map_files)|dev\/(fd|stdin|stdout|stderr))(\/|$)/
 
 /** Every path a target may name, from every directory it may be opened from; `undefined` when not known. */
 const targetPaths = (target: Target): ReadonlyArray<string> | undefined => {

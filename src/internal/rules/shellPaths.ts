@@ -103,6 +103,8 @@ export const unquoteGlob = (pattern: string): string => pattern.replace(/\\(.)/g
  * @internal
  */
 export const expandGlob = (pattern: string, cwd: string): ReadonlyArray<string> | undefined => {
+  // collating symbols and equivalence classes (`[[.t.]]`, `[[=t=]]`) depend on the locale: not expanded here
+  if (/\[[.=]/.test(pattern)) return undefined
   const absolute = pattern.startsWith("/")
   const segments = pattern.split("/").filter((s, i) => s.length > 0 || i === 0)
   let matches: Array<string> = [absolute ? "/" : ""]

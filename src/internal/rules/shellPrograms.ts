@@ -358,8 +358,8 @@ const SCRIPT_RUNNERS: ReadonlySet<string> = new Set([
  * file's name is parsed as a command too).
  */
 const SHELL_STRING_WRAPPERS: Readonly<Record<string, RegExp | true>> = {
-  flock: /^(-[A-Za-z]*c|--command)$/,
-  script: /^(-[A-Za-z]*c[A-Za-z]*|--command)$/,
+  flock: /^(-[A-Za-z]*c$|--command)/,
+  script: /^(-[A-Za-z]*c[A-Za-z]*$|--command)/,
   su: /^(-[A-Za-z]*c|--command|--session-command)/,
   runuser: /^(-[A-Za-z]*c|--command|--session-command)/,
   entr: /^-[A-Za-z]*s/,
@@ -369,6 +369,89 @@ const SHELL_STRING_WRAPPERS: Readonly<Record<string, RegExp | true>> = {
   watch: true,
   ssh: true
 }
+
+/**
+ * Options whose value is a command the program runs with a shell: `git -c alias.x='!CMD'` (and any `-c` value:
+ * `core.pager`, `core.sshCommand`), `zip -TT CMD`, `rsync -e CMD`, `tar --to-command=CMD`, `ssh -o ProxyCommand=CMD`.
+ */
+const CODE_OPTIONS: Readonly<Record<string, RegExp>> = {
+  git: /^(-c|--config-env)$/,
+  zip: /^(-TT|--unzip-command)/,
+  rsync: /^(-[A-Za-z]*e|--rsh)/,
+  tar: /^(--to-command|--checkpoint-action|--use-compress-program|-I|--info-script|--new-volume-script|-F)/,
+  ssh: /^-[A-Za-z]*o/,
+  scp: /^-[A-Za-z]*o/,
+  sftp: /^-[A-Za-z]*o/,
+  sort: /^--compress-program/
+}
+
+/**
+ * Variables whose value is a command a program runs with a shell (`PROMPT_COMMAND`, `GIT_SSH_COMMAND`, pagers,
+ * editors, `LESSOPEN`, `GIT_CONFIG_PARAMETERS`' aliases).
+ */
+const CODE_VARIABLES = new RegExp(
+  "^(PROMPT_COMMAND|GIT_SSH_COMMAND|GIT_PAGER|PAGER|MANPAGER|EDITOR|VISUAL|GIT_EDITOR|SUDO_EDITOR|LESSOPEN|LESSCLOSE|" +
+    "GIT_EXTERNAL_DIFF|GIT_CONFIG_PARAMETERS|GIT_ASKPASS|SSH_ASKPASS|BROWSER|FCEDIT|RSYNC_RSH|TAR_OPTIONS)="
+)
+
+/** The values of an option that may hold a command: the next word, after its `=`, without git's leading `!`. */
+const codeValues = (rest: ReadonlyArray<string>, rule: RegExp): Array<string> =>
+  rest.flatMap((a, j) => {
+    if (!optionTest(rule, a)) return []
+    const values = [
+      a.includes("=") ? a.slice(a.indexOf("=") + 1) : a.replace(/^-[A-Za-z]*?[oe]/, ""),
+      rest[j + 1] ?? ""
+    ]
+    return values.flatMap((v) => [v, v.slice(v.search(/[= ]/) + 1)]).map((v) => v.replace(/^'?!/, ""))
+  }).filter((v) => v.length > 0)
+
+/**
+ * A string holding an array subscript with a substitution (`a[$(…)]`): wherever bash evaluates it as arithmetic
+ * (`(( x ))`, `[[ $x -eq 1 ]]`, `${a[x]}`, `test -v`), the substitution runs.
+ */
+const SUBSCRIPT_CODE = /\[[^\]]*(\$\(|`)/
+
+/**
+ * The strings a command's assignments run as code: values of {@link CODE_VARIABLES}, and values holding a subscript
+ * with a substitution (see {@link SUBSCRIPT_CODE}). For deny rules.
+ *
+ * @internal
+ */
+export const assignedScripts = (words: ReadonlyArray<string>): Array<string> =>
+  words.flatMap((w) => {
+    const eq = w.indexOf("=")
+    if (eq <= 0 || !/^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=/.test(w)) return SUBSCRIPT_CODE.test(w) ? [w] : []
+    const value = w.slice(eq + 1)
+    if (!CODE_VARIABLES.test(w) && !SUBSCRIPT_CODE.test(value)) return []
+    // `GIT_CONFIG_PARAMETERS="'alias.x=!CMD'"`: the command after a `!` too
+    const bang = value.indexOf("!")
+    return [value, ...(bang < 0 ? [] : [value.slice(bang + 1).replace(/'$/, "")])]
+  })
+
+/**
+ * Variables that name a file a program loads or options that do (`BASH_ENV`, `ENV`, `PYTHONSTARTUP`,
+ * `NODE_OPTIONS=--require f`, `LD_PRELOAD`, …): the words of their values are files read. For deny rules.
+ *
+ * @internal
+ */
+export const LOADING_VARIABLES =
+  /^(BASH_ENV|ENV|PYTHONSTARTUP|NODE_OPTIONS|LD_PRELOAD|LD_AUDIT|PERL5OPT|RUBYOPT|GIT_CONFIG_GLOBAL|GIT_CONFIG_SYSTEM|CURL_HOME|WGETRC|INPUTRC|HISTFILE|NPM_CONFIG_USERCONFIG)=/
+
+/**
+ * The files a command's assignments make a program load (see {@link LOADING_VARIABLES}), wherever they stand (a
+ * prefix, `env NAME=…`, `export NAME=…`): each word of the value, an option's value too.
+ *
+ * @internal
+ */
+export const loadedFiles = (words: ReadonlyArray<Word>): Array<Word> =>
+  words.flatMap((w) => {
+    const text = w.literal ?? w.loose
+    if (!LOADING_VARIABLES.test(text)) return []
+    const value = text.slice(text.indexOf("=") + 1)
+    return value.split(/\s+/).filter((v) => v.length > 0).flatMap((v) =>
+      candidatesOf("", { literal: w.literal === undefined ? undefined : v, loose: v })
+    )
+  })
 
 /** Builtins whose arguments are read for substitutions when they stand first. */
 const REENTRY_BUILTINS: ReadonlySet<string> = new Set([
@@ -399,16 +482,25 @@ export const scripts = (words: ReadonlyArray<string>): Array<string> => {
       found.push(...envStrings(words.slice(i + 1)))
       return
     }
+    const codeOption = CODE_OPTIONS[name]
+    if (codeOption !== undefined && (i === 0 || WRAPPERS.has(basename(words[0]!)))) {
+      found.push(...codeValues(words.slice(i + 1), codeOption))
+    }
     const shellString = SHELL_STRING_WRAPPERS[name]
     if (shellString !== undefined && (i === 0 || WRAPPERS.has(basename(words[0]!)))) {
       const rest = words.slice(i + 1)
-      if (shellString === true || rest.some((a) => shellString.test(a))) {
+      if (shellString === true || rest.some((a) => optionTest(shellString, a))) {
         const operands = rest.filter((a) => !a.startsWith("-"))
-        found.push(...operands, operands.join(" "))
+        const values = rest.flatMap((a) => (a.startsWith("--") && a.includes("=") ? [a.slice(a.indexOf("=") + 1)] : []))
+        // `ssh -o ProxyCommand=CMD`, `ProxyCommand CMD`: the command after an option's name
+        const named = operands.flatMap((a) => (/^[A-Za-z]+[= ]/.test(a) ? [a.slice(a.search(/[= ]/) + 1)] : []))
+        found.push(...operands, ...values, ...named, operands.join(" "))
       }
       return
     }
-    if (!SCRIPT_RUNNERS.has(name) && !(i === 0 && REENTRY_BUILTINS.has(name))) return
+    // `command test -v …`, `builtin printf -v …` run the builtin itself
+    const first = i === 0 || words.slice(0, i).every((p) => p === "command" || p === "builtin" || p.startsWith("-"))
+    if (!SCRIPT_RUNNERS.has(name) && !(first && REENTRY_BUILTINS.has(name))) return
     const rest = words.slice(i + 1)
     if (name === "eval") {
       found.push((rest[0] === "--" ? rest.slice(1) : rest).join(" "))
@@ -430,7 +522,7 @@ export const scripts = (words: ReadonlyArray<string>): Array<string> => {
     } else if (name === "alias") {
       for (const a of rest) if (a.includes("=")) found.push(a.slice(a.indexOf("=") + 1))
     }
-    if (i === 0 && (builtinReentry(name, rest) || name === "printf" || name === "test" || name === "[")) {
+    if (first && (builtinReentry(name, rest) || name === "printf" || name === "test" || name === "[")) {
       for (const a of rest) if (/\$[([]|`/.test(a)) found.push(a)
     }
   })
@@ -445,13 +537,21 @@ const envStrings = (args: ReadonlyArray<string>): Array<string> => {
   const found: Array<string> = []
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!
-    if (!a.startsWith("-")) break
-    const split = a.startsWith("--split-string")
-      ? a.slice("--split-string".length).replace(/^=/, "")
-      : /^-[A-Za-z0-9]*S/.test(a)
+    if (a === "--" || !a.startsWith("-")) break
+    const long = a.startsWith("--") ? a.slice(2).split("=")[0]! : undefined
+    const split = long !== undefined && long.length > 0 && "split-string".startsWith(long)
+      ? a.includes("=") ? a.slice(a.indexOf("=") + 1) : ""
+      : long === undefined && /^-[A-Za-z0-9]*S/.test(a)
       ? a.slice(a.indexOf("S") + 1)
       : undefined
-    if (split === undefined) continue
+    if (split === undefined) {
+      // the options whose value is the next word: `-u NAME`, `-C DIR` (also as the last of a cluster), `--unset`, …
+      const valued = long === undefined
+        ? /^-[A-Za-z0-9]*[uC]$/.test(a)
+        : !a.includes("=") && long.length > 0 && ["unset", "chdir"].some((n) => n.startsWith(long))
+      if (valued) i++
+      continue
+    }
     const value = split === "" ? args[i + 1] ?? "" : split
     found.push([value, ...args.slice(split === "" ? i + 2 : i + 1)].join(" "))
     break
@@ -588,7 +688,7 @@ const READERS: ReadonlySet<string> = new Set([
 
 /** Options that make a program read (or change) whole trees: always (`true`) or with an option that matches. */
 const RECURSIVE_READ: Readonly<Record<string, RegExp | true>> = {
-  grep: /^(-[A-Za-z]*[rR][A-Za-z]*|--recursive|--dereference-recursive|--directories=recurse)$/,
+  grep: /^(-[A-Za-z]*[rR][A-Za-z]*|--recursive|--dereference-recursive|--directories=recurse|-[A-Za-z]*d=?recurse)$/,
   egrep: /^(-[A-Za-z]*[rR][A-Za-z]*|--recursive|--dereference-recursive)$/,
   fgrep: /^(-[A-Za-z]*[rR][A-Za-z]*|--recursive|--dereference-recursive)$/,
   zgrep: /^(-[A-Za-z]*[rR][A-Za-z]*|--recursive)$/,
@@ -701,6 +801,7 @@ const NAMES_FROM: Readonly<Record<string, RegExp>> = {
   sort: /^--files0-from/,
   wc: /^--files0-from/,
   du: /^--files0-from/,
+  find: /^-files0-from/,
   tar: /^(-[A-Za-z]*T|--files-from)/,
   bsdtar: /^(-[A-Za-z]*T|--files-from)/,
   zip: /^-[A-Za-z]*@|^--names-stdin/,
@@ -753,7 +854,6 @@ const NO_FILE_OPERANDS: ReadonlySet<string> = new Set([
   "hash",
   "kill",
   "sleep",
-  "date",
   "whoami",
   "id",
   "uname",
@@ -924,7 +1024,7 @@ const candidatesOf = (name: string, w: Word): Array<Word> => {
     for (let at = 2; at < end; at++) out.push(tail(w, text, at))
   }
   for (const match of text.matchAll(/(?:^|=)[@<]/g)) out.push(tail(w, text, match.index + match[0].length))
-  const url = /^(?:[A-Za-z-]+=)?file:(?:\/\/(?:localhost)?)?(\/[^?#]*)/i.exec(text)
+  const url = /^(?:[A-Za-z-]+=)?file:(?:\/\/[^/]*)?(\/[^?#]*)/i.exec(text)
   if (url !== null) {
     let decoded = url[1]!
     try {
@@ -950,8 +1050,33 @@ const unwrap = (words: ReadonlyArray<Word>): ReadonlyArray<Word> => {
   return inner === undefined ? words : unwrap(words.slice(1 + inner))
 }
 
+/**
+ * Whether an option word matches `rule`, as GNU getopt reads it: a long option may be any prefix of its name
+ * (`--recur` is `--recursive`; an ambiguous prefix counts too, which errs on matching), its value after `=` or in the
+ * next word (`texts` holds both forms, see {@link withValues}).
+ */
+const optionTest = (rule: RegExp, text: string): boolean => {
+  if (rule.test(text)) return true
+  if (!text.startsWith("--") || text.length < 3) return false
+  const eq = text.indexOf("=")
+  const typed = text.slice(2, eq < 0 ? undefined : eq)
+  const value = eq < 0 ? "" : text.slice(eq)
+  for (const [, name] of rule.source.matchAll(/--([a-z0-9][a-z0-9-]*)/g)) {
+    if (name !== typed && name!.startsWith(typed) && rule.test(`--${name}${value}`)) return true
+  }
+  return false
+}
+
+/** The words, and each option joined to the word after it (`-d recurse` also as `-d=recurse`). */
+const withValues = (texts: ReadonlyArray<string>): ReadonlyArray<string> => [
+  ...texts,
+  ...texts.flatMap((t, i) =>
+    t.startsWith("-") && !t.includes("=") && texts[i + 1] !== undefined ? [`${t}=${texts[i + 1]}`] : []
+  )
+]
+
 const optionMatches = (rule: RegExp | true | undefined, texts: ReadonlyArray<string>): boolean =>
-  rule === true || (rule !== undefined && texts.some((t) => rule.test(t)))
+  rule === true || (rule !== undefined && withValues(texts).some((t) => optionTest(rule, t)))
 
 /**
  * The files a simple command's programs read and write, from their operands (every operand of a program that reads
@@ -1002,10 +1127,17 @@ export const fileOperands = (commandWords: ReadonlyArray<Word>): FileOperands =>
   if (interpreter !== undefined) return interpreterOperands(interpreter, args)
   const all = operandsOf(name, args)
   const patternGiven = texts.some((t) => /^(-[A-Za-z]*[ef]|--regexp|--file)/.test(t))
-  const positional = args.filter((w) => !(w.literal ?? w.loose).startsWith("-"))
+  const positional = args.filter((w, i) =>
+    !(w.literal ?? w.loose).startsWith("-") &&
+    !(PATTERN_FIRST.has(name) && i > 0 && /^-[A-Za-z]*[ABCDdefm]$/.test(args[i - 1]!.literal ?? args[i - 1]!.loose))
+  )
   // the pattern of `grep PATTERN FILE…` is kept among the reads (it errs on matching), not among the trees
   const pattern = PATTERN_FIRST.has(name) && !patternGiven ? positional[0] : undefined
   const operands = pattern === undefined ? all : operandsOf(name, args.filter((w) => w !== pattern))
+  // curl expands `{a,b}` and `[a-z]` in its URLs and upload names itself (unless `-g`), and reads URLs from `-K` files
+  const curlGlobs = name === "curl" &&
+    ((!optionMatches(/^(-[A-Za-z]*g[A-Za-z]*|--globoff)$/, texts) && texts.some((t) => /[{[]/.test(t))) ||
+      optionMatches(/^(-[A-Za-z]*K|--config)/, texts))
   const reader = READERS.has(name)
   const writer = WRITERS.has(name) || optionMatches(WRITES_WITH[name], texts)
   const readsTree = optionMatches(RECURSIVE_READ[name], texts)
@@ -1021,10 +1153,12 @@ export const fileOperands = (commandWords: ReadonlyArray<Word>): FileOperands =>
       readTrees: readsTree ? trees : [],
       writes: writer ? operands : [],
       writeTrees: writesTree ? trees : [],
-      readsUnknown: optionMatches(NAMES_FROM[name], texts),
+      readsUnknown: optionMatches(NAMES_FROM[name], texts) || curlGlobs,
+      writesUnknown: curlGlobs,
       guesses: []
     }
   }
+  if (optionMatches(NAMES_FROM[name], texts)) return { ...NONE, readsUnknown: true }
   if (NO_FILE_OPERANDS.has(name) || ALWAYS_REENTRY.has(name)) return NONE
   // a program these lists do not know: any operand may be a file or a directory it reads or writes
   return { ...NONE, guesses: guessable(operands) }
@@ -1126,8 +1260,7 @@ const LINKING_SUBCOMMANDS: Readonly<Record<string, ReadonlySet<string>>> = {
  * @internal
  */
 export const changesDirectory = (words: ReadonlyArray<string>): boolean =>
-  words.some((w, i) => DIRECTORY_CHANGES.has(basename(w)) && (i === 0 || WRAPPERS.has(basename(words[0]!)))) ||
-  runsElsewhere(words)
+  words.some((w, i) => DIRECTORY_CHANGES.has(basename(w)) && (i === 0 || WRAPPERS.has(basename(words[0]!))))
 
 /**
  * Wrappers' options that run their command in another directory (or root): `env -C DIR`, `unshare --wd=DIR`,
@@ -1142,7 +1275,14 @@ const ELSEWHERE: Readonly<Record<string, RegExp | true>> = {
   firejail: /^--(private|chroot|overlay)/,
   bwrap: /^--(chdir|bind|ro-bind|symlink)/,
   proot: true,
-  chroot: true
+  chroot: true,
+  git: /^-C/,
+  make: /^(-[A-Za-z]*C|--directory)/,
+  ninja: /^-C/,
+  npm: /^(--prefix|-C)/,
+  pnpm: /^(-C|--dir)/,
+  yarn: /^--cwd/,
+  cargo: /^-C/
 }
 
 /**
@@ -1151,12 +1291,35 @@ const ELSEWHERE: Readonly<Record<string, RegExp | true>> = {
  *
  * @internal
  */
-export const runsElsewhere = (words: ReadonlyArray<string>): boolean =>
-  words.some((w, i) => {
-    if (i > 0 && !WRAPPERS.has(basename(words[0]!))) return false
+export const runsElsewhere = (words: ReadonlyArray<string>): boolean => elsewhere(words) !== undefined
+
+/**
+ * Where a command runs its command when a wrapper's option says (see {@link ELSEWHERE}): `{ dir }` with the one
+ * literal directory it names (relative to the shell's), `{ dir: undefined }` when that is not known (a root change,
+ * several options, a value not literal), `undefined` when it runs in the shell's directory.
+ *
+ * @internal
+ */
+export const elsewhere = (
+  words: ReadonlyArray<string | undefined>
+): { readonly dir: string | undefined } | undefined => {
+  const dirs: Array<string | undefined> = []
+  words.forEach((w, i) => {
+    if (w === undefined || (i > 0 && !WRAPPERS.has(basename(words[0] ?? "")))) return
     const rule = ELSEWHERE[basename(w)]
-    return rule === true || (rule !== undefined && words.slice(i + 1).some((a) => rule.test(a)))
+    if (rule === true) dirs.push(undefined)
+    if (rule === undefined || rule === true) return
+    words.slice(i + 1).forEach((a, j) => {
+      if (a === undefined || !optionTest(rule, a)) return
+      const attached = a.startsWith("--")
+        ? a.slice(a.indexOf("=") + 1 || a.length)
+        : a.slice(rule.exec(a)?.[0].length ?? a.length)
+      dirs.push(attached !== "" ? attached.replace(/^=/, "") : words[i + 2 + j])
+    })
   })
+  if (dirs.length === 0) return undefined
+  return { dir: dirs.length === 1 ? dirs[0] : undefined }
+}
 
 /**
  * Whether a simple command may make a link (also behind a wrapper or `find -exec`).

@@ -9,7 +9,7 @@
 /// <reference path="./emscripten.d.ts" />
 import type { Tree } from "web-tree-sitter"
 import type { BashLanguage } from "./bashParser.js"
-import { basename, denyCandidates, runsInput, scripts, type Word } from "./shellPrograms.js"
+import { assignedScripts, basename, denyCandidates, runsInput, scripts, type Word } from "./shellPrograms.js"
 
 export type { Word } from "./shellPrograms.js"
 
@@ -630,6 +630,15 @@ const collect = (
     for (const child of children(node)) collect(budget, read, source, child, depth, out, child === body ? around : [])
     return
   }
+  if (node.type === "command_substitution") {
+    // `$(<file)` reads a file and `$(>file)` writes one, with no command: tree-sitter-bash puts the redirection
+    // directly in the substitution
+    const around = node.namedChildren.filter((c) => REDIRECTS.has(c.type))
+    if (around.length > 0) {
+      const { command } = simpleCommand(source, { ...node, children: around }, [])
+      out.push({ ...command, words: [], assignments: 0 })
+    }
+  }
   if (node.type === "pipeline") {
     // `echo 'rm x' | bash`: what a shell or `source` reads from the pipe may be the words of what comes before it
     const parts = node.namedChildren
@@ -652,8 +661,12 @@ const collect = (
     const command = read.get(node) ?? simpleCommand(source, node, redirects).command
     out.push(command)
     const words = command.words.slice(command.assignments).map((w) => w.loose)
-    // a shell or `source` given its script by a heredoc or a here-string
-    const found = [...scripts(words), ...(runsInput(words) ? command.stdin ?? [] : [])]
+    // a shell or `source` given its script by a heredoc or a here-string; code held in assignments
+    const found = [
+      ...scripts(words),
+      ...assignedScripts(command.words.map((w) => w.loose)),
+      ...(runsInput(words) ? command.stdin ?? [] : [])
+    ]
     if (found.length > 0 && depth >= MAX_DEPTH) budget.limit = true
     else for (const script of found) out.push(...analyzeAt(budget, script, depth + 1).all)
   } else if (node.type === "heredoc_redirect") {
@@ -664,10 +677,22 @@ const collect = (
       if (depth >= MAX_DEPTH) budget.limit = true
       else out.push(...analyzeAt(budget, body.replace(/^\t+/gm, ""), depth + 1).all)
     }
+  } else if (node.type === "variable_assignment") {
+    // `x='a[$(…)]'` runs the substitution wherever `x` is evaluated as arithmetic
+    const found = assignedScripts([assignmentOrWord(node).loose])
+    if (found.length > 0 && depth >= MAX_DEPTH) budget.limit = true
+    else for (const script of found) out.push(...analyzeAt(budget, script, depth + 1).all)
+  } else if (node.type === "test_command") {
+    // `[[ -v 'a[$(…)]' ]]`, `[[ $x -eq 1 ]]`: subscripts in what it evaluates run their substitutions
+    const found = assignedScripts(node.namedChildren.flatMap(function texts(c: Node): Array<string> {
+      return [c.text.replace(/^['"]|['"]$/g, ""), ...c.namedChildren.flatMap(texts)]
+    }))
+    if (found.length > 0 && depth >= MAX_DEPTH) budget.limit = true
+    else for (const script of found) out.push(...analyzeAt(budget, script, depth + 1).all)
   } else if (node.type === "declaration_command" || node.type === "unset_command") {
     const words = children(node).map((c) => (c.isNamed ? assignmentOrWord(c) : word(c.type, c.type)))
     out.push({ words, assignments: 0, writes: [], inputs: [] })
-    const found = scripts(words.map((w) => w.loose))
+    const found = [...scripts(words.map((w) => w.loose)), ...assignedScripts(words.map((w) => w.loose))]
     if (found.length > 0 && depth >= MAX_DEPTH) budget.limit = true
     else for (const script of found) out.push(...analyzeAt(budget, script, depth + 1).all)
   }
