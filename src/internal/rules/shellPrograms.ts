@@ -499,7 +499,7 @@ export const scripts = (words: ReadonlyArray<string>): Array<string> => {
       return
     }
     // `command test -v …`, `builtin printf -v …` run the builtin itself
-    const first = i === 0 || words.slice(0, i).every((p) => p === "command" || p === "builtin" || p.startsWith("-"))
+    const first = i === 0 || (REENTRY_BUILTINS.has(name) && behindBuiltinRunners(words, i))
     if (!SCRIPT_RUNNERS.has(name) && !(first && REENTRY_BUILTINS.has(name))) return
     const rest = words.slice(i + 1)
     if (name === "eval") {
@@ -527,6 +527,15 @@ export const scripts = (words: ReadonlyArray<string>): Array<string> => {
     }
   })
   return found
+}
+
+/** Whether the words before `i` are only `command` / `builtin` and their options. */
+const behindBuiltinRunners = (words: ReadonlyArray<string>, i: number): boolean => {
+  for (let j = 0; j < i; j++) {
+    const p = words[j]!
+    if (p !== "command" && p !== "builtin" && !p.startsWith("-")) return false
+  }
+  return true
 }
 
 /**
