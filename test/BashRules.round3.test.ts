@@ -10,6 +10,7 @@ import { load } from "../src/internal/rules/bashParser.js"
 import { analyze, MAX_COMMAND_LENGTH } from "../src/internal/rules/shellRules.js"
 import { toLaunch } from "../src/internal/session/options.js"
 import * as Effect from "effect/Effect"
+import { ALLOWLIST, DENYLIST } from "./support/bashFuzz.js"
 import { bash, type Spec } from "./support/rules.js"
 
 /** A sandbox: `root/work` (the cwd) with out/, secrets/k, victim and data.txt; `root/outside/t`. */
@@ -46,6 +47,7 @@ const inBash = (command: string, setup: (work: string, root: string) => void = (
       output,
       touched: exists("X"),
       victimGone: !exists("victim"),
+      victim: exists("victim") ? fs.readFileSync(path.join(box.work, "victim"), "utf8") : undefined,
       secret: fs.readFileSync(path.join(box.work, "secrets", "k"), "utf8"),
       outside: fs.readFileSync(path.join(box.root, "outside", "t"), "utf8"),
       exists
@@ -645,6 +647,47 @@ describe("issue 31: the third red team's classes (substitutions, GNU options, co
       ]
     ) {
       expect([command, await decideIn(guarded, command)]).toEqual([command, "allow"])
+    }
+  })
+})
+
+describe("issue 31: the fourth red team's classes (the allow side)", () => {
+  const tab = "\t"
+  // each runs a program no allow rule names (touch), or writes outside out/, in bash
+  const payloads = [
+    `echo x\\${tab}#; touch X`,
+    `git status\\${tab}#; touch X`,
+    `echo x > out/f\\${tab}#; touch X`,
+    "sort -S 1K --compress-program=bash data.txt",
+    "true || cd out && echo y > victim",
+    "ls || cd out && echo x > f",
+    "echo x | cd out && echo y > victim",
+    "echo > 'out/b[$(touch X)]'; echo out/b*; echo x {a[$_]}>out/g"
+  ]
+  it("each payload really runs touch X or writes outside out/ in bash", () => {
+    const ran = (command: string) => {
+      const run = inBash(command, (work) => {
+        // what sort hands to its compress program is the data: lines of `touch X`
+        if (command.startsWith("sort")) fs.writeFileSync(path.join(work, "data.txt"), "touch X\n".repeat(3_000))
+      })
+      return run.touched || run.exists("f") || run.victim !== ""
+    }
+    for (const command of payloads) expect([command, ran(command)]).toEqual([command, true])
+  })
+  for (const command of payloads) {
+    it(`the allow list does not allow ${JSON.stringify(command)}`, async () => {
+      expect(await decideIn(ALLOWLIST.spec, command)).not.toBe("allow")
+    })
+  }
+  it("under the deny list, the comment form does not hide what follows", async () => {
+    expect(await decideIn(DENYLIST.spec, `echo x\\${tab}#; rm victim`)).toBe("deny")
+    expect(await decideIn(DENYLIST.spec, "echo > 'out/b[$(rm victim)]'; echo out/b*; echo x {a[$_]}>out/g")).toBe(
+      "deny"
+    )
+  })
+  it("the ordinary forms stay allowed", async () => {
+    for (const command of ["echo a # note", "sort data.txt", "cd out && echo x > f", "git status", "echo x > out/f"]) {
+      expect([command, await decideIn(ALLOWLIST.spec, command)]).toEqual([command, "allow"])
     }
   })
 })

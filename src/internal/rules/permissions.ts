@@ -521,7 +521,10 @@ const directories = (
     }
     const next = current.map((d) => path.resolve(d, target))
     for (const d of next) seen.add(d)
-    current = joiners[i] === "&&" ? next : [...new Set([...current, ...next])]
+    // only a `cd` that ran moves the shell: after `a || cd d && b` or `a | cd d && b` (a subshell) it may not have
+    const before = i === 0 ? undefined : joiners[i - 1]
+    const ran = before !== "||" && before !== "|" && before !== "|&"
+    current = joiners[i] === "&&" && ran ? next : [...new Set([...current, ...next])]
   })
   // a command inside another (a script given to `bash -c`) may run wherever the shell has been
   const anywhere = lost || elsewhere ? undefined : [...seen]

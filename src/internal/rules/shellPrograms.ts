@@ -310,6 +310,9 @@ export const allowReach = (words: ReadonlyArray<string | undefined>): number => 
   }
   if (OPAQUE_WRAPPERS.has(name) && !(name === "jobs" && !args.some((a) => optionCluster(a, "x")))) return Infinity
   if (SHELLS.has(name) || builtinReentry(name, args)) return Infinity
+  // an option whose value is a command (`sort --compress-program=bash`, `git -c alias.x=!…`): every word
+  const code = CODE_OPTIONS[name]
+  if (code !== undefined && args.some((a) => a === undefined || optionTest(code, a))) return Infinity
   if (name === "find" && args.some((a) => a === undefined || EXEC_FLAGS.has(a))) return Infinity
   return 1
 }

@@ -664,7 +664,7 @@ const collect = (
     // a shell or `source` given its script by a heredoc or a here-string; code held in assignments
     const found = [
       ...scripts(words),
-      ...assignedScripts(command.words.map((w) => w.loose)),
+      ...assignedScripts([...command.words, ...command.writes, ...command.inputs].map((w) => w.loose)),
       ...(runsInput(words) ? command.stdin ?? [] : [])
     ]
     if (found.length > 0 && depth >= MAX_DEPTH) budget.limit = true
@@ -755,12 +755,20 @@ const analyzeAt = (budget: Budget, source: string, depth: number): Analysis => {
 /**
  * Whether tree-sitter-bash and bash provably read a command alike: no control character and no blank but space, tab
  * and newline (bash reads CR, VT, FF, NBSP, … as word characters, the parser as blanks), no backslash-newline line
- * continuation (bash joins words, redirection targets and heredoc delimiter lines with it, the parser not always),
- * and no heredoc delimiter but a plain word.
+ * continuation (bash joins words, redirection targets and heredoc delimiter lines with it, the parser not always), no
+ * backslash-tab (bash keeps the tab in the word, so a `#` after it is no comment; the parser starts one), no heredoc
+ * delimiter but a plain word, and no descriptor variable with a subscript.
  */
 const agrees = (source: string): boolean =>
   // eslint-disable-next-line no-control-regex -- control characters are what this test looks for
-  !/[\x00-\x08\x0b-\x1f\x7f-\x9f]|[^\S \t\n]|\\\r?\n/.test(source) && !ODD_HEREDOC.test(source)
+  !/[\x00-\x08\x0b-\x1f\x7f-\x9f]|[^\S \t\n]|\\\r?\n|\\\t/.test(source) && !ODD_HEREDOC.test(source) &&
+  !FD_VARIABLE_SUBSCRIPT.test(source)
+
+/**
+ * A redirection whose file descriptor is a variable with a subscript (`{a[$_]}>f`): bash evaluates the subscript as
+ * arithmetic (running what a value holds); tree-sitter-bash reads the braces as a word.
+ */
+const FD_VARIABLE_SUBSCRIPT = /\{[A-Za-z_][A-Za-z0-9_]*\[[^}]*\}[<>]/
 
 /**
  * A heredoc operator whose delimiter is not a plain word (optionally quoted whole): bash ends the heredoc at the
