@@ -692,6 +692,71 @@ describe("issue 31: the fourth red team's classes (the allow side)", () => {
   })
 })
 
+describe("issue 31: the fifth red team's classes (allow rules a user writes)", () => {
+  const spec: Spec = {
+    allow: [
+      "Bash(npm test:*)",
+      "Bash(git diff:*)",
+      "Bash(git log:*)",
+      "Bash(timeout 60 npm test:*)",
+      "Bash(cat:*)",
+      "Bash(echo:*)",
+      "Write(./out/**)",
+      "Edit(./src/**)"
+    ],
+    deny: ["Read(./secrets/**)"]
+  }
+  /** The sandbox with a git repository (secrets/k committed), a package.json, and links `src/sl` → secrets, `out/up` → .. */
+  const setup = (work: string) => {
+    fs.mkdirSync(path.join(work, "src"))
+    fs.symlinkSync("../secrets", path.join(work, "src", "sl"))
+    fs.symlinkSync("..", path.join(work, "out", "up"))
+    fs.writeFileSync(path.join(work, "package.json"), JSON.stringify({ scripts: { test: "echo tested" } }))
+    const git = (...args: Array<string>) => execFileSync("git", args, { cwd: work, stdio: "ignore" })
+    git("init", "-q")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "init")
+  }
+  const payloads: ReadonlyArray<readonly [string, (run: ReturnType<typeof inBash>) => boolean]> = [
+    ["git diff --no-index --output=victim data.txt out/../victim", (run) => run.victim !== ""],
+    ["git log -1 --format=%s --output=victim", (run) => run.victim !== ""],
+    ["npm test --script-shell=script", (run) => run.exists("typescript")],
+    ["timeout 60 npm test --script-shell=script", (run) => run.exists("typescript")],
+    // a word not known before it runs may be such an option
+    ["X=--script-shell=script; npm test $X", (run) => run.exists("typescript")],
+    ["cat src/sl/../secrets/k", (run) => run.output.includes("SECRET")],
+    ["cat < src/sl/../secrets/k", (run) => run.output.includes("SECRET")],
+    ["cat data.txt > src/sl/../victim", (run) => run.victim !== ""],
+    ["echo x > out/up/../work/victim", (run) => run.victim !== ""]
+  ]
+  it("each payload really writes outside out/ and src/, runs another program or reads secrets/k in bash", () => {
+    for (const [command, did] of payloads) expect([command, did(inBash(command, setup))]).toEqual([command, true])
+  })
+  for (const [command] of payloads) {
+    it(`the rules do not allow ${JSON.stringify(command)}`, async () => {
+      expect(await decideIn(spec, command, setup)).not.toBe("allow")
+    })
+  }
+  it("a path in a revision (`HEAD:secrets/k`) is a read of that path", async () => {
+    expect(await decideIn(spec, "git diff HEAD:secrets/k HEAD:data.txt", setup)).toBe("deny")
+  })
+  it("the everyday forms stay allowed", async () => {
+    for (
+      const command of [
+        "git diff",
+        "git log --oneline",
+        "git diff --output=out/d.patch",
+        "npm test",
+        "npm test --silent",
+        "npm test -- --watch",
+        "cat data.txt > src/b.ts",
+        "echo x > out/f"
+      ]
+    ) {
+      expect([command, await decideIn(spec, command, setup)]).toEqual([command, "allow"])
+    }
+  })
+})
+
 describe("issue 36: links made in the same command, and hard links", () => {
   const writer = { allow: ["Bash(ln:*)", "Bash(echo:*)", "Bash(cp:*)", "Bash(mv:*)", "Bash(tar:*)", "Write(./out/**)"] }
   const linked = [

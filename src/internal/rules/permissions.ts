@@ -567,7 +567,12 @@ const shellTargets = (analysis: ShellRules.Analysis, cwd: string): Targets => {
     const guesses = dirs === undefined ? [] : found.guesses.map((word) => ({ word: plain(word), dirs, guessed: true }))
     reads.push(...at(command.inputs), ...at(found.reads), ...at(ShellPrograms.loadedFiles(command.words)), ...guesses)
     readTrees.push(...at(found.readTrees))
-    writes.push(...at(command.writes), ...at(found.writes), ...guesses)
+    writes.push(
+      ...at(command.writes),
+      ...at(found.writes),
+      ...at(ShellPrograms.optionWrites(command.words.slice(command.assignments))),
+      ...guesses
+    )
     writeTrees.push(...at(found.writeTrees))
     if (found.readsUnknown === true) readsUnknown = true
     if (found.writesUnknown === true) writesUnknown = true
@@ -590,10 +595,12 @@ const shellTargets = (analysis: ShellRules.Analysis, cwd: string): Targets => {
  */
 const pathsOf = (w: ShellRules.Word, dir: string): ReadonlyArray<string> | undefined => {
   const paths = w.literal !== undefined
-    ? [path.resolve(dir, w.literal)]
+    ? [ShellPaths.resolvePhysical(dir, w.literal)]
     : w.glob === undefined
     ? undefined
-    : ShellPaths.expandGlob(w.glob, dir)?.concat(ShellPaths.unquoteGlob(w.glob)).map((p) => path.resolve(dir, p))
+    : ShellPaths.expandGlob(w.glob, dir)?.concat(ShellPaths.unquoteGlob(w.glob)).map((p) =>
+      ShellPaths.resolvePhysical(dir, p)
+    )
   // a process's magic links (`/proc/self/cwd`, `/dev/fd/3`) lead where that process is: the shell's, not ours
   return paths?.some((p) => MAGIC_LINKS.test(p)) === true ? undefined : paths
 }
@@ -661,7 +668,7 @@ const firstShellMatch = (
     const dirs = targets.dirsOf(command)
     return ({ literal }: ShellRules.Word) =>
       literal !== undefined && dirs !== undefined && dirs.every((dir) => {
-        const file = path.resolve(dir, literal)
+        const file = ShellPaths.resolvePhysical(dir, literal)
         return known.linked(file) === undefined &&
           rules.some(({ entry, parsed }) =>
             entry.behavior === "allow" && writesFiles(parsed) &&
@@ -675,7 +682,10 @@ const firstShellMatch = (
     return rules.some(({ entry, parsed }) =>
       entry.behavior === "allow" && toolMatches(parsed.tool, tool) &&
       (!hasContent(parsed) || ShellRules.allowMatches(parsed.content, command, reach))
-    ) && command.writes.every(writeAllowed(command))
+    ) &&
+      [...command.writes, ...ShellPrograms.optionWrites(command.words.slice(command.assignments))].every(
+        writeAllowed(command)
+      )
   }
   return rules.find(({ entry, parsed }) => {
     if (entry.behavior !== "allow" && parsed.tool !== tool) {

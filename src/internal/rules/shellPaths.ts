@@ -92,6 +92,32 @@ const bracket = (body: string): string => {
   return `[${negate ? "^" : ""}${members}]`
 }
 
+/**
+ * `p` made absolute from `dir` as the kernel resolves it: a `..` goes up from where the path so far really is (after
+ * `out/link/..` the path is the link target's parent, not `out`). Without a `..`, the lexical resolution.
+ *
+ * @internal
+ */
+export const resolvePhysical = (dir: string, p: string): string => {
+  if (!p.split("/").includes("..")) return path.resolve(dir, p)
+  let current = p.startsWith("/") ? "/" : path.resolve(dir)
+  for (const segment of p.split("/")) {
+    if (segment === "" || segment === ".") continue
+    if (segment !== "..") {
+      current = path.join(current, segment)
+      continue
+    }
+    let real = current
+    try {
+      real = fs.realpathSync(current)
+    } catch {
+      // a component that does not exist: the kernel fails the whole path; the lexical parent stands in
+    }
+    current = path.dirname(real)
+  }
+  return current
+}
+
 /** Removes the backslashes that quote characters of a glob. */
 export const unquoteGlob = (pattern: string): string => pattern.replace(/\\(.)/gs, "$1")
 

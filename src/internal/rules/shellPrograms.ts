@@ -310,9 +310,12 @@ export const allowReach = (words: ReadonlyArray<string | undefined>): number => 
   }
   if (OPAQUE_WRAPPERS.has(name) && !(name === "jobs" && !args.some((a) => optionCluster(a, "x")))) return Infinity
   if (SHELLS.has(name) || builtinReentry(name, args)) return Infinity
-  // an option whose value is a command (`sort --compress-program=bash`, `git -c alias.x=!…`): every word
+  // an option whose value is a command (`sort --compress-program=bash`, `git -c alias.x=!…`), or a word that may
+  // expand to one (`$X`, a glob matching a file named like it), before a `--`: every word
   const code = CODE_OPTIONS[name]
-  if (code !== undefined && args.some((a) => a === undefined || optionTest(code, a))) return Infinity
+  const end = args.indexOf("--")
+  const options = end < 0 ? args : args.slice(0, end)
+  if (code !== undefined && options.some((a) => a === undefined || optionTest(code, a))) return Infinity
   if (name === "find" && args.some((a) => a === undefined || EXEC_FLAGS.has(a))) return Infinity
   return 1
 }
@@ -385,7 +388,16 @@ const CODE_OPTIONS: Readonly<Record<string, RegExp>> = {
   ssh: /^-[A-Za-z]*o/,
   scp: /^-[A-Za-z]*o/,
   sftp: /^-[A-Za-z]*o/,
-  sort: /^--compress-program/
+  sort: /^--compress-program/,
+  npm: new RegExp(
+    "^(--script-shell|--prefix|-C|--userconfig|--globalconfig|--node-options|--logs-dir|--cache|--workspace|" +
+      "--workspaces|-w|-ws|--include-workspace-root|--call|-c|--shell|--init-module|--onload-script|--editor|" +
+      "--browser|--viewer|--git|--dir)"
+  ),
+  npx: /^(--script-shell|--prefix|--userconfig|--globalconfig|--node-options|--call|-c|--shell|--package|-p)/,
+  pnpm: /^(-C|--dir|--filter|-F|-r|--recursive|--workspace-root|-w|--shell-emulator|--script-shell|--config\.)/,
+  yarn: /^(--cwd|--script-shell|--rc-filename|--use-yarnrc)/,
+  bun: /^(--cwd|--filter|-F|--shell|--preload|-r|--config|-c)/
 }
 
 /**
@@ -829,6 +841,53 @@ const NAMES_FROM: Readonly<Record<string, RegExp>> = {
   cksum: /^(-[A-Za-z]*c|--check)/
 }
 
+/**
+ * Options whose value is a file a program writes though it is allowed as a reader (`sort -o F`, `git diff
+ * --output=F`, `git format-patch -o DIR`), and options that make it edit its file operands in place (`sed -i`).
+ */
+const WRITE_VALUES: Readonly<Record<string, RegExp>> = {
+  sort: /^(-[A-Za-z]*o|--output)/,
+  git: /^(-o|--output|--output-directory)/
+}
+
+const IN_PLACE: Readonly<Record<string, RegExp>> = {
+  sed: /^(-[A-Za-z]*i|--in-place)/,
+  perl: /^-[A-Za-z]*i/,
+  awk: /^-[A-Za-z]*i$/,
+  gawk: /^-[A-Za-z]*i$/
+}
+
+/**
+ * The files a simple command writes through its program's options, with the words as written: the value of a write
+ * option (see {@link WRITE_VALUES}), or every operand of an in-place edit. On the allow side each must be a file a
+ * Write or Edit allow rule allows, as a redirection's target must (an allow rule naming the program does not widen
+ * where it may write); on the deny side they are writes.
+ *
+ * @internal
+ */
+export const optionWrites = (commandWords: ReadonlyArray<Word>): ReadonlyArray<Word> => {
+  const words = unwrap(commandWords)
+  const first = words[0]
+  if (first === undefined) return []
+  const name = basename(first.literal ?? first.loose)
+  const args = words.slice(1)
+  const valued = WRITE_VALUES[name]
+  const inPlace = IN_PLACE[name]
+  const texts = args.map((w) => w.literal ?? w.loose)
+  if (inPlace !== undefined && optionMatches(inPlace, texts)) return operandsOf(name, args)
+  if (valued === undefined) return []
+  return args.flatMap((w, i) => {
+    const text = w.literal ?? w.loose
+    if (!text.startsWith("-") || !optionTest(valued, text.split("=")[0]!)) return []
+    const value = text.includes("=") ? tail(w, text, text.indexOf("=") + 1) : undefined
+    const attached = !text.startsWith("--") && !text.includes("=") && text.length > 2
+      ? tail(w, text, text.search(/[o]/) + 1)
+      : undefined
+    const next = args[i + 1]
+    return [value ?? attached ?? next].filter((v): v is Word => v !== undefined && (v.literal ?? v.loose) !== "")
+  })
+}
+
 /** Programs that unpack into their working directory (or `-C` / `-d`): they write the whole tree there. */
 const UNPACKERS: ReadonlySet<string> = new Set(["tar", "bsdtar", "unzip", "cpio", "7z", "7za"])
 
@@ -1036,6 +1095,11 @@ const candidatesOf = (name: string, w: Word): Array<Word> => {
     for (let at = 2; at < end; at++) out.push(tail(w, text, at))
   }
   for (const match of text.matchAll(/(?:^|=)[@<]/g)) out.push(tail(w, text, match.index + match[0].length))
+  // `REV:path` (git's `HEAD:secrets/k`, `:path` in the index), `host:path`: the path after the colon
+  const colon = text.indexOf(":")
+  if (colon >= 0 && !text.startsWith("-") && text[colon + 1] !== "/" && colon + 1 < text.length) {
+    out.push(tail(w, text, colon + 1))
+  }
   const url = /^(?:[A-Za-z-]+=)?file:(?:\/\/[^/]*)?(\/[^?#]*)/i.exec(text)
   if (url !== null) {
     let decoded = url[1]!
