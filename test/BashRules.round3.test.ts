@@ -11,7 +11,7 @@ import { analyze, MAX_COMMAND_LENGTH } from "../src/internal/rules/shellRules.js
 import { toLaunch } from "../src/internal/session/options.js"
 import * as Effect from "effect/Effect"
 import { ALLOWLIST, DENYLIST } from "./support/bashFuzz.js"
-import { bash, type Spec } from "./support/rules.js"
+import { bash, decide, type Spec } from "./support/rules.js"
 
 /** A sandbox: `root/work` (the cwd) with out/, secrets/k, victim and data.txt; `root/outside/t`. */
 const sandbox = (): { readonly root: string; readonly work: string; readonly done: () => void } => {
@@ -753,6 +753,59 @@ describe("issue 31: the fifth red team's classes (allow rules a user writes)", (
       ]
     ) {
       expect([command, await decideIn(spec, command, setup)]).toEqual([command, "allow"])
+    }
+  })
+})
+
+describe("issue 31: the stress fuzzer's seed 890349309, and the sixth red team's classes (file tools)", () => {
+  it("an unknown program's operand that does not depend on the shell's directory is judged where that is lost", async () => {
+    // outside a repository `git diff A B` compares two trees; after a link is made, relative paths are not known,
+    // but `~+` and `${PWD}` are the working directory whatever it is
+    const commands = [
+      "mv out/l out/m ; git status -u || git diff $HOME $'--' ~+",
+      "true |& ln -s .. out/up && git diff ${PWD} ~"
+    ]
+    for (const command of commands) {
+      // (with HOME a small directory, as in the fuzzer's sandbox)
+      const run = inBash(`export HOME="$(cd ../outside && pwd)"; ${command}`)
+      expect([command, run.output.includes("SECRET")]).toEqual([command, true])
+      expect([command, await decideIn(DENYLIST.spec, command)]).toEqual([command, "deny"])
+    }
+    expect(await decideIn(DENYLIST.spec, "ln -s a b && git status")).toBe("allow")
+  })
+  it("a Glob pattern with a backslash (an escape) is not known: deny rules match it, allow rules do not", async () => {
+    const spec: Spec = { allow: ["Glob(./src/**)"], deny: ["Read(./secrets/**)"] }
+    // the escape is read as the character it escapes, as bash's globs read it
+    expect(inBash("echo secre\\ts/*").output.trim()).toBe("secrets/k")
+    const box = sandbox()
+    try {
+      expect(await decide(spec, "Glob", { pattern: "secre\\ts/*" }, box.work)).toBe("deny")
+      expect(await decide({ allow: ["Glob(./src/**)"] }, "Glob", { pattern: "s\\rc/*" }, box.work)).toBe("fallback")
+      expect(await decide({ allow: ["Glob(./src/**)"] }, "Glob", { pattern: "src/*.ts" }, box.work)).toBe("allow")
+    } finally {
+      box.done()
+    }
+  })
+  it("file tools and hard links: a deny rule sees another name in its tree; an allow rule writes no file with two", async () => {
+    const box = sandbox()
+    try {
+      fs.mkdirSync(path.join(box.work, "src"))
+      fs.linkSync(path.join(box.work, "secrets", "k"), path.join(box.work, "src", "hl"))
+      fs.linkSync(path.join(box.work, "secrets", "k"), path.join(box.work, "out", "hl"))
+      // the file system is the judge: the names are one file
+      expect(fs.readFileSync(path.join(box.work, "src", "hl"), "utf8")).toBe("SECRET\n")
+      const read: Spec = { allow: ["Read"], deny: ["Read(./secrets/**)"] }
+      expect(await decide(read, "Read", { file_path: "src/hl" }, box.work)).toBe("deny")
+      expect(await decide(read, "Read", { file_path: "data.txt" }, box.work)).toBe("allow")
+      const edit: Spec = { allow: ["Edit(./out/**)"], deny: ["Edit(./secrets/**)"] }
+      for (const tool of ["Write", "Edit", "MultiEdit"]) {
+        expect([tool, await decide(edit, tool, { file_path: "out/hl" }, box.work)]).toEqual([tool, "deny"])
+      }
+      expect(await decide(edit, "NotebookEdit", { notebook_path: "out/hl" }, box.work)).toBe("deny")
+      expect(await decide({ allow: ["Edit(./out/**)"] }, "Write", { file_path: "out/hl" }, box.work)).toBe("fallback")
+      expect(await decide({ allow: ["Edit(./out/**)"] }, "Write", { file_path: "out/new" }, box.work)).toBe("allow")
+    } finally {
+      box.done()
     }
   })
 })

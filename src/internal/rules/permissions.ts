@@ -238,7 +238,8 @@ const pathMatches = (
   written: string,
   cwd: string,
   behavior: PermissionBehavior,
-  kind: "File" | "Tree" = "File"
+  kind: "File" | "Tree" = "File",
+  writing = false
 ): boolean => {
   // the CLI expands a leading `~/` of a tool's path to the home directory before it touches the file
   const value = written.startsWith("~/") ? path.join(os.homedir(), written.slice(2)) : written
@@ -249,11 +250,16 @@ const pathMatches = (
   const realPattern = realGlob(lexicalGlob)
   if (behavior === "allow") {
     if (real === undefined || realPattern === undefined) return false
+    // a file with another name (a hard link) is written wherever its other names are: no allow rule covers that
+    if (kind === "File" && writing && ShellPaths.multiplyLinked(real) !== undefined) return false
     return (kind === "File" || realPattern.endsWith("/**")) && globToRegExp(realPattern).test(real)
   }
   if (real === undefined) return true
   const targets = [path.resolve(cwd, value), real]
   const globs = [lexicalGlob, ...(realPattern === undefined ? [] : [realPattern])]
+  // a file with another name under the rule's tree is that file too (searched, at most 10 000 entries)
+  const id = kind === "File" ? ShellPaths.multiplyLinked(real) : undefined
+  if (id !== undefined && globs.some((g) => ShellPaths.hasNameUnder(globBase(g), id) !== false)) return true
   // what is under a path a rule matches is covered too (a denied directory denies what is in it)
   const within = targets.flatMap(selfAndAncestors)
   if (globs.map(globToRegExp).some((g) => within.some((t) => g.test(t)))) return true
@@ -265,7 +271,8 @@ const targetMatches = (
   content: string,
   target: ToolFamilies.Target,
   cwd: string,
-  behavior: PermissionBehavior
+  behavior: PermissionBehavior,
+  writing: boolean
 ): boolean => {
   switch (target._tag) {
     case "None":
@@ -273,7 +280,7 @@ const targetMatches = (
     case "Unknown":
       return behavior !== "allow"
     case "File":
-      return pathMatches(content, target.path, cwd, behavior)
+      return pathMatches(content, target.path, cwd, behavior, "File", writing)
     case "Tree":
       return pathMatches(content, target.root, cwd, behavior, "Tree")
   }
@@ -298,7 +305,9 @@ const contentMatches = (parsed: ParsedRule, request: Request, behavior: Permissi
     }
   }
   const target = ToolFamilies.targetOf(request.toolName, input)
-  if (target !== undefined) return targetMatches(content, target, request.cwd, behavior)
+  if (target !== undefined) {
+    return targetMatches(content, target, request.cwd, behavior, ToolFamilies.writesFiles(request.toolName))
+  }
   for (const field of PATH_FIELDS) {
     const value = input[field]
     if (typeof value === "string") return pathMatches(content, value, request.cwd, behavior)
@@ -563,8 +572,14 @@ const shellTargets = (analysis: ShellRules.Analysis, cwd: string): Targets => {
       ? undefined
       : here.map((d) => path.resolve(d, away.dir!))
     const at = (words: ReadonlyArray<ShellRules.Word>) => words.map((word) => ({ word: plain(word), dirs }))
-    // the operands of a program the lists do not know are judged only where the shell is known to be
-    const guesses = dirs === undefined ? [] : found.guesses.map((word) => ({ word: plain(word), dirs, guessed: true }))
+    // the operands of a program the lists do not know: a relative path is judged only where the shell is known to
+    // be; one whose value does not depend on it (absolute, or an expansion such as `~+`, `${PWD}`: not known) always
+    const guesses = found.guesses
+      .filter((word) => dirs !== undefined || word.literal === undefined || path.isAbsolute(word.literal))
+      .map((word) => {
+        const absolute = path.isAbsolute(word.literal ?? word.glob ?? "")
+        return { word: plain(word), dirs: dirs ?? (absolute ? ["/"] : undefined), guessed: true }
+      })
     reads.push(...at(command.inputs), ...at(found.reads), ...at(ShellPrograms.loadedFiles(command.words)), ...guesses)
     readTrees.push(...at(found.readTrees))
     writes.push(

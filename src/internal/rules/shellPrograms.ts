@@ -1027,7 +1027,12 @@ const INTERPRETERS: Readonly<Record<string, Interpreter>> = {
  * leave them unknown but look like a path (a `/`, a `.`, a `~` or a brace: `"$PWD/secrets/k"`, `s{e,}crets`).
  */
 const guessable = (words: ReadonlyArray<Word>): ReadonlyArray<Word> =>
-  words.filter((w) => w.literal !== undefined || w.glob !== undefined || /[/.~{]/.test(w.loose))
+  words.filter((w) =>
+    w.literal !== undefined || w.glob !== undefined || /[/.~{]/.test(w.loose) || PATH_VARIABLE.test(w.loose)
+  )
+
+/** A word that is one of the variables holding a directory (`$PWD`, `${HOME}`, `"$OLDPWD"`). */
+const PATH_VARIABLE = /^"?\$(\{)?(PWD|HOME|OLDPWD|TMPDIR)\b/
 
 /** The files an interpreter reads (its script and its options' values) and its script's arguments. */
 const interpreterOperands = (interpreter: Interpreter, args: ReadonlyArray<Word>): FileOperands => {

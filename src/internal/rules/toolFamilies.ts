@@ -73,12 +73,15 @@ const GLOB_CHAR = /[*?[{]/
 
 /**
  * `Glob`: the pattern's literal leading directories extend the search root (`src/**` searches `src`, `/etc/*`
- * searches `/etc`); a `..` anywhere after them could climb out of it, so the call's reach is unknown.
+ * searches `/etc`); a `..` anywhere after them could climb out of it, and a backslash escapes what follows it, so the
+ * call's reach is unknown then.
  */
 const glob: Member["target"] = (input) => {
   const pattern = input["pattern"]
   const root = input["path"]
-  if (typeof pattern !== "string" || pattern.startsWith("~")) return unknown
+  // a backslash escapes the next character in the CLI's globs (`secre\ts/*` is `secrets/*`): where it leads is not
+  // read here
+  if (typeof pattern !== "string" || pattern.startsWith("~") || pattern.includes("\\")) return unknown
   if (root !== undefined && (typeof root !== "string" || root === "")) return unknown
   const segments = pattern.split("/")
   const firstGlob = segments.findIndex((segment) => GLOB_CHAR.test(segment))
@@ -164,6 +167,13 @@ export const targetOf = (toolName: string, input: Readonly<Record<string, unknow
  * @internal
  */
 export const runsBash = (toolName: string): boolean => MEMBERS.get(toolName)?.family === "Bash"
+
+/**
+ * Whether a tool changes the files its path fields name (the `Edit` family).
+ *
+ * @internal
+ */
+export const writesFiles = (toolName: string): boolean => MEMBERS.get(toolName)?.family === "Edit"
 
 /**
  * The input with a file tool's relative path fields made absolute against the directory the tool runs in (and a
