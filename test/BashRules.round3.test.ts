@@ -786,6 +786,23 @@ describe("issue 31: the stress fuzzer's seed 890349309, and the sixth red team's
       box.done()
     }
   })
+  it("a `..` after a link: an allow rule must cover both the path's text and where the kernel goes", async () => {
+    const box = sandbox()
+    try {
+      fs.mkdirSync(path.join(box.work, "src", "d1", "d2", "d3"), { recursive: true })
+      fs.symlinkSync("d1/d2/d3", path.join(box.work, "src", "q"))
+      // the kernel climbs from the link's target (src/d1/d2/d3 → src: src/outside/t, under the allowed tree); the
+      // text climbs from src (→ root/outside/t, which exists)
+      const written = "src/q/../../../outside/t"
+      expect(fs.existsSync(path.resolve(box.work, written))).toBe(true)
+      const spec: Spec = { allow: ["Read(./src/**)"] }
+      expect(await decide(spec, "Read", { file_path: written }, box.work)).toBe("fallback")
+      expect(await decide(spec, "Grep", { pattern: "x", path: "src/q/../../../outside" }, box.work)).toBe("fallback")
+      expect(await decide(spec, "Read", { file_path: "src/q/../x.ts" }, box.work)).toBe("allow")
+    } finally {
+      box.done()
+    }
+  })
   it("file tools and hard links: a deny rule sees another name in its tree; an allow rule writes no file with two", async () => {
     const box = sandbox()
     try {

@@ -252,7 +252,11 @@ const pathMatches = (
     if (real === undefined || realPattern === undefined) return false
     // a file with another name (a hard link) is written wherever its other names are: no allow rule covers that
     if (kind === "File" && writing && ShellPaths.multiplyLinked(real) !== undefined) return false
-    return (kind === "File" || realPattern.endsWith("/**")) && globToRegExp(realPattern).test(real)
+    // with a `..` after a link the path's text and the kernel disagree (`src/link/../..`); a tool may open either
+    const lexical = path.resolve(absolute)
+    const both = value.split(/[\\/]/).includes("..") ? [real, lexical] : [real]
+    return (kind === "File" || realPattern.endsWith("/**")) &&
+      both.every((p) => globToRegExp(realPattern).test(p) || globToRegExp(lexicalGlob).test(p))
   }
   if (real === undefined) return true
   const targets = [path.resolve(cwd, value), real]
