@@ -1241,7 +1241,7 @@ export const fileOperands = (commandWords: ReadonlyArray<Word>): FileOperands =>
   }
   if (optionMatches(NAMES_FROM[name], texts)) return { ...NONE, readsUnknown: true }
   if (NO_FILE_OPERANDS.has(name) || ALWAYS_REENTRY.has(name)) return NONE
-  // a program these lists do not know: any operand may be a file or a directory it reads or writes
+  // a program these lists do not know: each operand may be a file or a directory it reads or writes
   return { ...NONE, guesses: guessable(operands) }
 }
 
