@@ -93,7 +93,7 @@ it.live("the caller's own TRACEPARENT / TRACESTATE win (`undefined`: none at all
     try {
       const { seen, span } = yield* traced(Effect.all({ span: Effect.currentSpan, seen: childTrace() }))
       expect(seen).toEqual({ TRACEPARENT: parentOf(span), TRACESTATE: null })
-      // without a span, the inherited pair passes through as any variable does
+      // without a span, the inherited pair passes through like every other variable
       expect(yield* childTrace()).toEqual({ TRACEPARENT: process.env["TRACEPARENT"], TRACESTATE: "stale=1" })
     } finally {
       delete process.env["TRACEPARENT"]
