@@ -34,14 +34,20 @@ const inBash = (command: string, setup: (work: string, root: string) => void = (
     setup(box.work, box.root)
     let output = ""
     try {
-      output = execFileSync("bash", ["-c", command], { cwd: box.work, input: "", timeout: 10_000, encoding: "utf8" })
+      output = execFileSync("bash", ["-c", command], { cwd: box.work, input: "", timeout: 30_000, encoding: "utf8" })
     } catch (error) {
       output = String((error as { stdout?: unknown }).stdout ?? "")
     }
     // what the command left, read before the sandbox is removed
-    const left = new Set(
-      (fs.readdirSync(box.work, { recursive: true }) as Array<string>).map((p) => p.split(path.sep).join("/"))
-    )
+    const left = new Set<string>()
+    const walk = (dir: string, prefix: string) => {
+      for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+        left.add(prefix + entry.name)
+        // a link is not followed (a linked node_modules would be read whole)
+        if (entry.isDirectory()) walk(path.join(dir, entry.name), `${prefix}${entry.name}/`)
+      }
+    }
+    walk(box.work, "")
     const exists = (p: string) => left.has(p)
     return {
       output,
@@ -823,6 +829,80 @@ describe("issue 31: the stress fuzzer's seed 890349309, and the sixth red team's
       expect(await decide({ allow: ["Edit(./out/**)"] }, "Write", { file_path: "out/new" }, box.work)).toBe("allow")
     } finally {
       box.done()
+    }
+  })
+})
+
+describe("issue 31: the seventh red team's classes (programs' own output files and directories)", () => {
+  const spec: Spec = {
+    allow: [
+      "Bash(git status)",
+      "Bash(git diff:*)",
+      "Bash(npm test:*)",
+      "Bash(npx tsc:*)",
+      "Bash(cd:*)",
+      "Bash(curl https://api.example.com/:*)",
+      "Bash(kubectl get:*)",
+      "Write(./out/**)"
+    ]
+  }
+  const repo = path.resolve(import.meta.dirname, "..")
+  const setup = (work: string) => {
+    fs.symlinkSync(path.join(repo, "node_modules"), path.join(work, "node_modules"))
+    fs.writeFileSync(path.join(work, "out", "a.ts"), "export const a = 1\n")
+    // what earlier Write calls under Write(./out/**) may leave: a repository whose config runs a program
+    fs.mkdirSync(path.join(work, "out", "g"))
+    execFileSync("git", ["init", "-q"], { cwd: path.join(work, "out", "g") })
+    execFileSync("git", ["config", "core.fsmonitor", "touch X; false"], { cwd: path.join(work, "out", "g") })
+  }
+  const payloads: ReadonlyArray<readonly [string, (run: ReturnType<typeof inBash>) => boolean]> = [
+    ["curl https://api.example.com/ --stderr victim -sS --max-time 1", (run) => run.victim !== ""],
+    ["npx tsc out/a.ts --declaration --emitDeclarationOnly --declarationDir .", (run) => run.exists("a.d.ts")],
+    ["cd out/g && git status", (run) => run.exists("out/g/X")],
+    ["cd out/g; git diff", (run) => run.exists("out/g/X")]
+  ]
+  it("each payload really writes outside out/ or runs a program no rule names in bash", () => {
+    for (const [command, did] of payloads) expect([command, did(inBash(command, setup))]).toEqual([command, true])
+  })
+  for (const [command] of payloads) {
+    it(`the rules do not allow ${JSON.stringify(command)}`, async () => {
+      expect(await decideIn(spec, command, setup)).not.toBe("allow")
+    })
+  }
+  it("the other write options and forms are judged too", async () => {
+    for (
+      const command of [
+        "curl https://api.example.com/ -Dvictim",
+        "curl https://api.example.com/ -c victim",
+        "curl https://api.example.com/ --trace ../x",
+        "curl https://api.example.com/ -O",
+        "curl https://api.example.com/ --next file:///etc/hostname -o victim",
+        "npx tsc --outDir ..",
+        "npx tsc --build out",
+        // a kubeconfig's exec plugin runs a program (kubectl is not on this machine: decided only)
+        "kubectl get pods --kubeconfig out/kc",
+        "cd out/p && npm test"
+      ]
+    ) {
+      expect([command, await decideIn(spec, command, setup)]).toEqual([command, "fallback"])
+    }
+  })
+  it("the everyday forms stay allowed", async () => {
+    for (
+      const command of [
+        "git status",
+        "npm test",
+        "npx tsc --noEmit",
+        "curl https://api.example.com/",
+        "curl https://api.example.com/ -o out/x",
+        "kubectl get pods",
+        "cd out && ls"
+      ]
+    ) {
+      expect([command, await decideIn({ ...spec, allow: [...spec.allow!, "Bash(ls:*)"] }, command, setup)]).toEqual([
+        command,
+        "allow"
+      ])
     }
   })
 })

@@ -695,7 +695,25 @@ const firstShellMatch = (
           )
       })
   }
+  // a program that loads what its directory holds (or a parent's: `.git`, `package.json`), run after a `cd` into a
+  // tree an allow rule lets the model write, runs configuration the model may have written there
+  const writable = (dir: string) =>
+    rules.some(({ entry, parsed }) =>
+      entry.behavior === "allow" && writesFiles(parsed) &&
+      contentMatches(parsed, writeRequest(path.join(dir, ".config"), request.cwd), "allow")
+    )
+  const elsewhereLoads = (command: ShellRules.SimpleCommand) => {
+    const name = command.words[command.assignments]?.literal
+    if (name === undefined || !ShellPrograms.LOADS_FROM_DIRECTORY.has(path.basename(name))) return false
+    const dirs = targets.dirsOf(command)
+    if (dirs === undefined) return true
+    return dirs.some((dir) => {
+      for (let d = dir; d !== request.cwd && d !== path.dirname(d); d = path.dirname(d)) if (writable(d)) return true
+      return false
+    })
+  }
   const covered = (command: ShellRules.SimpleCommand) => {
+    if (elsewhereLoads(command)) return false
     const reach = command.assignments +
       ShellPrograms.allowReach(command.words.slice(command.assignments).map((w) => w.literal))
     return rules.some(({ entry, parsed }) =>

@@ -389,6 +389,8 @@ const CODE_OPTIONS: Readonly<Record<string, RegExp>> = {
   scp: /^-[A-Za-z]*o/,
   sftp: /^-[A-Za-z]*o/,
   sort: /^--compress-program/,
+  kubectl: /^(--kubeconfig|--exec-)/,
+  helm: /^(--kubeconfig|--post-renderer)/,
   npm: new RegExp(
     "^(--script-shell|--prefix|-C|--userconfig|--globalconfig|--node-options|--logs-dir|--cache|--workspace|" +
       "--workspaces|-w|-ws|--include-workspace-root|--call|-c|--shell|--init-module|--onload-script|--editor|" +
@@ -846,8 +848,33 @@ const NAMES_FROM: Readonly<Record<string, RegExp>> = {
  * --output=F`, `git format-patch -o DIR`), and options that make it edit its file operands in place (`sed -i`).
  */
 const WRITE_VALUES: Readonly<Record<string, RegExp>> = {
-  sort: /^(-[A-Za-z]*o|--output)/,
-  git: /^(-o|--output|--output-directory)/
+  sort: /^(-[A-Za-z]*?o|--output)/,
+  git: /^(-o|--output|--output-directory)/,
+  curl: new RegExp(
+    "^(-[A-Za-z]*?[ocD]|(--output|--output-dir|--stderr|--trace|--trace-ascii|--libcurl|--cookie-jar|--dump-header|" +
+      "--hsts|--alt-svc|--etag-save)$)"
+  ),
+  tsc: /^(--outFile|--outDir|--declarationDir|--generateTrace|--tsBuildInfoFile|--out)$/
+}
+
+/**
+ * Options that make a program write files whose names the words do not give (`curl -O` names them after the URL,
+ * `--next` starts another transfer, `-K` reads more options; `tsc -p` / `--build` write where a tsconfig says): on
+ * the allow side such a command writes somewhere not known.
+ */
+const UNKNOWN_WRITES: Readonly<Record<string, RegExp>> = {
+  curl: /^(-[A-Za-z]*[OJK]|--remote-name|--remote-name-all|--remote-header-name|--next|-:|--config)/,
+  tsc: /^(-p|--project|-b|--build)$/
+}
+
+/** The program `npx` runs (after its own options), for the tables above. */
+const runBy = (
+  name: string,
+  args: ReadonlyArray<Word>
+): { readonly name: string; readonly args: ReadonlyArray<Word> } => {
+  if (name !== "npx") return { name, args }
+  const at = args.findIndex((w) => !(w.literal ?? w.loose).startsWith("-"))
+  return at < 0 ? { name, args } : { name: basename(args[at]!.literal ?? args[at]!.loose), args: args.slice(at + 1) }
 }
 
 const IN_PLACE: Readonly<Record<string, RegExp>> = {
@@ -869,19 +896,21 @@ export const optionWrites = (commandWords: ReadonlyArray<Word>): ReadonlyArray<W
   const words = unwrap(commandWords)
   const first = words[0]
   if (first === undefined) return []
-  const name = basename(first.literal ?? first.loose)
-  const args = words.slice(1)
+  const { name, args } = runBy(basename(first.literal ?? first.loose), words.slice(1))
   const valued = WRITE_VALUES[name]
   const inPlace = IN_PLACE[name]
   const texts = args.map((w) => w.literal ?? w.loose)
   if (inPlace !== undefined && optionMatches(inPlace, texts)) return operandsOf(name, args)
+  // a file not named by the words: a word with no literal value, which no allow rule allows
+  const unknown = UNKNOWN_WRITES[name]
+  if (unknown !== undefined && texts.some((t) => optionTest(unknown, t))) return [{ literal: undefined, loose: "?" }]
   if (valued === undefined) return []
   return args.flatMap((w, i) => {
     const text = w.literal ?? w.loose
     if (!text.startsWith("-") || !optionTest(valued, text.split("=")[0]!)) return []
     const value = text.includes("=") ? tail(w, text, text.indexOf("=") + 1) : undefined
     const attached = !text.startsWith("--") && !text.includes("=") && text.length > 2
-      ? tail(w, text, text.search(/[o]/) + 1)
+      ? tail(w, text, valued.exec(text)?.[0].length ?? text.length)
       : undefined
     const next = args[i + 1]
     return [value ?? attached ?? next].filter((v): v is Word => v !== undefined && (v.literal ?? v.loose) !== "")
@@ -1342,6 +1371,36 @@ const LINKING_SUBCOMMANDS: Readonly<Record<string, ReadonlySet<string>>> = {
  */
 export const changesDirectory = (words: ReadonlyArray<string>): boolean =>
   words.some((w, i) => DIRECTORY_CHANGES.has(basename(w)) && (i === 0 || WRAPPERS.has(basename(words[0]!))))
+
+/**
+ * Programs that load configuration or code from the directory they run in (`.git/config`'s `core.fsmonitor`,
+ * `package.json`'s scripts, a `Makefile`, a `tsconfig.json`): an allow rule naming them trusts the session's
+ * directory, not one the command moved to.
+ *
+ * @internal
+ */
+export const LOADS_FROM_DIRECTORY: ReadonlySet<string> = new Set([
+  "git",
+  "npm",
+  "npx",
+  "pnpm",
+  "yarn",
+  "bun",
+  "make",
+  "cargo",
+  "tsc",
+  "go",
+  "mvn",
+  "gradle",
+  "pip",
+  "poetry",
+  "uv",
+  "docker",
+  "docker-compose",
+  "kubectl",
+  "helm",
+  "terraform"
+])
 
 /**
  * Wrappers' options that run their command in another directory (or root): `env -C DIR`, `unshare --wd=DIR`,
