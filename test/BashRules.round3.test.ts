@@ -779,6 +779,13 @@ describe("issue 31: the stress fuzzer's seed 890349309, and the sixth red team's
     }
     expect(await decideIn(DENYLIST.spec, "ln -s a b && git status")).toBe("allow")
   })
+  it("seed 892716154: a redirection and the words after it, given by the parser to a list, belong to its last command", async () => {
+    // tree-sitter-bash reads `unset </dev/null && eval 2>victim "…"` as `(unset && eval) 2>victim "…"`
+    const command = "unset </dev/null && eval 2> victim 'cd sec'\"rets; cat k\""
+    expect(inBash(command).output).toContain("SECRET")
+    expect(await decideIn(DENYLIST.spec, command)).toBe("deny")
+    expect(await decideIn(DENYLIST.spec, "unset </dev/null && eval 2>/dev/null 'rm victim'")).toBe("deny")
+  })
   it("a Glob pattern with a backslash (an escape) is not known: deny rules match it, allow rules do not", async () => {
     const spec: Spec = { allow: ["Glob(./src/**)"], deny: ["Read(./secrets/**)"] }
     // the escape is read as the character it escapes, as bash's globs read it

@@ -696,7 +696,15 @@ const collect = (
     if (found.length > 0 && depth >= MAX_DEPTH) budget.limit = true
     else for (const script of found) out.push(...analyzeAt(budget, script, depth + 1).all)
   }
-  for (const child of children(node)) collect(budget, read, source, child, depth, out)
+  // `a && b 2>f x`: tree-sitter-bash gives the redirection (and the words after its target) to the list; bash gives
+  // them to the last simple command, as `reduce` does for the top level
+  const statements = node.type === "list" || node.type === "pipeline"
+    ? children(node).filter((c) => c.isNamed && c.type !== "comment")
+    : []
+  const last = redirects.length > 0 ? statements.at(-1) : undefined
+  for (const child of children(node)) {
+    collect(budget, read, source, child, depth, out, child === last ? redirects : [])
+  }
 }
 
 /** Crude tokens of a command: split at blanks, shell metacharacters and commas. */
