@@ -45,7 +45,11 @@ describe("executable: \"bun\" | \"deno\" (real CLI 2.1.100, a JavaScript entry)"
         // the process is the runtime's binary itself (npm's bin entry resolves to it), running cli.js
         expect(path.basename(fs.realpathSync(`/proc/${pid}/exe`))).toMatch(new RegExp(`^${runtime}(\\.exe)?$`))
         const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")
-        expect(cmdline.slice(1, 2 + executableArgs.length)).toEqual([...executableArgs, CLI_2_1_100])
+        // cli.js sets `process.title = "claude"`, which overwrites the argument area: a start fast enough does it
+        // before this read, and then the turn completing under the runtime (deno refuses without its flags) is the proof
+        if (cmdline[0] !== "claude") {
+          expect(cmdline.slice(1, 2 + executableArgs.length)).toEqual([...executableArgs, CLI_2_1_100])
+        }
         const result = Chunk.toReadonlyArray(yield* Stream.runCollect(session.turn("hi"))).find(
           Message.isResultMessage
         )
