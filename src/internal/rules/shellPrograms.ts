@@ -344,6 +344,10 @@ export const denyCandidates = (words: ReadonlyArray<string>, maxRun: number): Ar
   return candidates
 }
 
+/** Whether the word at `i` is the command a simple command runs: the first word, or any word behind a wrapper. */
+const runsAt = (words: ReadonlyArray<string | undefined>, i: number): boolean =>
+  i === 0 || WRAPPERS.has(basename(words[0] ?? ""))
+
 /** Names whose arguments may hold shell code (see {@link scripts}). */
 const SCRIPT_RUNNERS: ReadonlySet<string> = new Set([
   "eval",
@@ -495,16 +499,16 @@ export const scripts = (words: ReadonlyArray<string>): Array<string> => {
   const found: Array<string> = []
   words.forEach((w, i) => {
     const name = basename(w)
-    if (name === "env" && (i === 0 || WRAPPERS.has(basename(words[0]!)))) {
+    if (name === "env" && runsAt(words, i)) {
       found.push(...envStrings(words.slice(i + 1)))
       return
     }
     const codeOption = CODE_OPTIONS[name]
-    if (codeOption !== undefined && (i === 0 || WRAPPERS.has(basename(words[0]!)))) {
+    if (codeOption !== undefined && runsAt(words, i)) {
       found.push(...codeValues(words.slice(i + 1), codeOption))
     }
     const shellString = SHELL_STRING_WRAPPERS[name]
-    if (shellString !== undefined && (i === 0 || WRAPPERS.has(basename(words[0]!)))) {
+    if (shellString !== undefined && runsAt(words, i)) {
       const rest = words.slice(i + 1)
       if (shellString === true || rest.some((a) => optionTest(shellString, a))) {
         const operands = rest.filter((a) => !a.startsWith("-"))
@@ -833,14 +837,12 @@ const NAMES_FROM: Readonly<Record<string, RegExp>> = {
   zip: /^-[A-Za-z]*@|^--names-stdin/,
   cpio: /^(-[A-Za-z]*[op]|--create|--pass-through)/,
   rsync: /^--files-from/,
-  md5sum: /^(-[A-Za-z]*c|--check)/,
-  sha1sum: /^(-[A-Za-z]*c|--check)/,
-  sha224sum: /^(-[A-Za-z]*c|--check)/,
-  sha256sum: /^(-[A-Za-z]*c|--check)/,
-  sha384sum: /^(-[A-Za-z]*c|--check)/,
-  sha512sum: /^(-[A-Za-z]*c|--check)/,
-  b2sum: /^(-[A-Za-z]*c|--check)/,
-  cksum: /^(-[A-Za-z]*c|--check)/
+  ...Object.fromEntries(
+    ["md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum"].map((n) => [
+      n,
+      /^(-[A-Za-z]*c|--check)/
+    ])
+  )
 }
 
 /**
@@ -1030,20 +1032,18 @@ const SHELL_INTERPRETER: Interpreter = {
   inline: /^-[A-Za-z]*c[A-Za-z]*$/
 }
 
+const PYTHON: Interpreter = { valued: /^-[A-Za-z]*[WX]$/, inline: /^-[A-Za-z]*[cm]$/ }
+
+const NODE: Interpreter = {
+  valued: /^(-[rC]|--require|--import|--loader|--experimental-loader|--conditions|--input-type|--env-file)$/,
+  inline: /^(-[A-Za-z]*[ep]|--eval|--print)$/
+}
+
 const INTERPRETERS: Readonly<Record<string, Interpreter>> = {
   ...Object.fromEntries([...SHELLS].filter((s) => s !== "busybox").map((s) => [s, SHELL_INTERPRETER])),
-  python: { valued: /^-[A-Za-z]*[WX]$/, inline: /^-[A-Za-z]*[cm]$/ },
-  python2: { valued: /^-[A-Za-z]*[WX]$/, inline: /^-[A-Za-z]*[cm]$/ },
-  python3: { valued: /^-[A-Za-z]*[WX]$/, inline: /^-[A-Za-z]*[cm]$/ },
-  pypy3: { valued: /^-[A-Za-z]*[WX]$/, inline: /^-[A-Za-z]*[cm]$/ },
-  node: {
-    valued: /^(-[rC]|--require|--import|--loader|--experimental-loader|--conditions|--input-type|--env-file)$/,
-    inline: /^(-[A-Za-z]*[ep]|--eval|--print)$/
-  },
-  nodejs: {
-    valued: /^(-[rC]|--require|--import|--loader|--experimental-loader|--conditions|--input-type|--env-file)$/,
-    inline: /^(-[A-Za-z]*[ep]|--eval|--print)$/
-  },
+  ...Object.fromEntries(["python", "python2", "python3", "pypy3"].map((n) => [n, PYTHON])),
+  node: NODE,
+  nodejs: NODE,
   perl: { valued: /^-[IMm]$/, inline: /^-[A-Za-z]*[eE]$/ },
   ruby: { valued: /^-[Irx]$/, inline: /^-[A-Za-z]*e$/ },
   php: { valued: /^-[cdfz]$/, inline: /^-[A-Za-z]*[rBRE]$/ },
@@ -1223,14 +1223,13 @@ export const fileOperands = (commandWords: ReadonlyArray<Word>): FileOperands =>
     if (inner === -1) return { ...NONE, reads: argumentFiles, guesses: guessable(operandsOf(name, args)) }
     const operands = fileOperands(args.slice(inner))
     if (!ARGUMENTS_FROM_INPUT.has(name)) return operands
+    const innerName = basename(args[inner]!.literal ?? args[inner]!.loose)
     return {
       ...operands,
       reads: [...operands.reads, ...argumentFiles],
-      readsUnknown: operands.reads.length + operands.readTrees.length > 0 ||
-        READERS.has(basename(args[inner]!.literal ?? args[inner]!.loose)) ||
-        INTERPRETERS[basename(args[inner]!.literal ?? args[inner]!.loose)] !== undefined,
-      writesUnknown: operands.writes.length + operands.writeTrees.length > 0 ||
-        WRITERS.has(basename(args[inner]!.literal ?? args[inner]!.loose))
+      readsUnknown: operands.reads.length + operands.readTrees.length > 0 || READERS.has(innerName) ||
+        INTERPRETERS[innerName] !== undefined,
+      writesUnknown: operands.writes.length + operands.writeTrees.length > 0 || WRITERS.has(innerName)
     }
   }
   const interpreter = INTERPRETERS[name]
@@ -1248,6 +1247,7 @@ export const fileOperands = (commandWords: ReadonlyArray<Word>): FileOperands =>
   const curlGlobs = name === "curl" &&
     ((!optionMatches(/^(-[A-Za-z]*g[A-Za-z]*|--globoff)$/, texts) && texts.some((t) => /[{[]/.test(t))) ||
       optionMatches(/^(-[A-Za-z]*K|--config)/, texts))
+  const namesFrom = optionMatches(NAMES_FROM[name], texts)
   const reader = READERS.has(name)
   const writer = WRITERS.has(name) || optionMatches(WRITES_WITH[name], texts)
   const readsTree = optionMatches(RECURSIVE_READ[name], texts)
@@ -1263,12 +1263,12 @@ export const fileOperands = (commandWords: ReadonlyArray<Word>): FileOperands =>
       readTrees: readsTree ? trees : [],
       writes: writer ? operands : [],
       writeTrees: writesTree ? trees : [],
-      readsUnknown: optionMatches(NAMES_FROM[name], texts) || curlGlobs,
+      readsUnknown: namesFrom || curlGlobs,
       writesUnknown: curlGlobs,
       guesses: []
     }
   }
-  if (optionMatches(NAMES_FROM[name], texts)) return { ...NONE, readsUnknown: true }
+  if (namesFrom) return { ...NONE, readsUnknown: true }
   if (NO_FILE_OPERANDS.has(name) || ALWAYS_REENTRY.has(name)) return NONE
   // a program these lists do not know: each operand may be a file or a directory it reads or writes
   return { ...NONE, guesses: guessable(operands) }
@@ -1370,7 +1370,7 @@ const LINKING_SUBCOMMANDS: Readonly<Record<string, ReadonlySet<string>>> = {
  * @internal
  */
 export const changesDirectory = (words: ReadonlyArray<string>): boolean =>
-  words.some((w, i) => DIRECTORY_CHANGES.has(basename(w)) && (i === 0 || WRAPPERS.has(basename(words[0]!))))
+  words.some((w, i) => DIRECTORY_CHANGES.has(basename(w)) && runsAt(words, i))
 
 /**
  * Programs that load configuration or code from the directory they run in (`.git/config`'s `core.fsmonitor`,
@@ -1445,7 +1445,7 @@ export const elsewhere = (
 ): { readonly dir: string | undefined } | undefined => {
   const dirs: Array<string | undefined> = []
   words.forEach((w, i) => {
-    if (w === undefined || (i > 0 && !WRAPPERS.has(basename(words[0] ?? "")))) return
+    if (w === undefined || !runsAt(words, i)) return
     const rule = ELSEWHERE[basename(w)]
     if (rule === true) dirs.push(undefined)
     if (rule === undefined || rule === true) return

@@ -620,13 +620,20 @@ const collect = (
   out: Array<SimpleCommand>,
   redirects: ReadonlyArray<Node> = []
 ): void => {
+  // the scripts a node runs, parsed one level deeper (past the nesting limit, the limit is reached)
+  const analyzeScripts = (found: ReadonlyArray<string>): void => {
+    if (found.length > 0 && depth >= MAX_DEPTH) budget.limit = true
+    else for (const script of found) out.push(...analyzeAt(budget, script, depth + 1).all)
+  }
+  // redirections that belong to no simple command (`(…) > f`, `$(<f)`): a command without words
+  const redirectionsAlone = (around: ReadonlyArray<Node>): void => {
+    const { command } = simpleCommand(source, { ...node, children: around }, [])
+    out.push({ ...command, words: [], assignments: 0 })
+  }
   if (node.type === "redirected_statement") {
     const body = childForField(node, "body")
     const around = node.namedChildren.filter((c) => REDIRECTS.has(c.type))
-    if (body === undefined || body.type !== "command") {
-      const { command } = simpleCommand(source, { ...node, children: around }, [])
-      out.push({ ...command, words: [], assignments: 0 })
-    }
+    if (body === undefined || body.type !== "command") redirectionsAlone(around)
     for (const child of children(node)) collect(budget, read, source, child, depth, out, child === body ? around : [])
     return
   }
@@ -634,10 +641,7 @@ const collect = (
     // `$(<file)` reads a file and `$(>file)` writes one, with no command: tree-sitter-bash puts the redirection
     // directly in the substitution
     const around = node.namedChildren.filter((c) => REDIRECTS.has(c.type))
-    if (around.length > 0) {
-      const { command } = simpleCommand(source, { ...node, children: around }, [])
-      out.push({ ...command, words: [], assignments: 0 })
-    }
+    if (around.length > 0) redirectionsAlone(around)
   }
   if (node.type === "pipeline") {
     // `echo 'rm x' | bash`: what a shell or `source` reads from the pipe may be the words of what comes before it
@@ -652,8 +656,7 @@ const collect = (
         if (inner?.type !== "command") continue
         const upstream = simpleCommand(source, inner, []).command
         const args = upstream.words.slice(upstream.assignments + 1).map((w) => w.loose)
-        if (depth >= MAX_DEPTH) budget.limit = true
-        else for (const text of [args.join(" "), ...args]) out.push(...analyzeAt(budget, text, depth + 1).all)
+        analyzeScripts([args.join(" "), ...args])
       }
     })
   }
@@ -667,34 +670,27 @@ const collect = (
       ...assignedScripts([...command.words, ...command.writes, ...command.inputs].map((w) => w.loose)),
       ...(runsInput(words) ? command.stdin ?? [] : [])
     ]
-    if (found.length > 0 && depth >= MAX_DEPTH) budget.limit = true
-    else for (const script of found) out.push(...analyzeAt(budget, script, depth + 1).all)
+    analyzeScripts(found)
   } else if (node.type === "heredoc_redirect") {
     // an unquoted heredoc's substitutions run; `<<-` bodies are not parsed by tree-sitter-bash, so parse them here
     const start = node.namedChildren.find((c) => c.type === "heredoc_start")?.text ?? ""
     const body = node.namedChildren.filter((c) => c.type === "heredoc_body").map((c) => c.text).join("\n")
-    if (!/['"\\]/.test(start) && /`|\$[([]/.test(body)) {
-      if (depth >= MAX_DEPTH) budget.limit = true
-      else out.push(...analyzeAt(budget, body.replace(/^\t+/gm, ""), depth + 1).all)
-    }
+    if (!/['"\\]/.test(start) && /`|\$[([]/.test(body)) analyzeScripts([body.replace(/^\t+/gm, "")])
   } else if (node.type === "variable_assignment") {
     // `x='a[$(…)]'` runs the substitution wherever `x` is evaluated as arithmetic
     const found = assignedScripts([assignmentOrWord(node).loose])
-    if (found.length > 0 && depth >= MAX_DEPTH) budget.limit = true
-    else for (const script of found) out.push(...analyzeAt(budget, script, depth + 1).all)
+    analyzeScripts(found)
   } else if (node.type === "test_command") {
     // `[[ -v 'a[$(…)]' ]]`, `[[ $x -eq 1 ]]`: subscripts in what it evaluates run their substitutions
     const found = assignedScripts(node.namedChildren.flatMap(function texts(c: Node): Array<string> {
       return [c.text.replace(/^['"]|['"]$/g, ""), ...c.namedChildren.flatMap(texts)]
     }))
-    if (found.length > 0 && depth >= MAX_DEPTH) budget.limit = true
-    else for (const script of found) out.push(...analyzeAt(budget, script, depth + 1).all)
+    analyzeScripts(found)
   } else if (node.type === "declaration_command" || node.type === "unset_command") {
     const words = children(node).map((c) => (c.isNamed ? assignmentOrWord(c) : word(c.type, c.type)))
     out.push({ words, assignments: 0, writes: [], inputs: [] })
     const found = [...scripts(words.map((w) => w.loose)), ...assignedScripts(words.map((w) => w.loose))]
-    if (found.length > 0 && depth >= MAX_DEPTH) budget.limit = true
-    else for (const script of found) out.push(...analyzeAt(budget, script, depth + 1).all)
+    analyzeScripts(found)
   }
   // `a && b 2>f x`: tree-sitter-bash gives the redirection (and the words after its target) to the list; bash gives
   // them to the last simple command, as `reduce` does for the top level
