@@ -216,8 +216,12 @@ describe("ChatServer with the AI SDK's own Chat and DefaultChatTransport (real C
         const chat = makeChat(url, log, { sendAutomaticallyWhen: ChatClient.sendAutomaticallyWhen })
         yield* Effect.promise(() => chat.sendMessage({ text: "TWO touch one.txt AND touch two.txt" }))
         const [first, second] = toolParts(chat.messages[1])
-        expect([first?.state, second?.state]).toEqual(["approval-requested", "input-available"])
-        // the AI SDK's own predicate would wait for the second call to be decided too, which the CLI has not asked yet
+        expect(first?.state).toBe("approval-requested")
+        // the CLI asks for the first call's approval as soon as that call is complete: the second call is streamed by
+        // then, or not yet (it then comes with the answer to the first); it is never asked before the first is decided
+        expect(second === undefined ? "not streamed yet" : second.state).toMatch(/^(not streamed yet|input-available)$/)
+        // the AI SDK's own predicate would wait for a second call it sees to be decided too, which the CLI has not
+        // asked yet
         expect(lastAssistantMessageIsCompleteWithApprovalResponses({
           messages: [
             ...chat.messages.slice(0, 1),
@@ -234,7 +238,7 @@ describe("ChatServer with the AI SDK's own Chat and DefaultChatTransport (real C
               )
             }
           ]
-        })).toBe(false)
+        })).toBe(second === undefined)
         yield* Effect.promise(() => answerApprovals(chat, () => true))
         expect(toolParts(chat.messages[1]).map((p) => p.state)).toEqual(["output-available", "output-available"])
         expect(fs.existsSync(path.join(cwd, "one.txt")) && fs.existsSync(path.join(cwd, "two.txt"))).toBe(true)
