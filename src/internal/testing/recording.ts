@@ -363,8 +363,7 @@ export const layerRecord = (file: string): Layer.Layer<Transport, RecordingError
           )
           opened = connection
           // the connection's own capabilities, each recording what passes through it
-          return Conn.make({
-            ...connection,
+          return Conn.wrap(connection, {
             pull: Effect.map(
               Effect.zipRight(Effect.addFinalizer(() => recordExitIfKnown(connection)), connection.pull),
               (pull) =>
@@ -375,13 +374,12 @@ export const layerRecord = (file: string): Layer.Layer<Transport, RecordingError
                     }
                   }))
             ),
-            unsafeSend: (message) => {
-              const error = connection.unsafeSend(message)
-              if (error === undefined && !exitRecorded) {
-                writer.write({ event: "stdin", connection: index, t: t(), frame: redactSecrets({ ...message }) })
-              }
-              return error
-            },
+            send: (message) =>
+              Effect.tap(connection.send(message), () => {
+                if (!exitRecorded) {
+                  writer.write({ event: "stdin", connection: index, t: t(), frame: redactSecrets({ ...message }) })
+                }
+              }),
             endInput: Effect.zipRight(Effect.sync(recordEndInput), connection.endInput)
           })
         })

@@ -461,7 +461,7 @@ const readingNow = (connection: Connection): Effect.Effect<Connection, never, Sc
       started = false
       return Fiber.join(first)
     })
-    return Conn.make({ ...connection, pull: Effect.succeed(primed) })
+    return Conn.wrap(connection, { pull: Effect.succeed(primed) })
   })
 
 /** @internal */
