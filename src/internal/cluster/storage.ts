@@ -46,6 +46,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Fences from "./fence.js"
@@ -218,6 +219,13 @@ const make = (prefix: string, fences: Fences.Service) =>
           })
           : message
       )
+    // whether a read of the unprocessed messages failed since the last reset of their read marks: the package's read
+    // marks the messages it returns as read (`last_read`, not read again for 10 minutes) in the statement that returns
+    // them, so a read whose connection died after that statement committed lost its messages for 10 minutes (an
+    // acknowledgement lost so holds its turn, and its session, as long); the next read resets the marks of the
+    // runner's shards first, as the package does when it acquires a shard (a message read twice is skipped by the
+    // runner: a request it is processing, an acknowledgement of a chunk that is not its request's last)
+    const marksUnsure = yield* Ref.make(false)
     const {
       registerReplyHandler: _register,
       unregisterReplyHandler: _unregister,
@@ -229,7 +237,16 @@ const make = (prefix: string, fences: Fences.Service) =>
       saveEnvelope,
       repliesFor,
       saveReply,
-      unprocessedMessages: (shardIds) => Effect.map(storage.unprocessedMessages(shardIds), answeredHere),
+      unprocessedMessages: (shardIds) =>
+        Effect.gen(function*() {
+          if (yield* Ref.get(marksUnsure)) {
+            yield* storage.resetShards(shardIds)
+            yield* Ref.set(marksUnsure, false)
+          }
+          return answeredHere(
+            yield* Effect.onError(storage.unprocessedMessages(shardIds), () => Ref.set(marksUnsure, true))
+          )
+        }),
       unprocessedMessagesById: (ids) => Effect.map(storage.unprocessedMessagesById(ids), answeredHere)
     })
     answer = outer.saveReply
