@@ -70,12 +70,6 @@ const ACK_RETRY = Schedule.exponential("100 millis").pipe(
   Schedule.upTo("30 seconds")
 )
 
-/** How long a reply the store refuses is tried again before the runner's own handling of the failure takes over. */
-const REPLY_RETRY = Schedule.exponential("100 millis").pipe(
-  Schedule.union(Schedule.spaced("1 second")),
-  Schedule.upTo("30 seconds")
-)
-
 /** How often an interrupt the store refused is tried again (until it is stored, or the node stops). */
 const INTERRUPT_RETRY = Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("2 seconds")))
 
@@ -196,39 +190,20 @@ const make = (prefix: string, fences: Fences.Service) =>
         return out
       })
 
-    /** Whether the reply `id` is stored: a save whose commit was not confirmed may have. */
-    const isReplySaved = (id: string) =>
-      sql<{ readonly found: number }>`SELECT 1 AS found FROM ${replies} WHERE id = ${id}`.pipe(
-        Effect.map((rows) => rows.length > 0),
-        PersistenceError.refail
-      )
-
-    // A reply the database refuses (restarting, its disk full) is tried again here, within REPLY_RETRY: the runner's
-    // own retries (`EntityManager`'s `retryRespond`) last about 800 ms, and beyond them a chunk restarts its entity
-    // (its turn is cut off) and a final reply is dropped: its request stays active, unanswered, and its caller waits
-    // for ever. A refusal of the fence (the session is not the incarnation's any more) is not tried again.
     const saveReply: MessageStorage.MessageStorage["Type"]["saveReply"] = (reply) =>
       Effect.suspend(() => {
         const requestId = String(reply.reply.requestId)
         const fence = fences.get(requestId)
-        const save = fence === undefined ? storage.saveReply(reply) : fence(storage.saveReply(reply))
-        const transient = (e: { readonly _tag: string }) => e._tag === "PersistenceError" || e._tag === "SqlError"
-        return Effect.catchIf(save, transient, () =>
-          Effect.flatMap(isReplySaved(String(reply.reply.id)), (saved) => saved ? Effect.void : save).pipe(
-            Effect.retry({ schedule: REPLY_RETRY, while: transient })
-          )).pipe(
-            Effect.catchTags({
-              Fenced: (cause) =>
-                Effect.fail(new PersistenceError({ cause })),
-              SqlError: (cause) =>
-                Effect.fail(new PersistenceError({ cause }))
-            }),
-            Effect.tap(() =>
-              reply.reply._tag === "WithExit" && fence !== undefined
-                ? Effect.sync(() => fences.done(requestId, fence))
-                : Effect.void
-            )
+        if (fence === undefined) return storage.saveReply(reply)
+        return fence(storage.saveReply(reply)).pipe(
+          Effect.catchTags({
+            Fenced: (cause) => Effect.fail(new PersistenceError({ cause })),
+            SqlError: (cause) => Effect.fail(new PersistenceError({ cause }))
+          }),
+          Effect.tap(() =>
+            reply.reply._tag === "WithExit" ? Effect.sync(() => fences.done(requestId, fence)) : Effect.void
           )
+        )
       })
 
     // a request read from storage is answered through the fenced `saveReply` (the package's own answers through its
