@@ -14,6 +14,16 @@
  * how the chunks were batched (with PostgreSQL it does). A caller that interrupts a request reads none of its
  * replies any more, so `saveEnvelope` acknowledges them as it stores the interrupt.
  *
+ * A streamed request's entity writes its next chunk only once the caller has acknowledged the last one (@effect/rpc's
+ * `RpcServer`, `streamEffect`: `latch.await`, unbounded), and the caller's acknowledgement and interrupt reach it only
+ * through this storage. In 0.60.2 the caller loses both when the database refuses the write (restarting, its disk
+ * full): a failed `AckChunk` save fails the caller's stream (`RpcClient`: the mailbox is done with the error), and the
+ * `Interrupt` its leaving sends is then dropped (`Sharding`, the client's `onFromClient`, case `"Interrupt"`:
+ * `Effect.ignore(sendOutgoing(…))`, which retries only `EntityNotAssignedToRunner` / `RunnerUnavailable`). The turn
+ * then waits for ever, and its session's later turns behind it. So `saveEnvelope` tries an acknowledgement again
+ * until it is stored (bounded: the caller's stream waits meanwhile), and an interrupt, without holding up the caller
+ * that left, until it is stored or the node stops.
+ *
  * A reply to a request that an `AgentSession` incarnation handles is saved only through that incarnation's fence (see
  * `fence.ts`): in one transaction with the check that the incarnation still owns its session, so that a runner that
  * lost the session (paused past its lease, cut off) answers nothing its successor does not know of.
@@ -22,7 +32,7 @@
  *
  * @internal
  */
-import { PersistenceError } from "@effect/cluster/ClusterError"
+import { type MalformedMessage, PersistenceError } from "@effect/cluster/ClusterError"
 import * as Message from "@effect/cluster/Message"
 import * as MessageStorage from "@effect/cluster/MessageStorage"
 import * as Reply from "@effect/cluster/Reply"
@@ -36,6 +46,8 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Fences from "./fence.js"
 
@@ -48,6 +60,18 @@ interface ReplyRow {
 }
 
 const WITH_EXIT = 0
+
+/**
+ * How long a caller's acknowledgement of a chunk is tried again while the store refuses it (a database restarting, a
+ * disk full): beyond, the caller's turn fails, and its interrupt is stored in its place.
+ */
+const ACK_RETRY = Schedule.exponential("100 millis").pipe(
+  Schedule.union(Schedule.spaced("1 second")),
+  Schedule.upTo("30 seconds")
+)
+
+/** How often an interrupt the store refused is tried again (until it is stored, or the node stops). */
+const INTERRUPT_RETRY = Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("2 seconds")))
 
 const fromRow = (row: ReplyRow): Reply.ReplyEncoded<Rpc.Any> =>
   row.kind !== null && Number(row.kind) === WITH_EXIT
@@ -71,14 +95,61 @@ const make = (prefix: string, fences: Fences.Service) =>
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
     const snowflakes = yield* Snowflake.Generator
     const replies = sql(`${prefix}_replies`)
+    const messages = sql(`${prefix}_messages`)
     const unacked = sql.onDialectOrElse({ sqlite: () => 0, mssql: () => 0, orElse: () => false })
     const acked = sql.onDialectOrElse({ sqlite: () => 1, mssql: () => 1, orElse: () => true })
 
-    const saveEnvelope: MessageStorage.MessageStorage["Type"]["saveEnvelope"] = (message) =>
-      message.envelope._tag === "Interrupt"
-        ? sql`UPDATE ${replies} SET acked = ${acked} WHERE request_id = ${String(message.envelope.requestId)}
+    const scope = yield* Effect.scope
+
+    /** Whether the envelope `id` is stored: a save whose commit was not confirmed (the connection died) may have. */
+    const isSaved = (id: string) =>
+      sql<{ readonly found: number }>`SELECT 1 AS found FROM ${messages} WHERE id = ${id}`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        PersistenceError.refail
+      )
+    /**
+     * `save` of envelope `id` tried again after it failed, while the store refuses it, within `schedule`: each attempt
+     * first looks whether the one before was stored after all, so that the envelope is stored once.
+     */
+    const retried = (
+      id: string,
+      save: Effect.Effect<void, PersistenceError | MalformedMessage>,
+      schedule: Schedule.Schedule<unknown, unknown>
+    ) =>
+      Effect.flatMap(isSaved(id), (saved) => saved ? Effect.void : save).pipe(
+        Effect.retry({ schedule, while: (e) => e._tag === "PersistenceError" })
+      )
+
+    const saveEnvelope: MessageStorage.MessageStorage["Type"]["saveEnvelope"] = (message) => {
+      const envelope = message.envelope
+      const id = String(envelope.id)
+      switch (envelope._tag) {
+        case "AckChunk":
+          // the runner sends the next chunk only once this is stored: lost, the turn would wait for it for ever
+          return Effect.catchTag(
+            storage.saveEnvelope(message),
+            "PersistenceError",
+            () => retried(id, storage.saveEnvelope(message), ACK_RETRY)
+          )
+        case "Interrupt": {
+          const save = sql`UPDATE ${replies} SET acked = ${acked} WHERE request_id = ${String(envelope.requestId)}
             AND kind IS NULL`.pipe(PersistenceError.refail, Effect.zipRight(storage.saveEnvelope(message)))
-        : storage.saveEnvelope(message)
+          // @effect/cluster's client ignores an interrupt it could not store, and the turn would wait for ever for
+          // the acknowledgement its caller will never send: one the store refuses is stored as soon as it can be,
+          // for as long as this node runs, without holding up the caller that left (the runner reads it at its next
+          // poll)
+          return Effect.catchTag(save, "PersistenceError", () =>
+            retried(id, save, INTERRUPT_RETRY).pipe(
+              Effect.tapError((error) =>
+                Effect.logWarning(`An interrupt of request ${String(envelope.requestId)} could not be stored`, error)
+              ),
+              Effect.ignore,
+              Effect.forkIn(scope),
+              Effect.asVoid
+            ))
+        }
+      }
+    }
 
     const repliesFor: MessageStorage.MessageStorage["Type"]["repliesFor"] = (requests) =>
       Effect.gen(function*() {
@@ -148,6 +219,13 @@ const make = (prefix: string, fences: Fences.Service) =>
           })
           : message
       )
+    // whether a read of the unprocessed messages failed since the last reset of their read marks: the package's read
+    // marks the messages it returns as read (`last_read`, not read again for 10 minutes) in the statement that returns
+    // them, so a read whose connection died after that statement committed lost its messages for 10 minutes (an
+    // acknowledgement lost so holds its turn, and its session, as long); the next read resets the marks of the
+    // runner's shards first, as the package does when it acquires a shard (a message read twice is skipped by the
+    // runner: a request it is processing, an acknowledgement of a chunk that is not its request's last)
+    const marksUnsure = yield* Ref.make(false)
     const {
       registerReplyHandler: _register,
       unregisterReplyHandler: _unregister,
@@ -159,7 +237,16 @@ const make = (prefix: string, fences: Fences.Service) =>
       saveEnvelope,
       repliesFor,
       saveReply,
-      unprocessedMessages: (shardIds) => Effect.map(storage.unprocessedMessages(shardIds), answeredHere),
+      unprocessedMessages: (shardIds) =>
+        Effect.gen(function*() {
+          if (yield* Ref.get(marksUnsure)) {
+            yield* storage.resetShards(shardIds)
+            yield* Ref.set(marksUnsure, false)
+          }
+          return answeredHere(
+            yield* Effect.onError(storage.unprocessedMessages(shardIds), () => Ref.set(marksUnsure, true))
+          )
+        }),
       unprocessedMessagesById: (ids) => Effect.map(storage.unprocessedMessagesById(ids), answeredHere)
     })
     answer = outer.saveReply

@@ -1,0 +1,100 @@
+// The caller's control envelopes (an acknowledgement of a chunk, an interrupt) in the cluster's message storage when
+// the database refuses writes for a while (restarting, its disk full): lost, a turn waits for ever for the
+// acknowledgement of its last chunk (docs/GUARANTEES.md, "The cluster under Jepsen-style faults").
+import * as EntityAddress from "@effect/cluster/EntityAddress"
+import * as EntityId from "@effect/cluster/EntityId"
+import * as EntityType from "@effect/cluster/EntityType"
+import * as Envelope from "@effect/cluster/Envelope"
+import * as Message from "@effect/cluster/Message"
+import * as MessageStorage from "@effect/cluster/MessageStorage"
+import * as ShardId from "@effect/cluster/ShardId"
+import * as ShardingConfig from "@effect/cluster/ShardingConfig"
+import * as Snowflake from "@effect/cluster/Snowflake"
+import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Turn } from "../src/internal/cluster/entity.js"
+import { layerMessageStorage } from "../src/internal/cluster/storage.js"
+
+const address = EntityAddress.make({
+  shardId: ShardId.make("default", 1),
+  entityType: EntityType.EntityType.make("effect-claude-agent/AgentSession"),
+  entityId: EntityId.make("s1")
+})
+
+/** The message storage on a scratch SQLite file, and its SQL client. */
+const storageLayer = Layer.unwrapScoped(
+  Effect.acquireRelease(
+    Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "eca-cluster-storage-"))),
+    (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+  ).pipe(
+    Effect.map((dir) =>
+      layerMessageStorage("t").pipe(
+        Layer.provideMerge(Layer.orDie(SqliteClient.layer({ filename: path.join(dir, "cluster.db") }))),
+        Layer.provide(ShardingConfig.layer())
+      )
+    )
+  )
+)
+
+/** Whether the envelope `id` is in the messages table. */
+const stored = (id: bigint) =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      Effect.map(
+        sql<{ readonly id: number }>`SELECT id FROM t_messages WHERE id = ${String(id)}`,
+        (rows) => rows.length
+      )
+  )
+
+describe("the cluster's message storage while the database refuses writes", () => {
+  it.scopedLive(
+    "an acknowledgement waits until it is stored; an interrupt returns at once and is stored later",
+    () =>
+      Effect.gen(function*() {
+        const storage = yield* MessageStorage.MessageStorage
+        const sql = yield* SqlClient.SqlClient
+        const requestId = Snowflake.Snowflake(BigInt(1000))
+        // every write fails (SQLITE_READONLY) until it is turned off again
+        yield* sql`PRAGMA query_only = ON`
+        const ack = yield* storage.saveEnvelope(
+          new Message.OutgoingEnvelope({
+            envelope: new Envelope.AckChunk({
+              id: Snowflake.Snowflake(BigInt(1001)),
+              address,
+              requestId,
+              replyId: Snowflake.Snowflake(BigInt(999))
+            }),
+            rpc: Turn
+          })
+        ).pipe(Effect.fork)
+        yield* storage.saveEnvelope(
+          new Message.OutgoingEnvelope({
+            envelope: new Envelope.Interrupt({ id: Snowflake.Snowflake(BigInt(1002)), address, requestId }),
+            rpc: Turn
+          })
+        )
+        yield* Effect.sleep("600 millis")
+        expect(Option.isNone(yield* Fiber.poll(ack))).toBe(true)
+        expect(yield* stored(BigInt(1001))).toBe(0)
+        yield* sql`PRAGMA query_only = OFF`
+        yield* Fiber.join(ack)
+        expect(yield* stored(BigInt(1001))).toBe(1)
+        // the interrupt's next attempt (2 s apart at most) stores it
+        yield* stored(BigInt(1002)).pipe(
+          Effect.repeat({ until: (n) => n === 1, schedule: Schedule.spaced("100 millis"), times: 50 })
+        )
+        expect(yield* stored(BigInt(1002))).toBe(1)
+      }).pipe(Effect.provide(storageLayer)),
+    20_000
+  )
+})
