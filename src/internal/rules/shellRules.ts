@@ -625,15 +625,32 @@ const collect = (
     if (found.length > 0 && depth >= MAX_DEPTH) budget.limit = true
     else for (const script of found) out.push(...analyzeAt(budget, script, depth + 1).all)
   }
-  // redirections that belong to no simple command (`(…) > f`, `$(<f)`): a command without words
-  const redirectionsAlone = (around: ReadonlyArray<Node>): void => {
-    const { command } = simpleCommand(source, { ...node, children: around }, [])
-    out.push({ ...command, words: [], assignments: 0 })
+  // a simple command found, with the scripts it runs: a shell or `source` given its script by a heredoc or a
+  // here-string; code held in assignments
+  const found = (command: SimpleCommand): void => {
+    out.push(command)
+    const words = command.words.slice(command.assignments).map((w) => w.loose)
+    analyzeScripts([
+      ...scripts(words),
+      ...assignedScripts([...command.words, ...command.writes, ...command.inputs].map((w) => w.loose)),
+      ...(runsInput(words) ? command.stdin ?? [] : [])
+    ])
+  }
+  // redirections with no `command` node to go with them (`(…) > f`, `$(<f)`, `>/dev/null <<E rm x`, `X=1 <<E rm x`,
+  // `<f <f rm x`): tree-sitter-bash then puts the command's words (and assignments) inside the redirections, where
+  // bash reads them as the command they are; `keepWords: false` for a list's, which its last command is given
+  const redirectionsAlone = (around: ReadonlyArray<Node>, leading: ReadonlyArray<Node>, keepWords: boolean): void => {
+    const { command } = simpleCommand(source, { ...node, children: [...leading, ...around] }, [])
+    found(keepWords ? command : { ...command, words: [], assignments: 0 })
   }
   if (node.type === "redirected_statement") {
     const body = childForField(node, "body")
-    const around = node.namedChildren.filter((c) => REDIRECTS.has(c.type))
-    if (body === undefined || body.type !== "command") redirectionsAlone(around)
+    // the redirections handed down (`a && b 2>f`, nested statements) are this statement's too
+    const around = [...node.namedChildren.filter((c) => REDIRECTS.has(c.type)), ...redirects]
+    if (body?.type === "list" || body?.type === "pipeline") redirectionsAlone(around, [], false)
+    else if (body === undefined || (body.type !== "command" && body.type !== "redirected_statement")) {
+      redirectionsAlone(around, body?.type === "variable_assignment" ? [body] : [], true)
+    }
     for (const child of children(node)) collect(budget, read, source, child, depth, out, child === body ? around : [])
     return
   }
@@ -641,36 +658,24 @@ const collect = (
     // `$(<file)` reads a file and `$(>file)` writes one, with no command: tree-sitter-bash puts the redirection
     // directly in the substitution
     const around = node.namedChildren.filter((c) => REDIRECTS.has(c.type))
-    if (around.length > 0) redirectionsAlone(around)
+    if (around.length > 0) redirectionsAlone(around, [], false)
   }
   if (node.type === "pipeline") {
-    // `echo 'rm x' | bash`: what a shell or `source` reads from the pipe may be the words of what comes before it
-    const parts = node.namedChildren
-    parts.forEach((part, i) => {
-      const body = part.type === "redirected_statement" ? childForField(part, "body") : part
-      if (body?.type !== "command" || i === 0) return
-      const words = simpleCommand(source, body, []).command.words.map((w) => w.loose)
-      if (!runsInput(words)) return
-      for (const before of parts.slice(0, i)) {
-        const inner = before.type === "redirected_statement" ? childForField(before, "body") : before
-        if (inner?.type !== "command") continue
-        const upstream = simpleCommand(source, inner, []).command
+    // `echo 'rm x' | bash`: what a shell or `source` reads from the pipe may be the words of anything before it
+    // (`{ echo …; } | sh`, `! echo … | sh`, `cat <<< '…' | sh`), wherever the shell stands in its part (`… | (sh)`,
+    // `… | sh | c && d`, which tree-sitter-bash reads as a list inside the pipeline)
+    const parts = node.namedChildren.filter((c) => c.type !== "comment")
+    const reads = parts.map((part, i) => i > 0 && commandsIn(source, part).some((c) => runsInput(loose(c))))
+    const reading = reads.lastIndexOf(true)
+    if (reading > 0) {
+      for (const upstream of parts.slice(0, reading).flatMap((part) => commandsIn(source, part))) {
         const args = upstream.words.slice(upstream.assignments + 1).map((w) => w.loose)
-        analyzeScripts([args.join(" "), ...args])
+        analyzeScripts([args.join(" "), ...args, ...(upstream.stdin ?? [])])
       }
-    })
+    }
   }
   if (node.type === "command") {
-    const command = read.get(node) ?? simpleCommand(source, node, redirects).command
-    out.push(command)
-    const words = command.words.slice(command.assignments).map((w) => w.loose)
-    // a shell or `source` given its script by a heredoc or a here-string; code held in assignments
-    const found = [
-      ...scripts(words),
-      ...assignedScripts([...command.words, ...command.writes, ...command.inputs].map((w) => w.loose)),
-      ...(runsInput(words) ? command.stdin ?? [] : [])
-    ]
-    analyzeScripts(found)
+    found(read.get(node) ?? simpleCommand(source, node, redirects).command)
   } else if (node.type === "heredoc_redirect") {
     // an unquoted heredoc's substitutions run; `<<-` bodies are not parsed by tree-sitter-bash, so parse them here
     const start = node.namedChildren.find((c) => c.type === "heredoc_start")?.text ?? ""
@@ -701,6 +706,19 @@ const collect = (
   for (const child of children(node)) {
     collect(budget, read, source, child, depth, out, child === last ? redirects : [])
   }
+}
+
+/** A simple command's words from its name on, as written. */
+const loose = (command: SimpleCommand): Array<string> => command.words.slice(command.assignments).map((w) => w.loose)
+
+/** Every simple command anywhere under `node` (with the redirections of its statement), for a pipe's upstream. */
+const commandsIn = (source: string, node: Node, around: ReadonlyArray<Node> = []): Array<SimpleCommand> => {
+  if (node.type === "command") return [simpleCommand(source, node, around).command]
+  const body = node.type === "redirected_statement" ? childForField(node, "body") : undefined
+  const redirects = body === undefined ? [] : node.namedChildren.filter((c) => REDIRECTS.has(c.type))
+  return node.namedChildren.flatMap((child) =>
+    commandsIn(source, child, child === body ? [...redirects, ...around] : [])
+  )
 }
 
 /** Crude tokens of a command: split at blanks, shell metacharacters and commas. */
