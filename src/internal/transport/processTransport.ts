@@ -49,7 +49,9 @@ export const DEFAULT_KILL_GRACE_MILLIS = 2000
 /** @internal */
 export const DEFAULT_STDERR_TAIL_BYTES = 64 * 1024
 const REAP_TIMEOUT_MILLIS = 5000
-const STDERR_DRAIN_MILLIS = 1000
+// how long the exit waits for the rest of stderr: a pipe still open past it is held by a descendant (a machine so busy
+// that the reader runs a second late still gets the tail)
+const STDERR_DRAIN_MILLIS = 2000
 
 const errorText = (error: unknown): string => {
   if (typeof error === "object" && error !== null) {
