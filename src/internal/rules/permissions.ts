@@ -613,7 +613,8 @@ const shellTargets = (analysis: ShellRules.Analysis, cwd: string): Targets => {
     caseless && word.glob !== undefined ? { literal: undefined, loose: word.loose } : word
   all.forEach((command, i) => {
     const found = ShellPrograms.fileOperands(command.words.slice(command.assignments))
-    // a command a wrapper's option runs in another directory (`git -C sub`, `env -C sub`) is judged from there
+    // what a command a wrapper's option runs in another directory (`git -C sub`, `env -C sub`) opens is judged from
+    // there
     const away = ShellPrograms.elsewhere(command.words.slice(command.assignments).map((w) => w.literal))
     const here = linkCount - (linkers[i] ? 1 : 0) > 0 ? undefined : dirsOf(command)
     const dirs = away === undefined
@@ -622,6 +623,8 @@ const shellTargets = (analysis: ShellRules.Analysis, cwd: string): Targets => {
       ? undefined
       : here.map((d) => path.resolve(d, away.dir!))
     const at = (words: ReadonlyArray<ShellRules.Word>) => words.map((word) => ({ word: plain(word), dirs }))
+    // the shell opens a command's redirections where it is, before the program (and its `-C`) runs
+    const shell = (words: ReadonlyArray<ShellRules.Word>) => words.map((word) => ({ word: plain(word), dirs: here }))
     // the operands of a program the lists do not know: a relative path is judged only where the shell is known to
     // be; one whose value does not depend on it (absolute, or an expansion such as `~+`, `${PWD}`: not known) always
     const guesses = found.guesses
@@ -630,10 +633,15 @@ const shellTargets = (analysis: ShellRules.Analysis, cwd: string): Targets => {
         const absolute = path.isAbsolute(word.literal ?? word.glob ?? "")
         return { word: plain(word), dirs: dirs ?? (absolute ? ["/"] : undefined), guessed: true }
       })
-    reads.push(...at(command.inputs), ...at(found.reads), ...at(ShellPrograms.loadedFiles(command.words)), ...guesses)
+    reads.push(
+      ...shell(command.inputs),
+      ...at(found.reads),
+      ...at(ShellPrograms.loadedFiles(command.words)),
+      ...guesses
+    )
     readTrees.push(...at(found.readTrees))
     writes.push(
-      ...at(command.writes),
+      ...shell(command.writes),
       ...at(found.writes),
       ...at(ShellPrograms.optionWrites(command.words.slice(command.assignments))),
       ...guesses
