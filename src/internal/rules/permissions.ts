@@ -503,9 +503,38 @@ const cdTarget = (command: ShellRules.SimpleCommand): string | undefined => {
 }
 
 /**
- * The directories the shell may be in at each simple command: the session's cwd, changed by the top-level `cd DIR`s
- * (after `cd a && …` the shell is in `a`; after `cd a; …` in `a` or still here); not known after any other directory
- * change (`cd` in a subshell, a substitution or a script, `cd -`, `popd`, `cd $X`).
+ * Where the shell may be after a command, and what it knows of that command's exit status there: `ok` after a `cd`
+ * that moved it, `failed` after one that did not, `either` after anything else.
+ */
+interface Place {
+  readonly dir: string
+  readonly status: "ok" | "failed" | "either"
+}
+
+/** The places where the command after `joiner` runs (after `&&`: unless the last failed; `||`: unless it succeeded). */
+const runFrom = (places: ReadonlyArray<Place>, joiner: string | undefined): ReadonlyArray<Place> =>
+  places.filter((p) => joiner === "&&" ? p.status !== "failed" : joiner === "||" ? p.status !== "ok" : true)
+
+/** The places where the command after `joiner` is skipped: its list goes on there with the status it had. */
+const skipFrom = (places: ReadonlyArray<Place>, joiner: string | undefined): ReadonlyArray<Place> =>
+  joiner === "&&"
+    ? places.flatMap((p) => (p.status === "ok" ? [] : [{ dir: p.dir, status: "failed" as const }]))
+    : joiner === "||"
+    ? places.flatMap((p) => (p.status === "failed" ? [] : [{ dir: p.dir, status: "ok" as const }]))
+    : []
+
+/** Each place once. */
+const uniquePlaces = (places: ReadonlyArray<Place>): ReadonlyArray<Place> => {
+  const byKey = new Map(places.map((p) => [`${p.status}:${p.dir}`, p]))
+  return [...byKey.values()]
+}
+
+/**
+ * The directories the shell may be in at each simple command: the session's cwd, changed by the top-level `cd DIR`s;
+ * not known after any other directory change (`cd` in a subshell, a substitution or a script, `cd -`, `popd`, `cd $X`).
+ * A `cd` may fail (no such directory) or be skipped (`a || cd d`), and the list goes on after `;`, a newline or `||`
+ * in the directory it was in: each path through the list is followed, so after `cd d && a; b` the shell is in `d` at
+ * `a` and in `d` or still here at `b`. A `cd` in a pipeline runs in a subshell: the shell may or may not have moved.
  */
 const directories = (
   analysis: ShellRules.Analysis,
@@ -521,26 +550,43 @@ const directories = (
   if (changes.some((c) => !inTop.has(c))) return () => undefined
   const at = new Map<ShellRules.SimpleCommand, ReadonlyArray<string> | undefined>()
   const seen = new Set<string>([cwd])
-  let current: ReadonlyArray<string> | undefined = [cwd]
-  let lost = false
+  let places: ReadonlyArray<Place> | undefined = [{ dir: cwd, status: "either" }]
   top.forEach((command, i) => {
-    at.set(command, current)
-    if (!ShellPrograms.changesDirectory(commandWords(command))) return
-    const target = cdTarget(command)
-    if (current === undefined || target === undefined) {
-      current = undefined
-      lost = true
+    if (places === undefined) {
+      at.set(command, undefined)
       return
     }
-    const next = current.map((d) => path.resolve(d, target))
-    for (const d of next) seen.add(d)
-    // only a `cd` that ran moves the shell: after `a || cd d && b` or `a | cd d && b` (a subshell) it may not have
-    const before = i === 0 ? undefined : joiners[i - 1]
-    const ran = before !== "||" && before !== "|" && before !== "|&"
-    current = joiners[i] === "&&" && ran ? next : [...new Set([...current, ...next])]
+    // no operator before a command but the first: a commit message's `cat`, or the command after it (whose operator
+    // was given to the `git commit`): it may run wherever the shell is
+    const before = i === 0 ? ";" : joiners[i - 1] ?? ";"
+    const running = runFrom(places, before)
+    const skipped = skipFrom(places, before)
+    at.set(command, [...new Set(running.map((p) => p.dir))])
+    const after: Array<Place> = [...skipped]
+    if (!ShellPrograms.changesDirectory(commandWords(command))) {
+      after.push(...running.map((p) => ({ dir: p.dir, status: "either" as const })))
+    } else {
+      const target = cdTarget(command)
+      if (target === undefined) {
+        places = undefined
+        return
+      }
+      const piped = [before, joiners[i]].some((j) => j === "|" || j === "|&")
+      for (const p of running) {
+        const next = path.resolve(p.dir, target)
+        seen.add(next)
+        // a `cd` in a pipeline runs in a subshell (or, with `lastpipe`, in the shell): either way its status is the
+        // pipeline's, not known
+        after.push(
+          piped ? { dir: next, status: "either" } : { dir: next, status: "ok" },
+          piped ? { dir: p.dir, status: "either" } : { dir: p.dir, status: "failed" }
+        )
+      }
+    }
+    places = uniquePlaces(after)
   })
   // a command inside another (a script given to `bash -c`) may run wherever the shell has been
-  const anywhere = lost || elsewhere ? undefined : [...seen]
+  const anywhere = places === undefined || elsewhere ? undefined : [...seen]
   return (command) => (at.has(command) ? at.get(command) : anywhere)
 }
 
@@ -567,7 +613,8 @@ const shellTargets = (analysis: ShellRules.Analysis, cwd: string): Targets => {
     caseless && word.glob !== undefined ? { literal: undefined, loose: word.loose } : word
   all.forEach((command, i) => {
     const found = ShellPrograms.fileOperands(command.words.slice(command.assignments))
-    // a command a wrapper's option runs in another directory (`git -C sub`, `env -C sub`) is judged from there
+    // what a command a wrapper's option runs in another directory (`git -C sub`, `env -C sub`) opens is judged from
+    // there
     const away = ShellPrograms.elsewhere(command.words.slice(command.assignments).map((w) => w.literal))
     const here = linkCount - (linkers[i] ? 1 : 0) > 0 ? undefined : dirsOf(command)
     const dirs = away === undefined
@@ -576,6 +623,8 @@ const shellTargets = (analysis: ShellRules.Analysis, cwd: string): Targets => {
       ? undefined
       : here.map((d) => path.resolve(d, away.dir!))
     const at = (words: ReadonlyArray<ShellRules.Word>) => words.map((word) => ({ word: plain(word), dirs }))
+    // the shell opens a command's redirections where it is, before the program (and its `-C`) runs
+    const shell = (words: ReadonlyArray<ShellRules.Word>) => words.map((word) => ({ word: plain(word), dirs: here }))
     // the operands of a program the lists do not know: a relative path is judged only where the shell is known to
     // be; one whose value does not depend on it (absolute, or an expansion such as `~+`, `${PWD}`: not known) always
     const guesses = found.guesses
@@ -584,10 +633,15 @@ const shellTargets = (analysis: ShellRules.Analysis, cwd: string): Targets => {
         const absolute = path.isAbsolute(word.literal ?? word.glob ?? "")
         return { word: plain(word), dirs: dirs ?? (absolute ? ["/"] : undefined), guessed: true }
       })
-    reads.push(...at(command.inputs), ...at(found.reads), ...at(ShellPrograms.loadedFiles(command.words)), ...guesses)
+    reads.push(
+      ...shell(command.inputs),
+      ...at(found.reads),
+      ...at(ShellPrograms.loadedFiles(command.words)),
+      ...guesses
+    )
     readTrees.push(...at(found.readTrees))
     writes.push(
-      ...at(command.writes),
+      ...shell(command.writes),
       ...at(found.writes),
       ...at(ShellPrograms.optionWrites(command.words.slice(command.assignments))),
       ...guesses
