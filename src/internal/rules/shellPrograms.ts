@@ -534,10 +534,8 @@ export const scripts = (words: ReadonlyArray<string>): Array<string> => {
     } else if (name === "trap") {
       const action = rest.find((a) => !a.startsWith("-"))
       if (action !== undefined) found.push(action)
-    } else if (name === "compgen" || name === "complete" || name === "mapfile" || name === "readarray") {
-      rest.forEach((a, j) => {
-        if (/^-[A-Za-z]*[CWF]$/.test(a) && rest[j + 1] !== undefined) found.push(rest[j + 1]!)
-      })
+    } else if (CALLBACK_OPTIONS[name] !== undefined) {
+      found.push(...callbacks(CALLBACK_OPTIONS[name]!, rest))
     } else if (name === "bind") {
       for (const a of rest) if (a.includes(":")) found.push(a.slice(a.indexOf(":") + 1))
     } else if (name === "alias") {
@@ -547,6 +545,53 @@ export const scripts = (words: ReadonlyArray<string>): Array<string> => {
       for (const a of rest) if (/\$[([]|`/.test(a)) found.push(a)
     }
   })
+  return found
+}
+
+/**
+ * Builtins whose options take a value, and which of those values run: `mapfile`/`readarray -C CALLBACK` (run with the
+ * index and the line read appended), `compgen`/`complete -C COMMAND` and `-F FUNCTION` (run with the command's name,
+ * the word and the previous word), `-W WORDLIST` (expanded). A `-C`/`-F` value runs with arguments the shell supplies
+ * from data: its words are not all its arguments.
+ */
+interface CallbackOptions {
+  /** Letters whose option takes a value (in the rest of the cluster or the next word). */
+  readonly valued: string
+  /** Letters whose value is run as a command with arguments appended. */
+  readonly called: string
+  /** Letters whose value is expanded (run as a script for its substitutions). */
+  readonly expanded: string
+}
+
+const COMPLETION: CallbackOptions = { valued: "oAGWFCXPS", called: "CF", expanded: "W" }
+
+const CALLBACK_OPTIONS: Readonly<Record<string, CallbackOptions>> = {
+  mapfile: { valued: "dnOsuCc", called: "C", expanded: "" },
+  readarray: { valued: "dnOsuCc", called: "C", expanded: "" },
+  compgen: COMPLETION,
+  complete: COMPLETION
+}
+
+/**
+ * The strings a builtin's options run (see {@link CALLBACK_OPTIONS}), its option clusters read as bash's getopt reads
+ * them (`-tCcat`, `-C cat`), in every word (a word after an operand too, which errs on the side of finding one). A
+ * callback gets `"$@"` appended: arguments not known, so a program that reads or writes its operands is judged as
+ * reading or writing files not known, and an allow rule must allow it with any argument.
+ */
+const callbacks = (spec: CallbackOptions, args: ReadonlyArray<string>): Array<string> => {
+  const found: Array<string> = []
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!
+    if (!/^-[^-]/.test(a)) continue
+    for (let k = 1; k < a.length; k++) {
+      const letter = a[k]!
+      if (!spec.valued.includes(letter)) continue
+      const value = k + 1 < a.length ? a.slice(k + 1) : args[++i]
+      if (value !== undefined && spec.called.includes(letter)) found.push(`${value} "$@"`)
+      if (value !== undefined && spec.expanded.includes(letter)) found.push(value)
+      break
+    }
+  }
   return found
 }
 
