@@ -1255,8 +1255,12 @@ export const fileOperands = (commandWords: ReadonlyArray<Word>): FileOperands =>
       return READERS.has(n) || WRITERS.has(n) || WRITES_WITH[n] !== undefined || RECURSIVE_READ[n] !== undefined ||
         INTERPRETERS[n] !== undefined
     })
+    // every word before that command may be the program the wrapper runs (`stdbuf -o0 xargs cat`: `-o0` is not
+    // parsed, so `xargs` is not known to be an option's value or the program): each is judged
+    const runners = [name, ...(inner === -1 ? args : args.slice(0, inner)).map((w) => basename(w.literal ?? w.loose))]
+    const fromInput = runners.some((n) => ARGUMENTS_FROM_INPUT.has(n))
     // the file `xargs -a FILE` / `parallel -a FILE` (or `:::: FILE`) reads its arguments from
-    const argumentFiles = ARGUMENTS_FROM_INPUT.has(name)
+    const argumentFiles = fromInput
       ? args.flatMap((w, i) => {
         const text = w.literal ?? w.loose
         if (/^(-a|--arg-file|::::)$/.test(text)) return args[i + 1] === undefined ? [] : [args[i + 1]!]
@@ -1267,7 +1271,7 @@ export const fileOperands = (commandWords: ReadonlyArray<Word>): FileOperands =>
     // a program it does not know: every operand (its own too) may be a path
     if (inner === -1) return { ...NONE, reads: argumentFiles, guesses: guessable(operandsOf(name, args)) }
     const operands = fileOperands(args.slice(inner))
-    if (!ARGUMENTS_FROM_INPUT.has(name)) return operands
+    if (!fromInput) return operands
     const innerName = basename(args[inner]!.literal ?? args[inner]!.loose)
     return {
       ...operands,
