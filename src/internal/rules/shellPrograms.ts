@@ -1097,16 +1097,22 @@ const INTERPRETERS: Readonly<Record<string, Interpreter>> = {
 }
 
 /**
- * The operands that may name a path: literals and globs (judged by the paths they name), and words whose expansions
- * leave them unknown but look like a path (a `/`, a `.`, a `~` or a brace: `"$PWD/secrets/k"`, `s{e,}crets`).
+ * Characters by which a word's loose text shows an expansion whose value is not known (a parameter, a substitution,
+ * a brace, a tilde, a glob, an extglob or a process substitution), or a NUL (bash ends an `$'…'` value there).
+ */
+const NOT_STATIC = /[$`(){}*?[\]~\0]/
+
+/**
+ * The operands of a program these lists do not know, each of which may name a path: literals and globs (judged by
+ * the paths they name); a word with no literal whose value is still computed (`$'secrets'`, `"sec"$'rets'`: quoting
+ * only) as that value; any other word (`$X`, `"$PWD/k"`, `s{e,}crets`) as it is, a path not known (deny rules match).
  */
 const guessable = (words: ReadonlyArray<Word>): ReadonlyArray<Word> =>
-  words.filter((w) =>
-    w.literal !== undefined || w.glob !== undefined || /[/.~{]/.test(w.loose) || PATH_VARIABLE.test(w.loose)
+  words.map((w) =>
+    w.literal !== undefined || w.glob !== undefined || NOT_STATIC.test(w.loose)
+      ? w
+      : { literal: w.loose, loose: w.loose }
   )
-
-/** A word that is one of the variables holding a directory (`$PWD`, `${HOME}`, `"$OLDPWD"`). */
-const PATH_VARIABLE = /^"?\$(\{)?(PWD|HOME|OLDPWD|TMPDIR)\b/
 
 /** The files an interpreter reads (its script and its options' values) and its script's arguments. */
 const interpreterOperands = (interpreter: Interpreter, args: ReadonlyArray<Word>): FileOperands => {
@@ -1129,7 +1135,15 @@ const interpreterOperands = (interpreter: Interpreter, args: ReadonlyArray<Word>
     }
     // the first operand: the script (or, with inline code, its first argument)
     if (!inline) reads.push(w)
-    return { ...NONE, reads, guesses: guessable(inline ? args.slice(i) : args.slice(i + 1)) }
+    if (!inline || interpreter !== SHELL_INTERPRETER) {
+      return { ...NONE, reads, guesses: guessable(inline ? args.slice(i) : args.slice(i + 1)) }
+    }
+    // a shell's inline script is parsed apart, and judges its own `$1`: a positional parameter whose value is not
+    // known is left to it (one that looks like a path is still guessed)
+    const positional = args.slice(i + 1).filter((p) =>
+      p.literal !== undefined || p.glob !== undefined || /[/.~{]/.test(p.loose)
+    )
+    return { ...NONE, reads, guesses: guessable([w, ...positional]) }
   }
   return { ...NONE, reads }
 }
