@@ -152,6 +152,18 @@ describe("E: a wrapper whose options are not parsed hides xargs", () => {
     expect(await decideIn({ allow: ["Bash"], deny: ["Write(./secrets/**)"] }, "stdbuf -o0 xargs touch <<< secrets/new"))
       .toBe("deny")
   })
+  it("xargs running a program the lists do not know really reads secrets/k, and is denied", async () => {
+    // a program of the project's own that reads its operands
+    const tool = (work: string) =>
+      fs.writeFileSync(path.join(work, "mytool"), "#!/bin/sh\ncat \"$@\"\n", { mode: 0o755 })
+    for (const command of ["xargs ./mytool <<< secrets/k", "stdbuf -o0 xargs -n 1 ./mytool <<< secrets/k"]) {
+      expect([command, inBash(command, tool).output.includes("SECRET")]).toEqual([command, true])
+      expect([command, await decideIn(DENYLIST.spec, command, tool)]).toEqual([command, "deny"])
+    }
+    for (const command of ["xargs -n 1 echo <<< 'secrets sub'", "xargs <<< 'secrets sub'", "xargs -- ls <<< sub"]) {
+      expect([command, await decideIn(DENYLIST.spec, command)]).toEqual([command, "allow"])
+    }
+  })
   it("every program the scan may run is judged", () => {
     const words = (text: string) => text.split(" ").map(literal)
     expect(fileOperands(words("stdbuf -o0 xargs cat")).readsUnknown).toBe(true)

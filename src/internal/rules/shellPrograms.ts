@@ -1247,6 +1247,29 @@ const withValues = (texts: ReadonlyArray<string>): ReadonlyArray<string> => [
 const optionMatches = (rule: RegExp | true | undefined, texts: ReadonlyArray<string>): boolean =>
   rule === true || (rule !== undefined && withValues(texts).some((t) => optionTest(rule, t)))
 
+/** `xargs`'s options whose value is the next word (`-n 1`, `-I {}`, `-0a FILE`). */
+const XARGS_VALUED = /^-[A-Za-z0-9]*[adEILnPs]$/
+
+/**
+ * Whether the program a command that adds operands read from its input runs (after the last `xargs` / `parallel`
+ * among `words`, past its options) is one whose operands are not files (`xargs -n 1 echo`; `xargs` alone runs
+ * `echo`): any other, unknown to the lists, may read or write whatever files its input names.
+ */
+const inputProgramKnown = (words: ReadonlyArray<Word>): boolean => {
+  let at = -1
+  words.forEach((w, i) => {
+    if (ARGUMENTS_FROM_INPUT.has(basename(w.literal ?? w.loose))) at = i
+  })
+  for (let i = at + 1; i < words.length; i++) {
+    const text = words[i]!.literal
+    if (text === undefined) return false
+    if (text === "--") return words[i + 1] === undefined || NO_FILE_OPERANDS.has(basename(words[i + 1]!.literal ?? ""))
+    if (!text.startsWith("-")) return NO_FILE_OPERANDS.has(basename(text))
+    if (XARGS_VALUED.test(text)) i++
+  }
+  return true
+}
+
 /**
  * The files a simple command's programs read and write, from their operands (every operand of a program that reads
  * or writes files, which errs on the side of matching: a pattern or a script that names a denied path counts too).
@@ -1283,7 +1306,16 @@ export const fileOperands = (commandWords: ReadonlyArray<Word>): FileOperands =>
       })
       : []
     // a program it does not know: every operand (its own too) may be a path
-    if (inner === -1) return { ...NONE, reads: argumentFiles, guesses: guessable(operandsOf(name, args)) }
+    if (inner === -1) {
+      // `xargs git diff`: a program the lists do not know, given operands read from the input, which may name any file
+      const unknown = fromInput && !inputProgramKnown(words)
+      return {
+        ...NONE,
+        reads: argumentFiles,
+        guesses: guessable(operandsOf(name, args)),
+        ...(unknown ? { readsUnknown: true, writesUnknown: true } : {})
+      }
+    }
     const operands = fileOperands(args.slice(inner))
     if (!fromInput) return operands
     const innerName = basename(args[inner]!.literal ?? args[inner]!.loose)
