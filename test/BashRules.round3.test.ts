@@ -370,18 +370,24 @@ describe("issue 31: a script file, and any operand of a program the lists do not
       expect([command, await decideIn(guarded, command)]).toEqual([command, "deny"])
     }
   })
+  // round 4 (class I): an operand whose value is not known (`"$X"`, `"echo $HOME"`) may name the denied path
+  // (`X=secrets; git diff $X sub`, `HOME='x; cat secrets/k'; bash -c "echo $HOME"` read it): the deny rule matches
+  it("an operand of a program the lists do not know whose value is not known is denied", async () => {
+    for (const command of ["bash -c \"echo $HOME\"", "node app.js \"$X\"", "mytool \"$X\" data.txt"]) {
+      expect([command, await decideIn(guarded, command)]).toEqual([command, "deny"])
+    }
+  })
   it("scripts, inline code and arguments elsewhere stay allowed", async () => {
     for (
       const command of [
         "bash out/run.sh",
         "bash *.txt",
-        "bash -c \"echo $HOME\"",
         "bash -c 'echo hi' _ \"$X\"",
-        "node -e 'console.log(1)' \"$X\"",
-        "node app.js \"$X\"",
+        "node -e 'console.log(1)' data.txt",
+        "node app.js data.txt",
         "perl -ne print data.txt",
         "python3 -m tokenize data.txt",
-        "mytool \"$X\" data.txt",
+        "mytool data.txt",
         "git status",
         "npm run build"
       ]

@@ -534,10 +534,8 @@ export const scripts = (words: ReadonlyArray<string>): Array<string> => {
     } else if (name === "trap") {
       const action = rest.find((a) => !a.startsWith("-"))
       if (action !== undefined) found.push(action)
-    } else if (name === "compgen" || name === "complete" || name === "mapfile" || name === "readarray") {
-      rest.forEach((a, j) => {
-        if (/^-[A-Za-z]*[CWF]$/.test(a) && rest[j + 1] !== undefined) found.push(rest[j + 1]!)
-      })
+    } else if (CALLBACK_OPTIONS[name] !== undefined) {
+      found.push(...callbacks(CALLBACK_OPTIONS[name]!, rest))
     } else if (name === "bind") {
       for (const a of rest) if (a.includes(":")) found.push(a.slice(a.indexOf(":") + 1))
     } else if (name === "alias") {
@@ -547,6 +545,53 @@ export const scripts = (words: ReadonlyArray<string>): Array<string> => {
       for (const a of rest) if (/\$[([]|`/.test(a)) found.push(a)
     }
   })
+  return found
+}
+
+/**
+ * Builtins whose options take a value, and which of those values run: `mapfile`/`readarray -C CALLBACK` (run with the
+ * index and the line read appended), `compgen`/`complete -C COMMAND` and `-F FUNCTION` (run with the command's name,
+ * the word and the previous word), `-W WORDLIST` (expanded). A `-C`/`-F` value runs with arguments the shell supplies
+ * from data: its words are not all its arguments.
+ */
+interface CallbackOptions {
+  /** Letters whose option takes a value (in the rest of the cluster or the next word). */
+  readonly valued: string
+  /** Letters whose value is run as a command with arguments appended. */
+  readonly called: string
+  /** Letters whose value is expanded (run as a script for its substitutions). */
+  readonly expanded: string
+}
+
+const COMPLETION: CallbackOptions = { valued: "oAGWFCXPS", called: "CF", expanded: "W" }
+
+const CALLBACK_OPTIONS: Readonly<Record<string, CallbackOptions>> = {
+  mapfile: { valued: "dnOsuCc", called: "C", expanded: "" },
+  readarray: { valued: "dnOsuCc", called: "C", expanded: "" },
+  compgen: COMPLETION,
+  complete: COMPLETION
+}
+
+/**
+ * The strings a builtin's options run (see {@link CALLBACK_OPTIONS}), its option clusters read as bash's getopt reads
+ * them (`-tCcat`, `-C cat`), in every word (a word after an operand too, which errs on the side of finding one). A
+ * callback gets `"$@"` appended: arguments not known, so a program that reads or writes its operands is judged as
+ * reading or writing files not known, and an allow rule must allow it with any argument.
+ */
+const callbacks = (spec: CallbackOptions, args: ReadonlyArray<string>): Array<string> => {
+  const found: Array<string> = []
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!
+    if (!/^-[^-]/.test(a)) continue
+    for (let k = 1; k < a.length; k++) {
+      const letter = a[k]!
+      if (!spec.valued.includes(letter)) continue
+      const value = k + 1 < a.length ? a.slice(k + 1) : args[++i]
+      if (value !== undefined && spec.called.includes(letter)) found.push(`${value} "$@"`)
+      if (value !== undefined && spec.expanded.includes(letter)) found.push(value)
+      break
+    }
+  }
   return found
 }
 
@@ -1052,16 +1097,22 @@ const INTERPRETERS: Readonly<Record<string, Interpreter>> = {
 }
 
 /**
- * The operands that may name a path: literals and globs (judged by the paths they name), and words whose expansions
- * leave them unknown but look like a path (a `/`, a `.`, a `~` or a brace: `"$PWD/secrets/k"`, `s{e,}crets`).
+ * Characters by which a word's loose text shows an expansion whose value is not known (a parameter, a substitution,
+ * a brace, a tilde, a glob, an extglob or a process substitution), or a NUL (bash ends an `$'…'` value there).
+ */
+const NOT_STATIC = /[$`(){}*?[\]~\0]/
+
+/**
+ * The operands of a program these lists do not know, each of which may name a path: literals and globs (judged by
+ * the paths they name); a word with no literal whose value is still computed (`$'secrets'`, `"sec"$'rets'`: quoting
+ * only) as that value; any other word (`$X`, `"$PWD/k"`, `s{e,}crets`) as it is, a path not known (deny rules match).
  */
 const guessable = (words: ReadonlyArray<Word>): ReadonlyArray<Word> =>
-  words.filter((w) =>
-    w.literal !== undefined || w.glob !== undefined || /[/.~{]/.test(w.loose) || PATH_VARIABLE.test(w.loose)
+  words.map((w) =>
+    w.literal !== undefined || w.glob !== undefined || NOT_STATIC.test(w.loose)
+      ? w
+      : { literal: w.loose, loose: w.loose }
   )
-
-/** A word that is one of the variables holding a directory (`$PWD`, `${HOME}`, `"$OLDPWD"`). */
-const PATH_VARIABLE = /^"?\$(\{)?(PWD|HOME|OLDPWD|TMPDIR)\b/
 
 /** The files an interpreter reads (its script and its options' values) and its script's arguments. */
 const interpreterOperands = (interpreter: Interpreter, args: ReadonlyArray<Word>): FileOperands => {
@@ -1084,7 +1135,15 @@ const interpreterOperands = (interpreter: Interpreter, args: ReadonlyArray<Word>
     }
     // the first operand: the script (or, with inline code, its first argument)
     if (!inline) reads.push(w)
-    return { ...NONE, reads, guesses: guessable(inline ? args.slice(i) : args.slice(i + 1)) }
+    if (!inline || interpreter !== SHELL_INTERPRETER) {
+      return { ...NONE, reads, guesses: guessable(inline ? args.slice(i) : args.slice(i + 1)) }
+    }
+    // a shell's inline script is parsed apart, and judges its own `$1`: a positional parameter whose value is not
+    // known is left to it (one that looks like a path is still guessed)
+    const positional = args.slice(i + 1).filter((p) =>
+      p.literal !== undefined || p.glob !== undefined || /[/.~{]/.test(p.loose)
+    )
+    return { ...NONE, reads, guesses: guessable([w, ...positional]) }
   }
   return { ...NONE, reads }
 }
@@ -1188,6 +1247,29 @@ const withValues = (texts: ReadonlyArray<string>): ReadonlyArray<string> => [
 const optionMatches = (rule: RegExp | true | undefined, texts: ReadonlyArray<string>): boolean =>
   rule === true || (rule !== undefined && withValues(texts).some((t) => optionTest(rule, t)))
 
+/** `xargs`'s options whose value is the next word (`-n 1`, `-I {}`, `-0a FILE`). */
+const XARGS_VALUED = /^-[A-Za-z0-9]*[adEILnPs]$/
+
+/**
+ * Whether the program a command that adds operands read from its input runs (after the last `xargs` / `parallel`
+ * among `words`, past its options) is one whose operands are not files (`xargs -n 1 echo`; `xargs` alone runs
+ * `echo`): any other, unknown to the lists, may read or write whatever files its input names.
+ */
+const inputProgramKnown = (words: ReadonlyArray<Word>): boolean => {
+  let at = -1
+  words.forEach((w, i) => {
+    if (ARGUMENTS_FROM_INPUT.has(basename(w.literal ?? w.loose))) at = i
+  })
+  for (let i = at + 1; i < words.length; i++) {
+    const text = words[i]!.literal
+    if (text === undefined) return false
+    if (text === "--") return words[i + 1] === undefined || NO_FILE_OPERANDS.has(basename(words[i + 1]!.literal ?? ""))
+    if (!text.startsWith("-")) return NO_FILE_OPERANDS.has(basename(text))
+    if (XARGS_VALUED.test(text)) i++
+  }
+  return true
+}
+
 /**
  * The files a simple command's programs read and write, from their operands (every operand of a program that reads
  * or writes files, which errs on the side of matching: a pattern or a script that names a denied path counts too).
@@ -1210,8 +1292,12 @@ export const fileOperands = (commandWords: ReadonlyArray<Word>): FileOperands =>
       return READERS.has(n) || WRITERS.has(n) || WRITES_WITH[n] !== undefined || RECURSIVE_READ[n] !== undefined ||
         INTERPRETERS[n] !== undefined
     })
+    // every word before that command may be the program the wrapper runs (`stdbuf -o0 xargs cat`: `-o0` is not
+    // parsed, so `xargs` is not known to be an option's value or the program): each is judged
+    const runners = [name, ...(inner === -1 ? args : args.slice(0, inner)).map((w) => basename(w.literal ?? w.loose))]
+    const fromInput = runners.some((n) => ARGUMENTS_FROM_INPUT.has(n))
     // the file `xargs -a FILE` / `parallel -a FILE` (or `:::: FILE`) reads its arguments from
-    const argumentFiles = ARGUMENTS_FROM_INPUT.has(name)
+    const argumentFiles = fromInput
       ? args.flatMap((w, i) => {
         const text = w.literal ?? w.loose
         if (/^(-a|--arg-file|::::)$/.test(text)) return args[i + 1] === undefined ? [] : [args[i + 1]!]
@@ -1220,9 +1306,18 @@ export const fileOperands = (commandWords: ReadonlyArray<Word>): FileOperands =>
       })
       : []
     // a program it does not know: every operand (its own too) may be a path
-    if (inner === -1) return { ...NONE, reads: argumentFiles, guesses: guessable(operandsOf(name, args)) }
+    if (inner === -1) {
+      // `xargs git diff`: a program the lists do not know, given operands read from the input, which may name any file
+      const unknown = fromInput && !inputProgramKnown(words)
+      return {
+        ...NONE,
+        reads: argumentFiles,
+        guesses: guessable(operandsOf(name, args)),
+        ...(unknown ? { readsUnknown: true, writesUnknown: true } : {})
+      }
+    }
     const operands = fileOperands(args.slice(inner))
-    if (!ARGUMENTS_FROM_INPUT.has(name)) return operands
+    if (!fromInput) return operands
     const innerName = basename(args[inner]!.literal ?? args[inner]!.loose)
     return {
       ...operands,
