@@ -1253,7 +1253,7 @@ const XARGS_VALUED = /^-[A-Za-z0-9]*[adEILnPs]$/
 /**
  * Whether the program a command that adds operands read from its input runs (after the last `xargs` / `parallel`
  * among `words`, past its options) is one whose operands are not files (`xargs -n 1 echo`; `xargs` alone runs
- * `echo`): any other, unknown to the lists, may read or write whatever files its input names.
+ * `echo`): every other, unknown to the lists, may read or write whatever files its input names.
  */
 const inputProgramKnown = (words: ReadonlyArray<Word>): boolean => {
   let at = -1
