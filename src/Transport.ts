@@ -167,11 +167,15 @@ export interface Connection {
   readonly messages: Stream.Stream<Message.Frame, ProcessExited>
   /**
    * Writes one frame to stdin (queued for the single writer), or fails with why it cannot: `InputClosed` after
-   * `endInput` (also when the process exited since), else `ProcessExited` after the process exited. Every frame the
-   * SDK writes goes through it, the control protocol's answers included (run at once on the reader: a `send` that
-   * completes synchronously, as the SDK's transports' does, writes the answer before the next frame is read).
+   * `endInput` (also when the process exited since), else `ProcessExited` after the process exited.
    */
   readonly send: (message: Message.StdinMessage) => Effect.Effect<void, SendError>
+  /**
+   * `send` as a synchronous call for the control protocol's answers (no fiber per answer).
+   *
+   * @internal
+   */
+  readonly unsafeSend: (message: Message.StdinMessage) => SendError | undefined
   /** Closes stdin after everything already sent was written. Idempotent. */
   readonly endInput: Effect.Effect<void>
   /** Waits for the process to exit. */

@@ -120,7 +120,7 @@ describe("ControlProtocol: outbound requests", () => {
   it.scoped("interrupted at any point (before or after the write), a request never stays pending and every written request is cancelled", () =>
     Effect.gen(function*() {
       const { connection, peer } = yield* Transport.makeMemoryConnection()
-      // the write runs uninterruptibly (with the registration of the request): interruption lands before it or after it
+      // the write itself is synchronous (`unsafeSend`): interruption lands before it or after it
       const protocol = yield* ControlProtocol.make(connection)
       for (let yields = 0; yields < 8; yields++) {
         const fiber = yield* Effect.fork(protocol.request("get_context_usage"))

@@ -9,7 +9,6 @@ import * as FiberId from "effect/FiberId"
 import * as FiberSet from "effect/FiberSet"
 import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
-import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { ControlError, ControlTimeout, InputClosed, ProcessExited } from "../../AgentError.js"
@@ -175,7 +174,9 @@ const makeOutbound = (connection: Transport.Connection, options: OwnerOptions): 
 
   // best effort: a CLI gone already needs no cancel
   const cancel = (requestId: string) =>
-    Effect.ignore(connection.send({ type: "control_cancel_request", request_id: requestId }))
+    Effect.sync(() => {
+      connection.unsafeSend({ type: "control_cancel_request", request_id: requestId })
+    })
 
   const begin = (
     subtype: string,
@@ -207,18 +208,21 @@ const makeOutbound = (connection: Transport.Connection, options: OwnerOptions): 
           return timedOut || Cause.isInterruptedOnly(exit.cause) ? cancel(requestId) : Effect.void
         })
       )
-      return connection.send({ type: "control_request", request_id: requestId, request: { ...payload, subtype } })
-        .pipe(
-          Effect.matchCauseEffect({
-            onSuccess: () => Effect.succeed(result),
-            // not written (the CLI is gone, or a payload that cannot be written: a BigInt, a cycle): nothing stays
-            // pending
-            onFailure: (cause) => {
-              pending.delete(requestId)
-              return Effect.failCause(cause)
-            }
-          })
-        )
+      let error: ProcessExited | InputClosed | undefined
+      try {
+        error = connection.unsafeSend({
+          type: "control_request",
+          request_id: requestId,
+          request: { ...payload, subtype }
+        })
+      } catch (defect) {
+        // a payload that cannot be written (a BigInt, a cycle): nothing was sent, nothing stays pending
+        pending.delete(requestId)
+        return Effect.die(defect)
+      }
+      if (error === undefined) return Effect.succeed(result)
+      pending.delete(requestId)
+      return Effect.fail(error)
     })
 
   const request = (
@@ -251,9 +255,8 @@ const makeOutbound = (connection: Transport.Connection, options: OwnerOptions): 
 
 /**
  * The CLI's requests to us: each is dispatched to the handler registered for its subtype (the one contract of
- * ./handler.ts), and the CLI always gets an answer. A handler is called in place, on the reader; its answer is the
- * connection's `send`, run at once (a synchronous send writes it before the reader goes on), with no other fiber
- * unless the handler forks one.
+ * ./handler.ts), and the CLI always gets an answer. A handler is called in place, on the reader; it answers through
+ * `unsafeSend`, with no fiber unless it forks one.
  */
 interface Inbound {
   /** Dispatches a request, synchronously. */
@@ -270,22 +273,18 @@ const makeInbound = (
   handlers: ReadonlyMap<string, Handler.Handler>
 ): Effect.Effect<Inbound, never, Scope.Scope> =>
   Effect.gen(function*() {
-    // answers are written from callbacks (a handler's reply): `send` run at once, in the session's runtime
-    const runSend = Runtime.runFork(yield* Effect.runtime<never>())
-    // the CLI always gets an answer: a response that cannot be written (a BigInt, a cycle) becomes an error one;
-    // one that cannot be written because the CLI is gone needs none
+    // the CLI always gets an answer: a response that cannot be written (a BigInt, a cycle) becomes an error one
     const answer = (message: Message.ControlResponse): void => {
-      const written = (exit: Exit.Exit<void, Transport.SendError>) => {
-        if (Exit.isSuccess(exit) || !Cause.isDie(exit.cause)) return
-        const why = Handler.describeError(Cause.squash(exit.cause))
-        runSend(
-          connection.send(errorResponse(message.response.request_id, `The response could not be written: ${why}`))
+      try {
+        connection.unsafeSend(message)
+      } catch (error) {
+        connection.unsafeSend(
+          errorResponse(
+            message.response.request_id,
+            `The response could not be written: ${Handler.describeError(error)}`
+          )
         )
       }
-      const fiber = runSend(connection.send(message))
-      const exit = fiber.unsafePoll()
-      if (exit === null) fiber.addObserver(written)
-      else written(exit)
     }
     const runFork = yield* FiberSet.makeRuntime<never, void, never>()
 

@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as MutableRef from "effect/MutableRef"
 import * as Runtime from "effect/Runtime"
 import type { SessionError, SessionOrigin } from "../../ClaudeAgent.js"
-import { wrap } from "../transport/connection.js"
+import { make as makeConnection } from "../transport/connection.js"
 import type * as TransportApi from "../../Transport.js"
 import * as State from "./state.js"
 
@@ -85,14 +85,16 @@ export const observed = (
   cell: Cell,
   now: () => number
 ): TransportApi.Connection =>
-  wrap(connection, {
+  makeConnection({
+    ...connection,
     pull: Effect.map(connection.pull, (pull) =>
       Effect.map(pull, (frames) => {
         cell.advance({ _tag: "Frames", at: now() })
         return frames
       })),
-    send: (message) =>
-      message.type === "control_response"
-        ? Effect.tap(connection.send(message), () => cell.advance({ _tag: "Answered", at: now() }))
-        : connection.send(message)
+    unsafeSend: (message) => {
+      const error = connection.unsafeSend(message)
+      if (error === undefined && message.type === "control_response") cell.advance({ _tag: "Answered", at: now() })
+      return error
+    }
   })

@@ -363,7 +363,8 @@ export const layerRecord = (file: string): Layer.Layer<Transport, RecordingError
           )
           opened = connection
           // the connection's own capabilities, each recording what passes through it
-          return Conn.wrap(connection, {
+          return Conn.make({
+            ...connection,
             pull: Effect.map(
               Effect.zipRight(Effect.addFinalizer(() => recordExitIfKnown(connection)), connection.pull),
               (pull) =>
@@ -374,12 +375,13 @@ export const layerRecord = (file: string): Layer.Layer<Transport, RecordingError
                     }
                   }))
             ),
-            send: (message) =>
-              Effect.tap(connection.send(message), () => {
-                if (!exitRecorded) {
-                  writer.write({ event: "stdin", connection: index, t: t(), frame: redactSecrets({ ...message }) })
-                }
-              }),
+            unsafeSend: (message) => {
+              const error = connection.unsafeSend(message)
+              if (error === undefined && !exitRecorded) {
+                writer.write({ event: "stdin", connection: index, t: t(), frame: redactSecrets({ ...message }) })
+              }
+              return error
+            },
             endInput: Effect.zipRight(Effect.sync(recordEndInput), connection.endInput)
           })
         })

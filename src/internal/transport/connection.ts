@@ -7,8 +7,9 @@ import type * as Message from "../../Message.js"
 import type { Connection, ExitStatus, FramePull, SendError } from "../../Transport.js"
 
 /**
- * What the SDK's transports implement; {@link make} derives a `Connection` from it: `messages` is `pull` as a Stream,
- * `send` is `unsafeSend` as an Effect (the synchronous write stays here: the public `Connection` has `send` only).
+ * What a transport implements; {@link make} derives the rest of a `Connection` from it: `messages` is `pull` as a
+ * Stream, `send` is `unsafeSend` as an Effect. A wrapper (the recorder, the session's activity stamp) wraps the core
+ * and derives the rest the same way, so it behaves exactly like the connection it wraps.
  *
  * @internal
  */
@@ -28,39 +29,13 @@ export interface Core {
   readonly kill: Effect.Effect<void>
 }
 
-const messagesOf = (pull: Core["pull"]): Connection["messages"] =>
-  Stream.unwrapScoped(Effect.map(pull, (next) => Stream.repeatEffectChunkOption(next)))
-
 /** @internal */
-export const make = ({ unsafeSend, ...core }: Core): Connection => ({
+export const make = (core: Core): Connection => ({
   ...core,
-  messages: messagesOf(core.pull),
+  messages: Stream.unwrapScoped(Effect.map(core.pull, (pull) => Stream.repeatEffectChunkOption(pull))),
   send: (message) =>
     Effect.suspend(() => {
-      const error = unsafeSend(message)
+      const error = core.unsafeSend(message)
       return error === undefined ? Effect.void : Effect.fail(error)
     })
-})
-
-/**
- * What a wrapper replaces of the connection it wraps (the recorder, the session's activity stamp).
- *
- * @internal
- */
-export interface Overrides {
-  readonly pull?: Connection["pull"]
-  readonly send?: Connection["send"]
-  readonly endInput?: Connection["endInput"]
-}
-
-/**
- * A connection that wraps another: its members, with those of `overrides` in their place, and `messages` derived from
- * the new `pull`, so the wrapper behaves exactly like the connection it wraps.
- *
- * @internal
- */
-export const wrap = (connection: Connection, overrides: Overrides): Connection => ({
-  ...connection,
-  ...overrides,
-  messages: overrides.pull === undefined ? connection.messages : messagesOf(overrides.pull)
 })

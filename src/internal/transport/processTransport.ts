@@ -463,7 +463,7 @@ const readingNow = (connection: Connection): Effect.Effect<Connection, never, Sc
       started = false
       return Fiber.join(first)
     })
-    return Conn.wrap(connection, { pull: Effect.succeed(primed) })
+    return Conn.make({ ...connection, pull: Effect.succeed(primed) })
   })
 
 /** @internal */
