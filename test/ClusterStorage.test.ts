@@ -110,10 +110,10 @@ describe("the cluster's message storage while the database refuses writes", () =
         const requestId = Snowflake.Snowflake(BigInt(2000))
         const reply = (id: number) =>
           new Reply.ReplyWithContext({
-            reply: new Reply.WithExit({
+            reply: new Reply.WithExit<typeof Turn>({
               id: Snowflake.Snowflake(BigInt(id)),
               requestId,
-              exit: Exit.succeed(undefined)
+              exit: Exit.void
             }),
             rpc: Turn,
             context: Context.empty()
