@@ -473,6 +473,8 @@ const build = (base: Options) =>
     const address = yield* Entity.CurrentAddress
     const entityScope = yield* Effect.scope
     const entityId = address.entityId
+    // the stop's progress, for a runner that is slow to stop
+    yield* Effect.addFinalizer(() => Effect.logDebug(`AgentSession ${entityId} stopped`))
     const ownership = yield* own(entityId)
     const replyFences = yield* Effect.serviceOption(ReplyFences)
     if (Option.isSome(replyFences)) {
@@ -546,6 +548,7 @@ const build = (base: Options) =>
         )
       }))
 
+    yield* Effect.addFinalizer(() => Effect.logDebug(`AgentSession ${entityId} stopping`))
     return AgentSession.of({
       Turn: ({ lastSentChunk, payload, requestId }) =>
         runTurn(String(requestId), payload.turnId, payload.prompt, lastSentChunk),
