@@ -626,11 +626,7 @@ export interface EntityOptions {
  * @internal
  */
 export const layer = (options: EntityOptions = {}) =>
-  // interruptible whatever fiber builds it: @effect/cluster 0.60.2 restarts an entity after a defect on a fiber forked
-  // from its RPC server's request fiber, which runs uninterruptibly (`RpcServer`: `RuntimeFlags.disable(…,
-  // Interruption)`), and every fiber the build forks (the CLI's reader, the transcript mirror's writer, the ownership
-  // watchers) would inherit that: the entity's stop, which interrupts them, would wait for them for ever
-  AgentSession.toLayer(Effect.interruptible(build(options.options ?? {})), {
+  AgentSession.toLayer(build(options.options ?? {}), {
     concurrency: "unbounded",
     ...(options.maxIdleTime !== undefined ? { maxIdleTime: options.maxIdleTime } : {})
   })
