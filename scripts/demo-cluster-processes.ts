@@ -17,6 +17,7 @@ export type RunnerEvent =
   | { readonly pid: number; readonly shards: ReadonlyArray<number>; readonly at?: number }
   | { readonly pid: number; readonly launch: ReadonlyArray<string> }
   | { readonly pid: number; readonly session: string; readonly prompt: string }
+  | { readonly pid: number; readonly stoppedMs: number; readonly sigkilled: boolean }
 
 /** Fast failure detection for tests: a dead runner is noticed in a few seconds, not a minute. */
 export const clusterTiming: Partial<ShardingConfig.ShardingConfig["Type"]> = {
@@ -120,9 +121,16 @@ export const spawnRunner = (options: {
         Effect.async<void>((resume) => {
           fs.closeSync(stderr)
           if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
-          const force = setTimeout(() => child.kill("SIGKILL"), 10_000)
+          const at = Date.now()
+          let sigkilled = false
+          const force = setTimeout(() => {
+            sigkilled = true
+            child.kill("SIGKILL")
+          }, 10_000)
           child.once("exit", () => {
             clearTimeout(force)
+            const event: RunnerEvent = { pid: child.pid ?? 0, stoppedMs: Date.now() - at, sigkilled }
+            fs.appendFileSync(options.log, JSON.stringify(event) + "\n")
             resume(Effect.void)
           })
           child.kill("SIGTERM")

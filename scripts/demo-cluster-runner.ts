@@ -90,7 +90,10 @@ Effect.gen(function*() {
   return yield* Effect.provide(recordShards, context)
 }).pipe(
   Effect.scoped,
-  Logger.withMinimumLogLevel(LogLevel.Warning),
+  // ECA_RUNNER_LOG_LEVEL (e.g. Debug) to trace a runner
+  Logger.withMinimumLogLevel(
+    LogLevel.allLevels.find((l) => l._tag === process.env["ECA_RUNNER_LOG_LEVEL"]) ?? LogLevel.Warning
+  ),
   // stdout is not read by the tests: warnings go to stderr (`<log>.<port>.err`)
   Effect.provide(Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger))),
   NodeRuntime.runMain

@@ -11,7 +11,7 @@ import * as Stream from "effect/Stream"
 import * as Redacted from "effect/Redacted"
 import type * as Sharding from "@effect/cluster/Sharding"
 import * as PgClient from "@effect/sql-pg/PgClient"
-import type { Message, Transport } from "effect-claude-agent"
+import { type Message, TranscriptStore, type Transport } from "effect-claude-agent"
 import { AgentCluster } from "effect-claude-agent/cluster"
 import { ScriptedCli } from "effect-claude-agent/testing"
 import * as fs from "node:fs"
@@ -249,6 +249,59 @@ for (const [backend, makeStore] of backends) {
           "interrupt"
         ])
       }))
+
+    // open on PostgreSQL: there the next turn reached the first CLI (untraced; docs/GUARANTEES.md)
+    it.scopedLive.skipIf(backend !== "SQLite")(
+      "a CLI whose transcript entry the store refused takes no further prompt: the next turn resumes from the store",
+      () =>
+        Effect.gen(function*() {
+          const store = yield* newStore
+          const memory = yield* TranscriptStore.makeMemory
+          const refusing = yield* Ref.make(true)
+          const transcripts: TranscriptStore.Service = {
+            ...memory,
+            append: (key, entries) =>
+              Effect.flatMap(Ref.get(refusing), (refuse) =>
+                refuse
+                  ? Effect.fail(
+                    new TranscriptStore.TranscriptStoreError({ reason: "BackendFailed", method: "append", ...key })
+                  )
+                  : memory.append(key, entries))
+          }
+          const launches = yield* Ref.make(0)
+          // each prompt is one transcript entry, mirrored before the answer, which names the CLI that gave it
+          const cli = ScriptedCli.layer((cli) =>
+            Effect.gen(function*() {
+              const launch = yield* Ref.updateAndGet(launches, (n) => n + 1)
+              const file = path.join(os.tmpdir(), "projects", "p", `${cli.sessionId}.jsonl`)
+              while (true) {
+                const next = yield* cli.nextUser
+                if (next._tag === "None") return
+                const text = ScriptedCli.textOf(next.value)
+                yield* cli.emit({
+                  type: "transcript_mirror",
+                  filePath: file,
+                  entries: [{ type: "user", uuid: crypto.randomUUID(), text }]
+                })
+                yield* cli.turn(`launch ${launch}: ${text}`)
+              }
+            })
+          )
+          yield* Effect.gen(function*() {
+            const session = yield* AgentCluster.session("s8")
+            const refused = yield* Stream.runCollect(session.turn("refused"))
+            expect(Chunk.unsafeLast(refused)).toMatchObject({ type: "result", result: "launch 1: refused" })
+            yield* Ref.set(refusing, false)
+            const next = yield* Stream.runCollect(session.turn("next"))
+            expect(Chunk.unsafeLast(next)).toMatchObject({ type: "result", result: "launch 2: next" })
+          }).pipe(
+            Effect.provide(
+              runner(store, cli).pipe(Layer.provide(Layer.succeed(TranscriptStore.TranscriptStore, transcripts)))
+            )
+          )
+        }),
+      30_000
+    )
 
     it.scopedLive(
       "a caller that leaves mid-turn: the turn is interrupted, the next turn reads only its own messages",

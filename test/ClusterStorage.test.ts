@@ -7,13 +7,16 @@ import * as EntityType from "@effect/cluster/EntityType"
 import * as Envelope from "@effect/cluster/Envelope"
 import * as Message from "@effect/cluster/Message"
 import * as MessageStorage from "@effect/cluster/MessageStorage"
+import * as Reply from "@effect/cluster/Reply"
 import * as ShardId from "@effect/cluster/ShardId"
 import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as Snowflake from "@effect/cluster/Snowflake"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -94,6 +97,41 @@ describe("the cluster's message storage while the database refuses writes", () =
           Effect.repeat({ until: (n) => n === 1, schedule: Schedule.spaced("100 millis"), times: 50 })
         )
         expect(yield* stored(BigInt(1002))).toBe(1)
+      }).pipe(Effect.provide(storageLayer)),
+    20_000
+  )
+
+  it.scopedLive(
+    "a reply waits until it is stored, past @effect/cluster's 800 ms of attempts, and is stored once",
+    () =>
+      Effect.gen(function*() {
+        const storage = yield* MessageStorage.MessageStorage
+        const sql = yield* SqlClient.SqlClient
+        const requestId = Snowflake.Snowflake(BigInt(2000))
+        const reply = (id: number) =>
+          new Reply.ReplyWithContext({
+            reply: new Reply.WithExit<typeof Turn>({
+              id: Snowflake.Snowflake(BigInt(id)),
+              requestId,
+              exit: Exit.void
+            }),
+            rpc: Turn,
+            context: Context.empty()
+          })
+        const replies = Effect.map(
+          sql<{ readonly id: number }>`SELECT id FROM t_replies WHERE request_id = ${String(requestId)}`,
+          (rows) => rows.length
+        )
+        yield* sql`PRAGMA query_only = ON`
+        const saving = yield* Effect.fork(storage.saveReply(reply(2001)))
+        yield* Effect.sleep("1200 millis")
+        expect(Option.isNone(yield* Fiber.poll(saving))).toBe(true)
+        yield* sql`PRAGMA query_only = OFF`
+        yield* Fiber.join(saving)
+        expect(yield* replies).toBe(1)
+        // the same final reply again (@effect/cluster tries again under a new id): stored already, not twice
+        yield* storage.saveReply(reply(2002))
+        expect(yield* replies).toBe(1)
       }).pipe(Effect.provide(storageLayer)),
     20_000
   )

@@ -30,7 +30,13 @@ import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { clusterTiming, type RunnerStorage, spawnRunner, waitForBalance } from "../../scripts/demo-cluster-processes.js"
+import {
+  clusterTiming,
+  events,
+  type RunnerStorage,
+  spawnRunner,
+  waitForBalance
+} from "../../scripts/demo-cluster-processes.js"
 import { withEnv } from "../support/process.js"
 
 const CLI = path.join(import.meta.dirname, "transcript-cli.sh")
@@ -408,6 +414,7 @@ export const runScenario = (options: ScenarioOptions) =>
     // the runners stop (SIGTERM); nothing of theirs is left
     yield* Scope.close(runnersScope, Exit.void)
     const leftovers = ours()
+    const stops = (yield* events(log)).flatMap((e) => "stoppedMs" in e ? [e] : [])
 
     const figures: Record<string, number | string> = {
       backend: "pgUrl" in storage ? "postgresql" : "sqlite",
@@ -418,7 +425,9 @@ export const runScenario = (options: ScenarioOptions) =>
       cutOffTurns: cutOff,
       failedAttempts,
       failures: [...failures].map(([tag, n]) => `${tag}:${n}`).join(",") || "none",
-      ...faultFigures
+      ...faultFigures,
+      runnerStopMs: stops.map((e) => e.stoppedMs).join(","),
+      runnersSigkilled: stops.filter((e) => e.sigkilled).length
     }
     return {
       dir,

@@ -138,9 +138,20 @@ export const createTable = <A, E, R>(create: Effect.Effect<A, E, R>): Effect.Eff
   Effect.retry(create, { times: 3, schedule: Schedule.exponential("100 millis") })
 
 /**
+ * How long a claim or a record write the database refuses is tried again (a database restarting, a disk full) before
+ * it is a defect: a defect restarts the entity (its turn in flight ends with `session_restarted`), and a runner with
+ * an entity so restarted was seen slow to stop (docs/GUARANTEES.md). Both writes can be made twice: a claim made twice
+ * only takes one epoch more, and a record is written whole.
+ */
+const WRITE_RETRY = Schedule.exponential("100 millis").pipe(
+  Schedule.union(Schedule.spaced("1 second")),
+  Schedule.upTo("30 seconds")
+)
+
+/**
  * The records in a table of the cluster's database, one row per entity: its record (JSON), its epoch and the runner
- * that claimed it last. A database the cluster cannot read or write is a defect of the entity (the cluster's own
- * storage fails the same way), not an error of the turn.
+ * that claimed it last. A database the cluster cannot read or write (past `WRITE_RETRY`) is a defect of the entity
+ * (the cluster's own storage fails the same way), not an error of the turn.
  *
  * @internal
  */
@@ -195,6 +206,7 @@ export const layerSql = (prefix = "cluster"): Layer.Layer<SessionDirectory, neve
             INSERT INTO ${table} (entity_id, record, epoch, owner) VALUES (${entityId}, NULL, 1, ${owner})
             ON CONFLICT (entity_id) DO UPDATE SET epoch = ${table}.epoch + 1, owner = excluded.owner
             RETURNING epoch, record`.pipe(
+            Effect.retry(WRITE_RETRY),
             Effect.flatMap((rows) =>
               Effect.map(
                 rows[0]!.record === null ? Effect.succeedNone : Effect.asSome(decode(rows[0]!.record)),
@@ -208,7 +220,10 @@ export const layerSql = (prefix = "cluster"): Layer.Layer<SessionDirectory, neve
             Effect.orDie,
             Effect.flatMap((json) =>
               sql<{ readonly epoch: unknown }>`UPDATE ${table} SET record = ${json}
-                WHERE entity_id = ${entityId} AND epoch = ${epoch} RETURNING epoch`.pipe(Effect.orDie)
+                WHERE entity_id = ${entityId} AND epoch = ${epoch} RETURNING epoch`.pipe(
+                Effect.retry(WRITE_RETRY),
+                Effect.orDie
+              )
             ),
             Effect.flatMap((rows) => rows.length === 1 ? Effect.void : Effect.fail(new Fenced({ entityId, epoch })))
           ),

@@ -30,7 +30,7 @@ import type { Transport } from "../../Transport.js"
 import * as Message from "../../Message.js"
 import { session as startSession } from "../session/session.js"
 import * as Reaper from "../transport/reaper.js"
-import { hasTranscript, projectKeyOf, projectsDirOf } from "../transcript/mirror.js"
+import { hasTranscript, MirrorWatch, projectKeyOf, projectsDirOf } from "../transcript/mirror.js"
 import { Mirror, TranscriptStore, TranscriptStoreError } from "../transcript/store.js"
 import type * as TranscriptStoreApi from "../../TranscriptStore.js"
 import { Fenced, SessionDirectory, type SessionRecord } from "./directory.js"
@@ -292,6 +292,13 @@ const fencedStore = (
 interface Cli {
   readonly session: Session
   readonly scope: Scope.CloseableScope
+  /** Completes once every transcript entry the CLI has reported so far is in the store, or dropped. */
+  readonly drained: Effect.Effect<void>
+  /**
+   * Done once the store refused an entry of the CLI's for good: the CLI's transcript holds what the store has not, so
+   * it is ended and takes no further prompt; the next CLI resumes from the store.
+   */
+  readonly diverged: Deferred.Deferred<void>
 }
 
 /**
@@ -312,33 +319,49 @@ const cliOf = (
     const settings = yield* Mirror
     const inDatabase = yield* StoreInClusterDatabase
     const store = Option.map(transcripts, (store) => fencedStore(store, ownership, inDatabase))
-    const start = (stored: SessionRecord) =>
+    const start = (stored: SessionRecord, forgotten: boolean) =>
       Effect.gen(function*() {
-        // a first turn cut off before any of it reached the store (or the config dir) left nothing to resume: the
-        // session starts anew under the same id
-        const resumable = stored.started && stored.openTurn !== null && Option.isSome(store)
+        // a first turn cut off before any of it reached the store (or the config dir), or whose entries the store
+        // refused, left nothing to resume: the session starts anew under the same id
+        const resumable = stored.started && (stored.openTurn !== null || forgotten) && Option.isSome(store)
           ? yield* hasTranscript(store.value, settings, base, stored.sessionId)
           : true
         const record = resumable ? stored : { ...stored, started: false }
         yield* SynchronizedRef.set(cell, record)
         const scope = yield* Scope.fork(entityScope, ExecutionStrategy.sequential)
         const notOwned = Effect.map(Effect.either(ownership.owned), Either.isLeft)
+        const diverged = yield* Deferred.make<void>()
+        const drained = yield* Ref.make<Effect.Effect<void>>(Effect.void)
         // completed once the scope has closed: what watches the CLI while it closes stops then
         const done = yield* Deferred.make<void>()
         const closed = Deferred.await(done)
         yield* Scope.addFinalizer(scope, Deferred.succeed(done, undefined))
-        // last, once the CLI is gone: a CLI that ran on after the session was lost (a paused runner's) may have written
-        // entries to its local transcript that the store refused; the store's copy is loaded by the next incarnation
+        // last, once the CLI is gone: a CLI that ran on after the session was lost (a paused runner's), or whose
+        // entries the store refused, has entries in its local transcript that the store has not; the store's copy is
+        // loaded by the next CLI
         if (Option.isSome(store)) {
           const options = optionsOf(base, record)
           yield* Scope.addFinalizer(
             scope,
-            Effect.whenEffect(Effect.sync(() => forgetLocal(options, record.sessionId)), notOwned)
+            Effect.whenEffect(
+              Effect.sync(() => forgetLocal(options, record.sessionId)),
+              Effect.zipWith(notOwned, Deferred.isDone(diverged), (lost, refused) => lost || refused)
+            )
           )
         }
+        const watch = MirrorWatch.of({
+          dropped: Deferred.succeed(diverged, undefined),
+          started: (effect) => Ref.set(drained, effect)
+        })
         const started = yield* startSession(optionsOf(base, record)).pipe(
           Scope.extend(scope),
-          (start) => Option.isSome(store) ? Effect.provideService(start, TranscriptStore, store.value) : start,
+          (start) =>
+            Option.isSome(store)
+              ? start.pipe(
+                Effect.provideService(TranscriptStore, store.value),
+                Effect.provideService(MirrorWatch, watch)
+              )
+              : start,
           Effect.either
         )
         if (Either.isLeft(started)) {
@@ -356,12 +379,30 @@ const cliOf = (
           yield* Effect.forkDaemon(
             Effect.interruptible(Effect.raceFirst(Effect.zipRight(ownership.lapsed, kill), closed))
           )
+          // and killed the moment the store refuses one of its entries for good, so that it runs no further turn on a
+          // history the store has not
+          yield* Effect.forkDaemon(
+            Effect.interruptible(Effect.raceFirst(
+              Effect.zipRight(
+                Deferred.await(diverged),
+                Effect.zipRight(
+                  Effect.logWarning(
+                    `AgentSession ${record.sessionId}: the transcript store refused entries of its CLI: the CLI is ` +
+                      `ended, the next turn resumes from the store`
+                  ),
+                  kill
+                )
+              ),
+              closed
+            ))
+          )
         }
-        return Either.map(started, (session): Cli => ({ session, scope }))
+        const drainedNow = Effect.flatten(Ref.get(drained))
+        return Either.map(started, (session): Cli => ({ session, scope, drained: drainedNow, diverged }))
       })
     const first = yield* SynchronizedRef.get(cell)
     const current = yield* SynchronizedRef.make<Either.Either<Cli, SessionError>>(
-      first.closed ? Either.left(new InputClosed({ reason: "SessionClosed" })) : yield* start(first)
+      first.closed ? Either.left(new InputClosed({ reason: "SessionClosed" })) : yield* start(first, false)
     )
     // the session lost: the CLI and its process group at once, then the rest of its tools as its scope closes
     yield* Effect.forkScoped(
@@ -374,20 +415,25 @@ const cliOf = (
           ))
       )
     )
-    const live: Effect.Effect<Session, SessionError> = Effect.gen(function*() {
+    const liveCli: Effect.Effect<Cli, SessionError> = Effect.gen(function*() {
       if (yield* Deferred.isDone(ownership.lost)) return yield* Effect.die(ownership.refusal)
       const record = yield* SynchronizedRef.get(cell)
       if (record.closed) return yield* new InputClosed({ reason: "SessionClosed" })
       const cli = yield* SynchronizedRef.modifyEffect(current, (cli) =>
         Effect.gen(function*() {
-          if (Either.isRight(cli) && (yield* cli.right.session.state) !== "exited") return [cli, cli] as const
+          if (
+            Either.isRight(cli) && !(yield* Deferred.isDone(cli.right.diverged)) &&
+            (yield* cli.right.session.state) !== "exited"
+          ) return [cli, cli] as const
+          const forgotten = Either.isRight(cli) && (yield* Deferred.isDone(cli.right.diverged))
           if (Either.isRight(cli)) yield* Scope.close(cli.right.scope, Exit.void)
-          const next = yield* Effect.provide(start(yield* SynchronizedRef.get(cell)), context)
+          const next = yield* Effect.provide(start(yield* SynchronizedRef.get(cell), forgotten), context)
           return [next, next] as const
         }))
-      return yield* cli.pipe(Either.map((c) => c.session))
+      return yield* cli
     })
-    return { first, current, live }
+    const live = Effect.map(liveCli, (cli) => cli.session)
+    return { first, current, live, liveCli }
   })
 
 /** Removes a session's local transcript (the main file and its subagents' directory) from the CLI's config dir. */
@@ -427,6 +473,8 @@ const build = (base: Options) =>
     const address = yield* Entity.CurrentAddress
     const entityScope = yield* Effect.scope
     const entityId = address.entityId
+    // the stop's progress, for a runner that is slow to stop
+    yield* Effect.addFinalizer(() => Effect.logDebug(`AgentSession ${entityId} stopped`))
     const ownership = yield* own(entityId)
     const replyFences = yield* Effect.serviceOption(ReplyFences)
     if (Option.isSome(replyFences)) {
@@ -445,11 +493,11 @@ const build = (base: Options) =>
         const next = f(record)
         return Effect.as(ownership.set(next), next)
       })
-    const { current, first, live } = yield* cliOf(base, ownership, cell)
+    const { current, first, live, liveCli } = yield* cliOf(base, ownership, cell)
     // one turn at a time: a second waits for the first's result, as prompts queue in a local session
     const turns = yield* Effect.makeSemaphore(1)
-    // whether the last turn started has not given its result to its reader
-    const unanswered = yield* Ref.make(false)
+    // the CLI whose last turn has not given its result to its reader, if any
+    const unanswered = yield* Ref.make<Session | undefined>(undefined)
 
     const runTurn = (
       requestId: string,
@@ -461,7 +509,12 @@ const build = (base: Options) =>
         // its replies are this incarnation's writes: saved only while it owns the session
         if (Option.isSome(replyFences)) replyFences.value.register(requestId, ownership.fence)
         yield* turns.take(1).pipe(Effect.acquireRelease(() => turns.release(1)))
-        const session = yield* live
+        // a CLI takes a prompt only once the store holds every entry it reported: one whose entries the store refused
+        // is ended instead, and the prompt goes to a CLI resumed from the store
+        let cli = yield* liveCli
+        yield* cli.drained
+        if (yield* Deferred.isDone(cli.diverged)) cli = yield* liveCli
+        const session = cli.session
         const record = yield* SynchronizedRef.get(cell)
         if (record.openTurn === turnId || Option.isSome(lastSentChunk)) {
           // its prompt reached a CLI that is gone: never run twice, never end silently
@@ -470,22 +523,22 @@ const build = (base: Options) =>
         }
         // a caller that left mid-turn left the CLI mid-turn: the rest of that turn is read first, so that this turn
         // reads only its own messages
-        if (yield* Ref.get(unanswered)) yield* settle(session)
+        if ((yield* Ref.get(unanswered)) === session) yield* settle(session)
         yield* save((r) => ({ ...r, started: true, openTurn: turnId }))
         // the prompt goes to the CLI only while the session is this incarnation's (the save above was fenced; the
         // lease is checked again after it)
         yield* Effect.orDie(ownership.owned)
-        yield* Ref.set(unanswered, true)
+        yield* Ref.set(unanswered, session)
         // on the way out (the caller left, the runner stops), a turn without its result is interrupted, on a fiber of
         // the entity's scope: a CLI that does not answer holds up neither this turn's end nor the entity's stop
         yield* Effect.addFinalizer(() =>
           Effect.whenEffect(
             Effect.forkIn(Effect.interruptible(Effect.ignore(session.interrupt)), entityScope),
-            Ref.get(unanswered)
+            Effect.map(Ref.get(unanswered), (s) => s === session)
           )
         )
         return session.turn(prompt).pipe(
-          Stream.tap((m) => m.type === "result" ? Ref.set(unanswered, false) : Effect.void),
+          Stream.tap((m) => m.type === "result" ? Ref.set(unanswered, undefined) : Effect.void),
           // an interrupt is the runner shutting down (the turn is delivered again) or the caller leaving: the turn
           // stays open, so that its redelivery is announced instead of run again
           Stream.onDone(() => Effect.asVoid(save((r) => ({ ...r, openTurn: null })))),
@@ -495,6 +548,7 @@ const build = (base: Options) =>
         )
       }))
 
+    yield* Effect.addFinalizer(() => Effect.logDebug(`AgentSession ${entityId} stopping`))
     return AgentSession.of({
       Turn: ({ lastSentChunk, payload, requestId }) =>
         runTurn(String(requestId), payload.turnId, payload.prompt, lastSentChunk),

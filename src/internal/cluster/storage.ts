@@ -26,7 +26,9 @@
  *
  * A reply to a request that an `AgentSession` incarnation handles is saved only through that incarnation's fence (see
  * `fence.ts`): in one transaction with the check that the incarnation still owns its session, so that a runner that
- * lost the session (paused past its lease, cut off) answers nothing its successor does not know of.
+ * lost the session (paused past its lease, cut off) answers nothing its successor does not know of. A reply the store
+ * refuses is tried again (bounded; a refusal of the fence is final): @effect/cluster 0.60.2 drops a final reply it
+ * could not store within its own 800 ms of attempts, and its request waits unanswered until its caller gives up.
  *
  * Everything else is the package's own.
  *
@@ -69,6 +71,13 @@ const ACK_RETRY = Schedule.exponential("100 millis").pipe(
   Schedule.union(Schedule.spaced("1 second")),
   Schedule.upTo("30 seconds")
 )
+
+/**
+ * How long a reply the store refuses is tried again (a database restarting, a disk full). Beyond @effect/cluster's own
+ * attempts (`retryRespond`: 4, 200 ms apart) a refused final reply is dropped (its request stays active, unanswered,
+ * until its caller gives up) and a refused chunk restarts its entity; within this bound neither happens.
+ */
+const REPLY_RETRY = ACK_RETRY
 
 /** How often an interrupt the store refused is tried again (until it is stored, or the node stops). */
 const INTERRUPT_RETRY = Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("2 seconds")))
@@ -190,18 +199,42 @@ const make = (prefix: string, fences: Fences.Service) =>
         return out
       })
 
+    /**
+     * Whether the reply is stored: its request's final reply, or its chunk of that sequence (a save whose commit was
+     * not confirmed may have stored it, and @effect/cluster tries a reply again under a new id).
+     */
+    const isReplySaved = (reply: Reply.Reply<Rpc.Any>) =>
+      (reply._tag === "WithExit"
+        ? sql<{ readonly found: number }>`SELECT 1 AS found FROM ${replies}
+          WHERE request_id = ${String(reply.requestId)} AND kind = ${WITH_EXIT}`
+        : sql<{ readonly found: number }>`SELECT 1 AS found FROM ${replies}
+          WHERE request_id = ${String(reply.requestId)} AND sequence = ${reply.sequence}`).pipe(
+          Effect.map((rows) => rows.length > 0),
+          PersistenceError.refail
+        )
+
     const saveReply: MessageStorage.MessageStorage["Type"]["saveReply"] = (reply) =>
       Effect.suspend(() => {
         const requestId = String(reply.reply.requestId)
         const fence = fences.get(requestId)
-        if (fence === undefined) return storage.saveReply(reply)
-        return fence(storage.saveReply(reply)).pipe(
-          Effect.catchTags({
-            Fenced: (cause) => Effect.fail(new PersistenceError({ cause })),
-            SqlError: (cause) => Effect.fail(new PersistenceError({ cause }))
-          }),
+        const save = fence === undefined
+          ? storage.saveReply(reply)
+          : fence(storage.saveReply(reply)).pipe(
+            Effect.catchTag("SqlError", (cause) => Effect.fail(new PersistenceError({ cause })))
+          )
+        // a store that refuses (not the fence: a refusal of its is final) is tried again
+        const refused = (e: { readonly _tag: string }) => e._tag === "PersistenceError"
+        return save.pipe(
+          Effect.catchIf(refused, () =>
+            Effect.flatMap(isReplySaved(reply.reply), (saved) => saved ? Effect.void : save).pipe(
+              Effect.retry({ schedule: REPLY_RETRY, while: refused })
+            )),
+          Effect.catchTag("Fenced", (cause) =>
+            Effect.fail(new PersistenceError({ cause }))),
           Effect.tap(() =>
-            reply.reply._tag === "WithExit" ? Effect.sync(() => fences.done(requestId, fence)) : Effect.void
+            fence !== undefined && reply.reply._tag === "WithExit"
+              ? Effect.sync(() => fences.done(requestId, fence))
+              : Effect.void
           )
         )
       })

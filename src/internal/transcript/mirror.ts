@@ -5,6 +5,8 @@
  * @internal
  */
 import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -296,9 +298,33 @@ export const hasTranscript = (
 // mirroring
 // ---------------------------------------------------------------------------------------------------------------------
 
+/**
+ * What the owner of a session learns of its mirror, when it provides this service to the session: the cluster's
+ * entity, whose next CLI resumes from the store, so that a CLI whose transcript holds entries the store has not must
+ * take no further prompt.
+ *
+ * @internal
+ */
+export interface MirrorWatchService {
+  /** The mirror dropped entries (the store refused them, or fell behind): the CLI's transcript and the store differ. */
+  readonly dropped: Effect.Effect<void>
+  /**
+   * Called once, as the mirror starts, with what completes once every entry the CLI has reported so far is appended
+   * or dropped (at once when the mirror has closed).
+   */
+  readonly started: (drained: Effect.Effect<void>) => Effect.Effect<void>
+}
+
+/** @internal */
+export class MirrorWatch extends Context.Tag("effect-claude-agent/TranscriptStore/MirrorWatch")<
+  MirrorWatch,
+  MirrorWatchService
+>() {}
+
 type Item =
   | { readonly _tag: "Entries"; readonly key: Api.SessionKey; readonly entries: ReadonlyArray<Api.Entry> }
   | { readonly _tag: "Flush" }
+  | { readonly _tag: "Drain"; readonly done: Deferred.Deferred<void> }
   | { readonly _tag: "Invalid"; readonly description: string }
 
 const messageOf = (u: unknown): string => u instanceof Error ? u.message : String(u)
@@ -317,7 +343,8 @@ export interface Mirroring {
 /**
  * The mirroring of one session (one CLI process). Frames are queued synchronously on the reader (never waiting for
  * the store) and appended in order by one writer fiber; a rejected append is retried (3 attempts in all), a
- * timed-out one is not, and a batch that still fails is dropped with a warning in the log.
+ * timed-out one is not, and a batch that still fails is dropped with a warning in the log (and told to the
+ * session's `MirrorWatch`, when it has one).
  *
  * @internal
  */
@@ -328,9 +355,12 @@ export const make = (
 ): Effect.Effect<Mirroring, never, Scope.Scope> =>
   Effect.gen(function*() {
     const projectsDir = projectsDirOf(options)
+    const watch = yield* Effect.serviceOption(MirrorWatch)
     const items = yield* Mailbox.make<Item>()
     let pending = 0
     let dropped = 0
+    let droppedSeen = 0
+    const reportDropped = Option.isSome(watch) ? watch.value.dropped : Effect.void
 
     const appendOne = (key: Api.SessionKey, entries: ReadonlyArray<Api.Entry>) =>
       // a defect of the store is no rejection: not retried, dropped below like a batch that still fails
@@ -347,8 +377,11 @@ export const make = (
           while: (e) => e.reason !== "Timeout" && e.reason !== "InvalidKey" && e.reason !== "InvalidEntry"
         }),
         Effect.catchAllCause((cause) =>
-          Cause.isInterrupted(cause) ? Effect.interrupt : Effect.logWarning(
-            `transcript mirror: ${entries.length} entries dropped: ${messageOf(Cause.squash(cause))}`
+          Cause.isInterrupted(cause) ? Effect.interrupt : Effect.zipRight(
+            Effect.logWarning(
+              `transcript mirror: ${entries.length} entries dropped: ${messageOf(Cause.squash(cause))}`
+            ),
+            reportDropped
           )
         ),
         Effect.ensuring(Effect.sync(() => {
@@ -376,10 +409,11 @@ export const make = (
         for (const item of chunk) {
           if (item._tag === "Invalid") {
             yield* Effect.logWarning(`transcript mirror: ${item.description}`)
-          } else if (item._tag === "Flush") {
+          } else if (item._tag === "Flush" || item._tag === "Drain") {
             yield* appendAll(held)
             held = []
             heldEntries = 0
+            if (item._tag === "Drain") yield* Deferred.succeed(item.done, undefined)
           } else if (settings.flush === "eager") {
             yield* appendOne(item.key, item.entries)
           } else {
@@ -392,6 +426,11 @@ export const make = (
             }
           }
         }
+        // frames dropped on the reader because the store fell behind
+        if (dropped > droppedSeen) {
+          droppedSeen = dropped
+          yield* reportDropped
+        }
         if (done) {
           yield* appendAll(held)
           if (dropped > 0) {
@@ -402,6 +441,13 @@ export const make = (
       }
     })
     const writerFiber = yield* Effect.forkScoped(writer)
+    if (Option.isSome(watch)) {
+      yield* watch.value.started(Effect.flatMap(Deferred.make<void>(), (done) =>
+        // a mirror that has closed has appended or dropped everything: nothing to wait for
+        items.unsafeOffer({ _tag: "Drain", done })
+          ? Effect.raceFirst(Deferred.await(done), Effect.asVoid(Fiber.await(writerFiber)))
+          : Effect.void))
+    }
 
     const onMessage = (m: Message.SdkMessage): boolean => {
       if (m.type === "result" && settings.flush === "batched") {
