@@ -11,7 +11,7 @@ import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { ClaudeAgent, NodeClaudeAgent, Permissions } from "../dist/index.js"
-import * as Reaper from "../dist/internal/reaper.js"
+import * as Reaper from "../dist/internal/transport/reaper.js"
 import { FakeCli, ScriptedModelServer } from "../dist/testing.js"
 
 const FAKE_CLOSES = Number(process.argv[2] ?? 50)
@@ -59,14 +59,20 @@ const program = Effect.gen(function*() {
   const rows = []
   const pids = pidCount()
   const marker = Reaper.makeMarker()
-  rows.push([`marker scan of /proc (${pids} processes)`, ms(timeSync(() => Reaper.marked(marker.name)))])
+  rows.push([`marker scan of /proc (${pids} processes)`, ms(timeSync(() => Reaper.marked(marker)))])
   rows.push([`process-tree snapshot (${pids} processes)`, ms(timeSync(() => Reaper.descendants(process.pid)))])
 
   // the same two scans with 1,000 more processes (idle `sleep`s of this user)
   const extra = Array.from({ length: 1000 }, () => spawn("sleep", ["600"], { stdio: "ignore" }))
   yield* Effect.sleep("1 second")
   const more = pidCount()
-  rows.push([`marker scan of /proc (${more} processes)`, ms(timeSync(() => Reaper.marked(marker.name), 20))])
+  rows.push([`marker scan of /proc (${more} processes)`, ms(timeSync(() => Reaper.marked(marker), 20))])
+  // as a close scans: only the pids given out since its CLI's spawn (here: since the marker was made)
+  const since = Reaper.makeMarker(Reaper.origin(Reaper.pidMax()))
+  rows.push([
+    `… the pids given out since the CLI's start (${more} processes on the machine)`,
+    ms(timeSync(() => Reaper.marked(since), 20))
+  ])
   rows.push([`process-tree snapshot (${more} processes)`, ms(timeSync(() => Reaper.descendants(process.pid), 20))])
   for (const child of extra) child.kill("SIGKILL")
   yield* Effect.sleep("1 second")

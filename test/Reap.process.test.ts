@@ -148,25 +148,67 @@ describe("Reaping tool processes (process)", () => {
         )
       const scans = Reaper.makeScans()
       const first = scans.exited()
-      expect(scans.markedSince(outer.name, first)).toEqual([])
+      expect(scans.markedSince(outer, first)).toEqual([])
       const both = yield* start({ [outer.name]: outer.value, [inner.name]: inner.value })
       const pids = (procs: ReadonlyArray<Reaper.Proc>) => procs.map((p) => p.pid)
       // the scan that started after exit `first` is reused: it did not see the process started since
-      expect(scans.markedSince(outer.name, first)).toEqual([])
+      expect(scans.markedSince(outer, first)).toEqual([])
       const second = scans.exited()
-      expect(pids(scans.markedSince(outer.name, second))).toEqual([both.pid])
-      expect(pids(scans.markedSince(inner.name, second))).toEqual([both.pid])
-      expect(pids(Reaper.marked(inner.name))).toEqual([both.pid])
+      expect(pids(scans.markedSince(outer, second))).toEqual([both.pid])
+      expect(pids(scans.markedSince(inner, second))).toEqual([both.pid])
+      expect(pids(Reaper.marked(inner))).toEqual([both.pid])
       // a variable whose name only ends like a marker is not one
       const lookalike = yield* start({ [`X${outer.name}`]: "1" })
-      expect(pids(Reaper.marked(outer.name))).toEqual([both.pid])
+      expect(pids(Reaper.marked(outer))).toEqual([both.pid])
       expect(isAlive(lookalike.pid!)).toBe(true)
     }).pipe(Effect.scoped))
+
+  it.live("a scan reads only the pids given out after the marker's origin, and finds every process started since", () =>
+    Effect.gen(function*() {
+      const scans = Reaper.makeScans()
+      const start = (env: Record<string, string>) =>
+        Effect.acquireRelease(
+          Effect.sync(() => spawn("sleep", ["30"], { stdio: "ignore", env: { ...process.env, ...env } })),
+          (child) => Effect.sync(() => child.kill("SIGKILL"))
+        )
+      const pids = (procs: ReadonlyArray<Reaper.Proc>) => procs.map((p) => p.pid).sort((a, b) => a - b)
+      const name = Reaper.makeMarker()
+      const env = { [name.name]: name.value }
+      // started before the origin was taken: outside the window (no process can inherit a marker before its CLI runs)
+      const before = yield* start(env)
+      const marker: Reaper.Marker = { ...name, origin: Reaper.origin(scans.pidMax) }
+      expect(marker.origin).toBeDefined()
+      const after = yield* Effect.forEach(Array.from({ length: 20 }, () => env), start)
+      const floor = Reaper.floorSince(marker.origin, Reaper.origin(scans.pidMax))
+      expect(floor).toBe(marker.origin!.lastPid)
+      // every process started since the origin has a pid above the floor: the window holds on this kernel
+      for (const child of after) expect(child.pid!).toBeGreaterThan(floor)
+      expect(pids(Reaper.marked(marker))).toEqual(pids(after.map((c) => ({ pid: c.pid!, start: "" }))))
+      expect(pids(scans.markedSince(marker, scans.exited()))).toEqual(pids(Reaper.marked(marker)))
+      // without an origin every pid is read
+      expect(pids(Reaper.marked(name))).toEqual(pids([before, ...after].map((c) => ({ pid: c.pid!, start: "" }))))
+    }).pipe(Effect.scoped))
+
+  it("the window closes when the pid counter may have wrapped", () => {
+    const since: Reaper.Origin = { lastPid: 30_000, forks: 1_000, tasks: 200, pidMax: 32_768 }
+    const now = (lastPid: number, forks: number): Reaper.Origin => ({ lastPid, forks, tasks: 150, pidMax: 32_768 })
+    expect(Reaper.floorSince(since, now(30_100, 1_100))).toBe(30_000)
+    // 32,768 − 1 − 30,000 − 200 = 2,567 tasks could have wrapped it: from there on, every pid is read
+    expect(Reaper.floorSince(since, now(30_100, 1_000 + 2_566))).toBe(30_000)
+    expect(Reaper.floorSince(since, now(30_100, 1_000 + 2_567))).toBe(0)
+    // the last pid below the origin's: it wrapped
+    expect(Reaper.floorSince(since, now(400, 1_100))).toBe(0)
+    // a different bound, a counter that went back, or an unknown origin: every pid
+    expect(Reaper.floorSince(since, { ...now(30_100, 1_100), pidMax: 4_194_304 })).toBe(0)
+    expect(Reaper.floorSince(since, now(30_100, 900))).toBe(0)
+    expect(Reaper.floorSince(undefined, now(30_100, 1_100))).toBe(0)
+    expect(Reaper.floorSince(since, undefined)).toBe(0)
+  })
 
   it("finds processes by parentage, never the host, and tells a reused pid apart", () => {
     const marker = Reaper.makeMarker()
     expect(marker.name).toMatch(/^ECA_SESSION_[0-9a-f]{32}$/)
-    expect(Reaper.marked(marker.name)).toEqual([])
+    expect(Reaper.marked(marker)).toEqual([])
     const self = Reaper.descendants(1).find((p) => p.pid === process.pid)
     expect(self).toBeDefined()
     expect(Reaper.isRunning(self!)).toBe(true)

@@ -99,7 +99,7 @@ const checkCwd = (fs: FileSystem.FileSystem, cwd: string): Effect.Effect<void, I
     )
   )
 
-type Marker = ReturnType<typeof Reaper.makeMarker>
+type Marker = Reaper.Marker
 
 /**
  * A started CLI: its process, its command line, the marker its descendants inherit (when they are reaped), and, when
@@ -121,14 +121,16 @@ const launch = (
   executor: CommandExecutor.CommandExecutor,
   resolver: CliResolverService,
   spec: LaunchSpec,
-  platform: NodeJS.Platform
+  platform: NodeJS.Platform,
+  scans: Reaper.Scans
 ): Effect.Effect<Launched, CliNotFound | SpawnFailed | VersionIncompatible | InvalidOptions, Scope.Scope> =>
   Effect.gen(function*() {
     const trace = yield* TraceContext.current
     const base = commandEnv({ parent: process.env, env: spec.env, mode: spec.envMode, keep: spec.keepEnv, trace })
     // every process the CLI starts inherits the marker, which finds it at close wherever it went
-    const marker = Reaper.supported && spec.reapToolProcesses !== false ? Reaper.makeMarker() : undefined
-    const env = marker === undefined ? base.env : { ...base.env, [marker.name]: marker.value }
+    const reaps = Reaper.supported && spec.reapToolProcesses !== false
+    const name = reaps ? Reaper.makeMarker() : undefined
+    const env = name === undefined ? base.env : { ...base.env, [name.name]: name.value }
     // the variables the lookup reads, as the caller's overlay on the parent's environment would give them (no
     // copy of the whole of `process.env`: docs/PERFORMANCE.md, P3)
     const lookup = (name: string) => spec.env !== undefined && name in spec.env ? spec.env[name] : process.env[name]
@@ -155,6 +157,8 @@ const launch = (
     let command = Command.make(cli.command, ...args).pipe(Command.env(env, { extendEnv: base.extend }))
     if (spec.cwd !== undefined) command = Command.workingDirectory(command, spec.cwd)
 
+    // where the pid counter stands just before the spawn: the CLI's descendants have later pids
+    const marker = name === undefined ? undefined : { ...name, origin: Reaper.origin(scans.pidMax) }
     const proc = yield* executor.start(command).pipe(
       Effect.mapError((error) => new SpawnFailed({ command: cli.command, description: errorText(error), cause: error }))
     )
@@ -301,7 +305,7 @@ const makeShutdown = (
     // tool processes outside the CLI's group get their SIGTERM at the same time
     if (marker !== undefined) {
       yield* Effect.sync(() => {
-        tools = Reaper.union(tools, Reaper.marked(marker.name))
+        tools = Reaper.union(tools, Reaper.marked(marker))
         Reaper.send(tools, "SIGTERM")
       })
     }
@@ -332,8 +336,8 @@ const makeShutdown = (
     if (marker !== undefined) {
       const exitNumber = child.exitNumber()
       yield* Reaper.reap({
-        markerName: marker.name,
-        found: exitNumber === undefined ? Reaper.marked(marker.name) : scans.markedSince(marker.name, exitNumber),
+        marker,
+        found: exitNumber === undefined ? Reaper.marked(marker) : scans.markedSince(marker, exitNumber),
         known: tools,
         graceMillis: toolsHadGrace ? 0 : killGraceMillis
       })
@@ -489,7 +493,7 @@ export const make = (options: ProcessOptions = {}) =>
     ): Effect.Effect<Connection, CliNotFound | SpawnFailed | VersionIncompatible | InvalidOptions, Scope.Scope> =>
       Effect.gen(function*() {
         if (spec.cwd !== undefined) yield* checkCwd(fs, spec.cwd)
-        const { accepted, command, marker, proc } = yield* launch(executor, resolver, spec, platform)
+        const { accepted, command, marker, proc } = yield* launch(executor, resolver, spec, platform, scans)
         // unregistered after the connection's close has reaped the CLI and its tools (finalizers run in reverse)
         yield* watchdog.watch(proc.pid, marker?.name)
         // while the CLI starts

@@ -31,10 +31,42 @@ export interface Proc {
   readonly start: string
 }
 
-/** A fresh marker: the name and value of the variable to put in the CLI's environment. @internal */
-export const makeMarker = (): { readonly name: string; readonly value: string } => ({
+/**
+ * Where the kernel's pid counter stood at a moment: the last pid it gave out (`/proc/loadavg`, field 5, in this
+ * pid namespace), how many tasks it had started since boot (`/proc/stat`, `processes`: every namespace, threads
+ * included), how many tasks existed (`/proc/loadavg`, field 4) and the counter's bound (`/proc/sys/kernel/pid_max`).
+ *
+ * A process started later has a pid above `lastPid`, unless the counter wrapped since. To wrap, it must run from
+ * `lastPid` up to `pidMax` giving out every pid that was free at the start: at least `pidMax − 1 − lastPid − tasks`
+ * new tasks (pids in use are skipped, and there were at most `tasks` of them; a pid freed meanwhile and given out
+ * again is a new task too). So while fewer tasks than that have been started, no pid at or below `lastPid` can
+ * belong to a process started later. See {@link floorSince}.
+ *
+ * @internal
+ */
+export interface Origin {
+  readonly lastPid: number
+  readonly forks: number
+  readonly tasks: number
+  readonly pidMax: number
+}
+
+/** The variable every process a CLI starts inherits, and the pid counter before that CLI started. @internal */
+export interface Marker {
+  readonly name: string
+  readonly value: string
+  readonly origin: Origin | undefined
+}
+
+/**
+ * A fresh marker: the name and value of the variable to put in the CLI's environment, and where the pid counter
+ * stood before the CLI was started (`origin`), which bounds the pids its descendants can have: take it just before
+ * the spawn. @internal
+ */
+export const makeMarker = (origin?: Origin | undefined): Marker => ({
   name: `${MARKER_PREFIX}${randomBytes(16).toString("hex")}`,
-  value: String(process.pid)
+  value: String(process.pid),
+  origin
 })
 
 interface Stat {
@@ -71,6 +103,54 @@ const readStat = (pid: string | number, buffer: Buffer = Buffer.allocUnsafe(STAT
   return { state: fields[0] ?? "", ppid: Number(fields[1]), start: fields[19] ?? "" }
 }
 
+/** Reads a small procfs file as text; `undefined` when it cannot be read. */
+const readText = (file: string, buffer: Buffer): string | undefined => {
+  const length = readInto(file, buffer)
+  return length <= 0 ? undefined : buffer.toString("latin1", 0, length)
+}
+
+const LOADAVG = /^\S+ \S+ \S+ \d+\/(\d+) (\d+)/
+const PROCESSES = /^processes (\d+)$/m
+
+/** The pid counter now (see {@link Origin}), or `undefined` where procfs does not tell (the scans then read all). */
+const counter = (pidMax: number): Origin | undefined => {
+  const load = LOADAVG.exec(readText("/proc/loadavg", Buffer.allocUnsafe(STAT_BYTES)) ?? "")
+  if (load === null) return undefined
+  // `/proc/stat` holds a line per CPU before `processes`: read it whole
+  let stat: string
+  try {
+    stat = fs.readFileSync("/proc/stat", "latin1")
+  } catch {
+    return undefined
+  }
+  const forks = PROCESSES.exec(stat)
+  if (forks === null) return undefined
+  return { lastPid: Number(load[2]), forks: Number(forks[1]), tasks: Number(load[1]), pidMax }
+}
+
+/** The pid counter's bound, read once per Transport; `undefined` where procfs does not tell. @internal */
+export const pidMax = (): number | undefined => {
+  const text = readText("/proc/sys/kernel/pid_max", Buffer.allocUnsafe(64))
+  const value = text === undefined ? NaN : Number(text.trim())
+  return Number.isSafeInteger(value) && value > 0 ? value : undefined
+}
+
+/** Where the pid counter stands now (see {@link Origin}); `undefined` without procfs or its bound. @internal */
+export const origin = (max: number | undefined): Origin | undefined => max === undefined ? undefined : counter(max)
+
+/**
+ * The highest pid no process started after `since` can have, given the counter `now`: `since.lastPid` while the
+ * counter cannot have wrapped in between (see {@link Origin}), else 0 (every pid is a candidate). Pure.
+ *
+ * @internal
+ */
+export const floorSince = (since: Origin | undefined, now: Origin | undefined): number => {
+  if (since === undefined || now === undefined || now.pidMax !== since.pidMax) return 0
+  if (now.lastPid < since.lastPid) return 0
+  const started = now.forks - since.forks
+  return started >= 0 && started < since.pidMax - 1 - since.lastPid - since.tasks ? since.lastPid : 0
+}
+
 /**
  * The start time of a process in clock ticks since boot (`/proc/<pid>/stat` field 22), which tells a process from a
  * later one that reuses its pid; `undefined` without `/proc` or when the process is gone.
@@ -85,9 +165,13 @@ export const startTime = (pid: number | "self"): string | undefined => {
 const running = (stat: Stat | undefined): stat is Stat =>
   stat !== undefined && stat.state !== "Z" && stat.state !== "X" && stat.state !== "x"
 
-const pidEntries = (): ReadonlyArray<string> => {
+/** The pids listed in `/proc` above `floor` (0: every pid). */
+const pidEntries = (floor = 0): ReadonlyArray<string> => {
   try {
-    return fs.readdirSync("/proc").filter((entry) => entry.charCodeAt(0) >= 48 && entry.charCodeAt(0) <= 57)
+    return fs.readdirSync("/proc").filter((entry) => {
+      const first = entry.charCodeAt(0)
+      return first >= 48 && first <= 57 && (floor === 0 || Number(entry) > floor)
+    })
   } catch {
     return []
   }
@@ -115,18 +199,20 @@ const markerNames = (environ: Buffer): Array<string> => {
 }
 
 /**
- * Every running process (other than the host) whose initial environment holds a marker variable, by variable name
- * (a process started under nested sessions holds several). Processes the host may not read (other users', unless it
- * runs as root) are skipped.
+ * Every running process (other than the host) with a pid above `floor` whose initial environment holds a marker
+ * variable, by variable name (a process started under nested sessions holds several). Processes the host may not
+ * read (other users', unless it runs as root) are skipped. A process inherits a marker only from the CLI that was
+ * started with it, so a scan for the markers of CLIs started after a counter {@link Origin} reads only the pids
+ * above {@link floorSince}: the processes started since, not every process of the machine.
  *
  * @internal
  */
-export const scan = (): Map<string, Array<Proc>> => {
+export const scan = (floor = 0): Map<string, Array<Proc>> => {
   const self = String(process.pid)
   const environ = Buffer.allocUnsafe(ENVIRON_BYTES)
   const stat = Buffer.allocUnsafe(STAT_BYTES)
   const out = new Map<string, Array<Proc>>()
-  for (const entry of pidEntries()) {
+  for (const entry of pidEntries(floor)) {
     if (entry === self) continue
     const file = `/proc/${entry}/environ`
     const length = readInto(file, environ)
@@ -154,32 +240,43 @@ export const scan = (): Map<string, Array<Proc>> => {
   return out
 }
 
-/** The running processes that carry the marker variable `markerName` (see {@link scan}). @internal */
-export const marked = (markerName: string): Array<Proc> => scan().get(markerName) ?? []
+/** The lowest pid a scan for `marker` must read above (see {@link floorSince}). */
+const floorOf = (marker: Marker): number =>
+  marker.origin === undefined ? 0 : floorSince(marker.origin, counter(marker.origin.pidMax))
+
+/** The running processes that carry `marker`'s variable (see {@link scan}). @internal */
+export const marked = (marker: Marker): Array<Proc> => scan(floorOf(marker)).get(marker.name) ?? []
 
 /**
  * Scans shared by the sessions of one Transport. A session whose CLI has exited may use any scan that started after
- * that exit: from then on only marked processes can start marked processes, so a scan that found none for its marker
- * stays true. Many sessions closing together (their CLIs exit in the same tick) then pay for one pass over `/proc`.
+ * that exit and read every pid its marker's processes can have: from then on only marked processes can start marked
+ * processes, so a scan that found none for its marker stays true. Many sessions closing together (their CLIs exit in
+ * the same tick) then pay for one pass over `/proc`.
  *
  * @internal
  */
 export interface Scans {
+  /** The bound of the pid counter on this machine, read once (see {@link Origin}). */
+  readonly pidMax: number | undefined
   /** Call when a CLI has exited; pass the result to {@link Scans.markedSince}. */
   readonly exited: () => number
-  /** The processes carrying `markerName`, from a scan that started after exit number `exit` (a new one if needed). */
-  readonly markedSince: (markerName: string, exit: number) => ReadonlyArray<Proc>
+  /** The processes carrying `marker`, from a scan that started after exit number `exit` (a new one if needed). */
+  readonly markedSince: (marker: Marker, exit: number) => ReadonlyArray<Proc>
 }
 
 /** @internal */
 export const makeScans = (): Scans => {
   let exits = 0
-  let last: { readonly after: number; readonly found: Map<string, Array<Proc>> } | undefined
+  let last: { readonly after: number; readonly floor: number; readonly found: Map<string, Array<Proc>> } | undefined
   return {
+    pidMax: supported ? pidMax() : undefined,
     exited: () => ++exits,
-    markedSince: (markerName, exit) => {
-      if (last === undefined || last.after < exit) last = { after: exits, found: scan() }
-      return last.found.get(markerName) ?? []
+    markedSince: (marker, exit) => {
+      const floor = floorOf(marker)
+      if (last === undefined || last.after < exit || last.floor > floor) {
+        last = { after: exits, floor, found: scan(floor) }
+      }
+      return last.found.get(marker.name) ?? []
     }
   }
 }
@@ -246,7 +343,7 @@ const wallClock = Clock.make()
  * @internal
  */
 export const reap = (options: {
-  readonly markerName: string
+  readonly marker: Marker
   /** The marked processes found by the latest scan. */
   readonly found: ReadonlyArray<Proc>
   readonly known: ReadonlyArray<Proc>
@@ -267,7 +364,7 @@ export const reap = (options: {
     // SIGKILL whatever still runs, and what was started meanwhile, until a scan finds nothing
     const known = left
     left = yield* Effect.sync(() => {
-      const now = union(marked(options.markerName), known.filter(isRunning))
+      const now = union(marked(options.marker), known.filter(isRunning))
       send(now, "SIGKILL")
       return now
     }).pipe(
