@@ -10,7 +10,6 @@
  *
  * @example
  * ```ts
- * import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
  * import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
  * import * as Layer from "effect/Layer"
  * import { CliResolver, Transport } from "effect-claude-agent"
@@ -18,7 +17,6 @@
  * // what NodeClaudeAgent.layer does, with a shorter bound on `--version`
  * const TransportLive = Transport.layerProcess.pipe(
  *   Layer.provide(CliResolver.layer({ probeTimeout: "3 seconds" })),
- *   Layer.provide(NodeCommandExecutor.layer),
  *   Layer.provide(NodeFileSystem.layer)
  * )
  * ```

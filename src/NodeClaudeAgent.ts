@@ -11,7 +11,6 @@
  *
  * @since 0.1.0
  */
-import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import type * as ConfigError from "effect/ConfigError"
@@ -21,7 +20,7 @@ import * as SessionHistory from "./SessionHistory.js"
 import * as Transport from "./Transport.js"
 
 /**
- * The process Transport with Node's command executor, file system and CLI resolver. The resolver's knowledge (where
+ * The process Transport with Node's file system and the CLI resolver. The resolver's knowledge (where
  * the CLI is, its version) lives as long as the layer: provide it once, at the top of the program, and every session
  * shares it.
  *
@@ -29,7 +28,6 @@ import * as Transport from "./Transport.js"
  * @category layers
  */
 export const layer: Layer.Layer<Transport.Transport> = Transport.layerProcess.pipe(
-  Layer.provide(NodeCommandExecutor.layer),
   Layer.provide(NodeFileSystem.layer),
   Layer.provide(CliResolver.layer())
 )

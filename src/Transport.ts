@@ -5,13 +5,12 @@
  * SIGKILL, and reaps it, and ends the tool processes the CLI started outside its group (see
  * {@link LaunchSpec.reapToolProcesses}).
  *
- * `Transport` is a factory (one CLI process per session). Provide {@link layerProcess} (real processes through
- * `@effect/platform`'s `CommandExecutor`) or {@link layerMemory} (a scripted peer, no process) — the code that uses
- * it does not change.
+ * `Transport` is a factory (one CLI process per session). Provide {@link layerProcess} (real processes, started with
+ * Node's `child_process`) or {@link layerMemory} (a scripted peer, no process) — the code that uses it does not
+ * change.
  *
  * @since 0.1.0
  */
-import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Cause from "effect/Cause"
 import type * as Chunk from "effect/Chunk"
@@ -241,19 +240,16 @@ export const SUPPORTED_CLI_VERSIONS: string = version.SUPPORTED_CLI_VERSIONS
 export const BASE_ARGS: ReadonlyArray<string> = proc.BASE_ARGS
 
 /**
- * Starts real processes through `@effect/platform`'s `CommandExecutor`, finding the CLI and checking its version
- * through the `CliResolver` (provide `NodeCommandExecutor.layer`, `NodeFileSystem.layer` and `CliResolver.layer()`,
- * or use `NodeClaudeAgent.layer` which includes them). With the host watchdog ({@link ProcessOptions.hostWatchdog}):
+ * Starts real processes with Node's `child_process` (each CLI leads a process group of its own), finding the CLI and
+ * checking its version through the `CliResolver` (provide `NodeFileSystem.layer` and `CliResolver.layer()`, or use
+ * `NodeClaudeAgent.layer` which includes them). Its pipes are read and written with Node's own stream calls, with no
+ * fiber per pipe (docs/PERFORMANCE.md, "The process's pipes"). With the host watchdog ({@link ProcessOptions.hostWatchdog}):
  * on Linux, the CLIs it started are ended if the host dies without closing them.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerProcess: Layer.Layer<
-  Transport,
-  never,
-  CommandExecutor.CommandExecutor | FileSystem.FileSystem | CliResolver
-> = Layer.scoped(
+export const layerProcess: Layer.Layer<Transport, never, FileSystem.FileSystem | CliResolver> = Layer.scoped(
   Transport,
   proc.make()
 )
@@ -285,7 +281,7 @@ export interface ProcessOptions {
  */
 export const layerProcessWith = (
   options: ProcessOptions
-): Layer.Layer<Transport, never, CommandExecutor.CommandExecutor | FileSystem.FileSystem | CliResolver> =>
+): Layer.Layer<Transport, never, FileSystem.FileSystem | CliResolver> =>
   Layer.scoped(Transport, proc.make(options))
 
 /**

@@ -1,16 +1,14 @@
 /** @internal */
-import * as Command from "@effect/platform/Command"
-import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as Mailbox from "effect/Mailbox"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
-import type * as Sink from "effect/Sink"
 import type * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
+import * as cp from "node:child_process"
+import type { Readable, Writable } from "node:stream"
 import { type CliNotFound, InvalidOptions, ProcessExited, SpawnFailed, VersionIncompatible } from "../../AgentError.js"
 import {
   type CliRequirement,
@@ -23,14 +21,15 @@ import type { Connection, ExitStatus, FramePull, LaunchSpec } from "../../Transp
 import { removeStaleDirs } from "./argv.js"
 import { commandLineTooLong, HostPlatform } from "./cliPath.js"
 import { commandEnv } from "./env.js"
+import * as ChildPipes from "./childPipes.js"
 import * as Conn from "./connection.js"
 import { refusal } from "../message/refusal.js"
 import { DEFAULT_MAX_LINE_BYTES, makeLineFramer } from "./framing.js"
 import * as HostWatchdog from "./hostWatchdog.js"
-import { liveAwaitBounded, liveTimeout } from "./liveTimer.js"
+import { liveTimeout } from "./liveTimer.js"
 import * as Reaper from "./reaper.js"
 import * as TraceContext from "./traceContext.js"
-import { makeStderrTail, type StderrTail } from "./stderrTail.js"
+import { makeStderrTail } from "./stderrTail.js"
 import { SUPPORTED_CLI_VERSIONS } from "./version.js"
 
 /** @internal */
@@ -106,7 +105,7 @@ type Marker = Reaper.Marker
  * its version was not known at the spawn, the verdict on it (`--version` runs while the CLI starts).
  */
 interface Launched {
-  readonly proc: CommandExecutor.Process
+  readonly proc: Spawned
   readonly command: ReadonlyArray<string>
   readonly marker: Marker | undefined
   readonly accepted: Effect.Effect<void, VersionIncompatible> | undefined
@@ -118,7 +117,6 @@ interface Launched {
  * succeed before anything is written to it.
  */
 const launch = (
-  executor: CommandExecutor.CommandExecutor,
   resolver: CliResolverService,
   spec: LaunchSpec,
   platform: NodeJS.Platform,
@@ -154,14 +152,9 @@ const launch = (
     yield* Effect.yieldNow()
     const known = yield* Fiber.poll(verdict)
     if (Option.isSome(known)) yield* known.value
-    let command = Command.make(cli.command, ...args).pipe(Command.env(env, { extendEnv: base.extend }))
-    if (spec.cwd !== undefined) command = Command.workingDirectory(command, spec.cwd)
-
     // where the pid counter stands just before the spawn: the CLI's descendants have later pids
     const marker = name === undefined ? undefined : { ...name, origin: Reaper.origin(scans.pidMax) }
-    const proc = yield* executor.start(command).pipe(
-      Effect.mapError((error) => new SpawnFailed({ command: cli.command, description: errorText(error), cause: error }))
-    )
+    const proc = yield* spawnChild(cli.command, args, base.extend ? { ...process.env, ...env } : env, spec.cwd)
     return {
       proc,
       command: [cli.command, ...args],
@@ -193,38 +186,68 @@ const checkRequirement = (
     )
   )
 
-/** How the CLI exited: its exit code, or the signal that ended it (as the executor's error names it). */
-const exitStatusOf = (proc: CommandExecutor.Process): Effect.Effect<ExitStatus> =>
-  proc.exitCode.pipe(
-    Effect.map((code): ExitStatus => ({ code, signal: null })),
-    Effect.catchAll((error) => {
-      const match = /signal:?\s*(SIG[A-Z0-9]+)/.exec(errorText(error))
-      return Effect.succeed<ExitStatus>({ code: null, signal: match?.[1] ?? "unknown" })
-    })
-  )
+/** A process `spawnChild` started. */
+interface Spawned {
+  readonly proc: cp.ChildProcess
+  readonly pid: number
+  readonly stdin: Writable
+  readonly stdout: Readable
+  readonly stderr: Readable | undefined
+}
 
 /**
- * Forks the reader of stderr into `stderr`: pulled chunk by chunk, as stdout is (docs/PERFORMANCE.md, P4); a stderr
- * that fails just ends.
+ * Starts `command` in a process group of its own (POSIX), with piped stdio, in the scope: the process once Node has
+ * started it (its `spawn` event), or `SpawnFailed` with the system's reason (its `error` event: a missing or
+ * non-executable file, a working directory gone since it was checked). Interrupted before it started, or left
+ * running when the scope closes (the connection's close normally ends it first), it is SIGKILLed with its group.
  */
-const drainStderr = (
-  source: Stream.Stream<Uint8Array, unknown>,
-  stderr: StderrTail
-): Effect.Effect<Fiber.RuntimeFiber<void>, never, Scope.Scope> =>
-  Stream.toPull(source).pipe(
-    Effect.flatMap((pull) => {
-      const loop: Effect.Effect<void> = Effect.matchEffect(pull, {
-        onFailure: () => Effect.void,
-        onSuccess: (chunk) => {
-          for (const piece of chunk) stderr.push(piece)
-          return loop
-        }
+const spawnChild = (
+  command: string,
+  args: ReadonlyArray<string>,
+  env: Record<string, string | undefined>,
+  cwd: string | undefined
+): Effect.Effect<Spawned, SpawnFailed, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.async<Spawned, SpawnFailed>((resume) => {
+      const failed = (error: unknown) =>
+        resume(Effect.fail(new SpawnFailed({ command, description: errorText(error), cause: error })))
+      let proc: cp.ChildProcess
+      try {
+        proc = cp.spawn(command, args, {
+          stdio: "pipe",
+          env,
+          ...(cwd === undefined ? {} : { cwd }),
+          detached: process.platform !== "win32"
+        })
+      } catch (error) {
+        failed(error)
+        return
+      }
+      // no event of the process or its pipes is ever unhandled (the connection listens from its start on)
+      proc.on("error", noop)
+      for (const pipe of [proc.stdin, proc.stdout, proc.stderr]) pipe?.on("error", noop)
+      const onError = (error: Error) => {
+        proc.off("spawn", onSpawn)
+        failed(error)
+      }
+      const onSpawn = () => {
+        proc.off("error", onError)
+        const { pid, stderr, stdin, stdout } = proc
+        if (pid === undefined || stdin === null || stdout === null) {
+          proc.kill("SIGKILL")
+          failed(new Error("the process started without a pid or pipes"))
+        } else resume(Effect.succeed({ proc, pid, stdin, stdout, stderr: stderr ?? undefined }))
+      }
+      proc.once("error", onError)
+      proc.once("spawn", onSpawn)
+      return Effect.sync(() => {
+        proc.kill("SIGKILL")
       })
-      return loop
     }),
-    Effect.scoped,
-    Effect.forkScoped
+    ({ pid, proc }) => ChildPipes.hasExited(proc) ? Effect.void : signalGroup(pid)("SIGKILL", false)
   )
+
+const noop = () => {}
 
 /**
  * The connection's `pull`: frames are parsed by whoever pulls them, one stdout read at a time, so parsed objects never
@@ -232,35 +255,29 @@ const drainStderr = (
  * pull ends as `afterStdout` says (a failure for a CLI that exited with an error).
  */
 const makeFramePull = (
-  stdout: Stream.Stream<Uint8Array, unknown>,
+  read: Effect.Effect<Uint8Array | undefined>,
   maxLineBytes: number,
   afterStdout: Effect.Effect<void, ProcessExited>
-): Effect.Effect<FramePull, never, Scope.Scope> =>
-  Effect.map(
-    Stream.toPull(stdout.pipe(Stream.catchAll(() => Stream.empty))),
-    (raw): FramePull => {
-      const framer = makeLineFramer(maxLineBytes)
-      const finish: FramePull = Effect.zipRight(
-        Effect.mapError(afterStdout, Option.some),
-        Effect.fail(Option.none())
-      )
-      let ended = false
-      const onEnd = (): FramePull => {
-        ended = true
-        const out: Array<Message.Frame> = []
-        framer.end(out)
-        return out.length > 0 ? Effect.succeed(Chunk.unsafeFromArray(out)) : finish
-      }
-      const onChunk = (chunk: Chunk.Chunk<Uint8Array>): FramePull => {
-        const out: Array<Message.Frame> = []
-        for (const piece of chunk) framer.push(piece, out)
-        return out.length > 0 ? Effect.succeed(Chunk.unsafeFromArray(out)) : next
-      }
-      const read: FramePull = Effect.matchEffect(raw, { onFailure: onEnd, onSuccess: onChunk })
-      const next: FramePull = Effect.suspend(() => (ended ? finish : read))
-      return next
-    }
+): FramePull => {
+  const framer = makeLineFramer(maxLineBytes)
+  const finish: FramePull = Effect.zipRight(
+    Effect.mapError(afterStdout, Option.some),
+    Effect.fail(Option.none())
   )
+  let ended = false
+  const onChunk = (chunk: Uint8Array | undefined): FramePull => {
+    const out: Array<Message.Frame> = []
+    if (chunk === undefined) {
+      ended = true
+      framer.end(out)
+      return out.length > 0 ? Effect.succeed(Chunk.unsafeFromArray(out)) : finish
+    }
+    framer.push(chunk, out)
+    return out.length > 0 ? Effect.succeed(Chunk.unsafeFromArray(out)) : next
+  }
+  const next: FramePull = Effect.suspend(() => (ended ? finish : Effect.flatMap(read, onChunk)))
+  return next
+}
 
 /** A started CLI as `makeShutdown` sees it; `status` and `exitNumber` stay `undefined` until it has exited. */
 interface Child {
@@ -348,7 +365,7 @@ const makeShutdown = (
 }
 
 /**
- * A started process as the connection sees it, whoever started it: this SDK through the `CommandExecutor`, or the
+ * A started process as the connection sees it, whoever started it: this SDK (`spawnChild`), or the
  * caller's spawn function (`Transport.layerSpawn`). @internal
  */
 export interface Started {
@@ -356,11 +373,12 @@ export interface Started {
   readonly command: ReadonlyArray<string>
   /** The reaper's marker in the process's environment, when its tool processes are reaped. */
   readonly marker: Marker | undefined
-  readonly stdin: Sink.Sink<void, Uint8Array, never, unknown>
-  readonly stdout: Stream.Stream<Uint8Array, unknown>
-  readonly stderr: Stream.Stream<Uint8Array, unknown>
-  /** Completes when the process exits, with how. */
-  readonly exitStatus: Effect.Effect<ExitStatus>
+  readonly stdin: Writable
+  readonly stdout: Readable
+  /** Its stderr, when it has one. */
+  readonly stderr: Readable | undefined
+  /** Its exit, and its errors (written to the stderr tail after its stderr). */
+  readonly process: ChildPipes.Exiting
   /** Sends a signal to the process (and its group, where it has one); `exited`: the process has exited already. */
   readonly signal: (sig: NodeJS.Signals, exited: boolean) => Effect.Effect<void>
 }
@@ -383,32 +401,42 @@ export const connect = (
     // which exit of this Transport's CLIs it was (see `Reaper.Scans`)
     let exitNumber: number | undefined
     let inputEnded = false
-    const input = yield* Mailbox.make<Uint8Array>()
-    const endInput = Effect.suspend(() => {
+    const stdin = ChildPipes.writer(started.stdin)
+    const endInput = Effect.sync(() => {
       inputEnded = true
-      return Effect.asVoid(input.end)
+      stdin.end()
     })
 
     const processExited = (s: ExitStatus) =>
       new ProcessExited({ code: s.code, signal: s.signal, stderrTail: stderr.tail() })
 
-    // the one writer of stdin
-    yield* Mailbox.toStream(input).pipe(
-      Stream.run(started.stdin),
-      Effect.ignore,
-      Effect.forkScoped
+    // the process's own errors (a spawn function's process that failed to start, a failed kill) follow its stderr
+    // in the tail, once it has exited and its stderr has ended
+    const errors: Array<Error> = []
+    let stderrEnded = false
+    const flushErrors = () => {
+      if (!stderrEnded || status === undefined) return
+      for (const error of errors.splice(0)) stderr.push(Buffer.from(`spawn error: ${error.message}\n`))
+    }
+    const stdout = ChildPipes.reader(started.stdout)
+    // after the close (finalizers run in reverse): what was not read is dropped, and the pipes' descriptors closed
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        started.stdin.destroy()
+        started.stdout.destroy()
+        started.stderr?.destroy()
+      })
     )
-    const stderrFiber = yield* drainStderr(started.stderr, stderr)
-    yield* started.exitStatus.pipe(
-      Effect.tap((s) =>
-        Effect.sync(() => {
-          status = s
-          if (marker !== undefined) exitNumber = scans.exited()
-        })
-      ),
-      Effect.flatMap((s) => Deferred.succeed(exited, s)),
-      Effect.forkScoped
-    )
+    const stderrDrained = yield* ChildPipes.drain(started.stderr, (chunk) => stderr.push(chunk), () => {
+      stderrEnded = true
+      flushErrors()
+    })
+    ChildPipes.watchExit(started.process, (error) => errors.push(error), (s) => {
+      status = s
+      if (marker !== undefined) exitNumber = scans.exited()
+      flushErrors()
+      Deferred.unsafeDone(exited, Exit.succeed(s))
+    })
 
     const { close, terminate } = makeShutdown(
       {
@@ -428,19 +456,19 @@ export const connect = (
 
     const afterStdout = Effect.gen(function*() {
       const s = yield* Deferred.await(exited)
-      yield* liveAwaitBounded(stderrFiber, STDERR_DRAIN_MILLIS)
+      if (!stderrEnded) yield* liveTimeout(stderrDrained, STDERR_DRAIN_MILLIS)
       if (s.code !== 0) return yield* Effect.fail(processExited(s))
     })
 
     const connection: Connection = Conn.make({
       pid: Option.fromNullable(pid),
       command,
-      pull: makeFramePull(started.stdout, spec.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, afterStdout),
+      pull: Effect.succeed(makeFramePull(stdout, spec.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, afterStdout)),
       unsafeSend: (message) => {
         const exited = status
         const refused = refusal(inputEnded, exited === undefined ? undefined : () => processExited(exited))
         if (refused !== undefined) return refused
-        input.unsafeOffer(Buffer.from(JSON.stringify(message) + "\n", "utf8"))
+        stdin.write(Buffer.from(JSON.stringify(message) + "\n", "utf8"))
         return undefined
       },
       endInput,
@@ -479,7 +507,6 @@ export interface ProcessOptions {
 /** @internal */
 export const make = (options: ProcessOptions = {}) =>
   Effect.gen(function*() {
-    const executor = yield* CommandExecutor.CommandExecutor
     const resolver = yield* CliResolver
     const platform = yield* HostPlatform
     // private argument files left by hosts of this user that died without their finalizers: removed at the first open
@@ -493,7 +520,7 @@ export const make = (options: ProcessOptions = {}) =>
     ): Effect.Effect<Connection, CliNotFound | SpawnFailed | VersionIncompatible | InvalidOptions, Scope.Scope> =>
       Effect.gen(function*() {
         if (spec.cwd !== undefined) yield* checkCwd(fs, spec.cwd)
-        const { accepted, command, marker, proc } = yield* launch(executor, resolver, spec, platform, scans)
+        const { accepted, command, marker, proc } = yield* launch(resolver, spec, platform, scans)
         // unregistered after the connection's close has reaped the CLI and its tools (finalizers run in reverse)
         yield* watchdog.watch(proc.pid, marker?.name)
         // while the CLI starts
@@ -506,7 +533,7 @@ export const make = (options: ProcessOptions = {}) =>
             stdin: proc.stdin,
             stdout: proc.stdout,
             stderr: proc.stderr,
-            exitStatus: exitStatusOf(proc),
+            process: proc.proc,
             signal: signalGroup(proc.pid)
           },
           spec,

@@ -1,14 +1,11 @@
 /** @internal */
-import * as NodeSink from "@effect/platform-node/NodeSink"
-import * as NodeStream from "@effect/platform-node/NodeStream"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
 import { Readable } from "node:stream"
 import { type CliNotFound, type InvalidOptions, SpawnFailed } from "../../AgentError.js"
 import { CliResolver, type ResolvedCli } from "../../CliResolver.js"
-import type { Connection, ExitStatus, LaunchSpec, SpawnedProcess, SpawnFunction } from "../../Transport.js"
+import type { Connection, LaunchSpec, SpawnedProcess, SpawnFunction } from "../../Transport.js"
+import { hasExited } from "./childPipes.js"
 import { commandEnv } from "./env.js"
 import { BASE_ARGS, connect } from "./processTransport.js"
 import * as Reaper from "./reaper.js"
@@ -69,43 +66,6 @@ const refusePromise = (value: PromiseLike<unknown>): Effect.Effect<void> =>
     )
   })
 
-/**
- * The process's stdout as bytes: a stream given a text encoding (`setEncoding`, e.g. to tee it to a log) yields
- * strings, turned back into the bytes they decode.
- */
-const stdoutBytes = (stdout: Readable): Stream.Stream<Uint8Array, unknown> =>
-  NodeStream.fromReadable<unknown, Uint8Array | string>(() => stdout, (e) => e).pipe(
-    Stream.map((chunk) => typeof chunk === "string" ? Buffer.from(chunk, stdout.readableEncoding ?? "utf8") : chunk)
-  )
-
-const hasExited = (child: SpawnedProcess): boolean =>
-  child.exitCode !== null || (child.signalCode !== undefined && child.signalCode !== null)
-
-/**
- * Completes when the process exits: its `exit` event, or an `error` event of a process that never started (a missing
- * command emits only that, and has no pid). An `error` of a running process (the abort signal firing, a failed kill)
- * does not end it: only its `exit` does. Every error's message goes to the stderr tail through `onError`.
- */
-const exitOf = (child: SpawnedProcess, onError: (error: Error) => void): Effect.Effect<ExitStatus> =>
-  Effect.async<ExitStatus>((resume) => {
-    if (hasExited(child)) {
-      resume(Effect.succeed({ code: child.exitCode, signal: child.signalCode ?? null }))
-      return
-    }
-    const onExit = (code: number | null, signal: NodeJS.Signals | null) => resume(Effect.succeed({ code, signal }))
-    const onFail = (error: Error) => {
-      onError(error)
-      if (hasExited(child)) resume(Effect.succeed({ code: child.exitCode, signal: child.signalCode ?? null }))
-      else if (!("pid" in child) || typeof child.pid !== "number") resume(Effect.succeed({ code: null, signal: null }))
-    }
-    child.on("exit", onExit)
-    child.on("error", onFail)
-    return Effect.sync(() => {
-      child.off("exit", onExit)
-      child.off("error", onFail)
-    })
-  })
-
 /** @internal */
 export const make = (spawn: SpawnFunction) =>
   Effect.gen(function*() {
@@ -150,30 +110,21 @@ export const make = (spawn: SpawnFunction) =>
               "spawnClaudeCodeProcess returned no SpawnedProcess (stdin, stdout as a byte stream, kill, on, off)"
           })
         }
+        // its `exit` event, also for a process whose `exitCode` is not kept up to date
         let exited = false
-        const done = yield* Deferred.make<void>()
-        const errors: Array<Error> = []
-        // the process's stderr when it has one (a ChildProcess does), then, once it exited, why it failed if it did
-        const stderrOf = "stderr" in child && child.stderr instanceof Readable ? child.stderr : undefined
-        const stderr = Stream.concat(
-          stderrOf === undefined ? Stream.empty : NodeStream.fromReadable(() => stderrOf, (e) => e),
-          Stream.unwrap(Effect.as(
-            Deferred.await(done),
-            Stream.suspend(() => Stream.fromIterable(errors.map((e) => Buffer.from(`spawn error: ${e.message}\n`))))
-          ))
-        )
+        child.once("exit", () => {
+          exited = true
+        })
         return yield* connect(
           {
             pid: "pid" in child && typeof child.pid === "number" ? child.pid : undefined,
             command: [cli.command, ...args],
             marker: undefined,
-            stdin: NodeSink.fromWritable(() => child.stdin, (e) => e),
-            stdout: stdoutBytes(child.stdout),
-            stderr,
-            exitStatus: exitOf(child, (error) => errors.push(error)).pipe(
-              Effect.tap(() => Effect.sync(() => exited = true)),
-              Effect.tap(() => Deferred.succeed(done, undefined))
-            ),
+            stdin: child.stdin,
+            stdout: child.stdout,
+            // its stderr when it has one (a ChildProcess does)
+            stderr: "stderr" in child && child.stderr instanceof Readable ? child.stderr : undefined,
+            process: child,
             signal: (sig, gone) =>
               Effect.sync(() => {
                 controller.abort()
