@@ -349,9 +349,19 @@ export const reap = (options: {
   readonly known: ReadonlyArray<Proc>
   readonly graceMillis: number
 }): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    // nothing left, the common close: no step more
+    const running = union(options.found, options.known).filter(isRunning)
+    return running.length === 0 ? Effect.void : reapRunning(running, options)
+  })
+
+/** {@link reap} of the processes of `running`, which still ran. */
+const reapRunning = (running: ReadonlyArray<Proc>, options: {
+  readonly marker: Marker
+  readonly graceMillis: number
+}): Effect.Effect<void> =>
   Effect.gen(function*() {
-    let left: ReadonlyArray<Proc> = union(options.found, options.known).filter(isRunning)
-    if (left.length === 0) return
+    let left = running
     yield* Effect.logDebug("tool processes left by the CLI").pipe(
       Effect.annotateLogs({ pids: left.map((p) => p.pid).join(",") })
     )
