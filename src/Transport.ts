@@ -281,8 +281,7 @@ export interface ProcessOptions {
  */
 export const layerProcessWith = (
   options: ProcessOptions
-): Layer.Layer<Transport, never, FileSystem.FileSystem | CliResolver> =>
-  Layer.scoped(Transport, proc.make(options))
+): Layer.Layer<Transport, never, FileSystem.FileSystem | CliResolver> => Layer.scoped(Transport, proc.make(options))
 
 /**
  * What a spawn function is asked to run (the official SDK's `SpawnOptions`): the command and its arguments, the

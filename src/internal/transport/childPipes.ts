@@ -98,7 +98,9 @@ export const drain = (
  *
  * @internal
  */
-export const writer = (writable: Writable): { readonly write: (bytes: Uint8Array) => void; readonly end: () => void } => {
+export const writer = (
+  writable: Writable
+): { readonly write: (bytes: Uint8Array) => void; readonly end: () => void } => {
   writable.on("error", noop)
   return {
     write: (bytes) => {
