@@ -48,6 +48,17 @@ const started = (...argv: ReadonlyArray<string>) =>
     Effect.orDie
   )
 
+/**
+ * Waits until no process runs with this command line. For what the CLI ends itself (a tool it stops on interrupt): it
+ * sends the turn's result as it signals the tool, so the process may take a moment to go after the prompt returns.
+ */
+const gone = (...argv: ReadonlyArray<string>) =>
+  Effect.sync(() => running(...argv)).pipe(
+    Effect.repeat({ schedule: Schedule.spaced("50 millis"), until: (pids) => pids.length === 0 }),
+    Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error(`${argv.join(" ")} still runs`) }),
+    Effect.orDie
+  )
+
 const toolCalls = (updates: ReadonlyArray<acp.SessionUpdate>) =>
   updates.flatMap((u) => (u.sessionUpdate === "tool_call" ? [u] : []))
 
@@ -183,7 +194,7 @@ describe("ACP agent: the ACP SDK's client over stdio, real CLI", () => {
         yield* client.cancel(sessionId)
         const response = yield* Fiber.join(prompt)
         expect(response.stopReason).toBe("cancelled")
-        expect(running("sleep", "321.5")).toEqual([])
+        yield* gone("sleep", "321.5")
         const again = yield* client.prompt(sessionId, "SAY still here")
         expect(again.stopReason).toBe("end_turn")
         expect(agentText(client.updatesOf(sessionId))).toContain("still here")
