@@ -13,6 +13,7 @@ import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as Snowflake from "@effect/cluster/Snowflake"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as SqlClient from "@effect/sql/SqlClient"
+import { SqlError } from "@effect/sql/SqlError"
 import { describe, expect, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -20,11 +21,13 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Turn } from "../src/internal/cluster/entity.js"
+import { type Fence, ReplyFences } from "../src/internal/cluster/fence.js"
 import { layerMessageStorage } from "../src/internal/cluster/storage.js"
 
 const address = EntityAddress.make({
@@ -132,6 +135,46 @@ describe("the cluster's message storage while the database refuses writes", () =
         // the same final reply again (@effect/cluster tries again under a new id): stored already, not twice
         yield* storage.saveReply(reply(2002))
         expect(yield* replies).toBe(1)
+      }).pipe(Effect.provide(storageLayer)),
+    20_000
+  )
+
+  it.scopedLive(
+    "a fenced reply whose transaction's end the database did not answer (@effect/sql: a defect) is tried again, stored once",
+    () =>
+      Effect.gen(function*() {
+        const storage = yield* MessageStorage.MessageStorage
+        const fences = yield* ReplyFences
+        const sql = yield* SqlClient.SqlClient
+        const requestId = Snowflake.Snowflake(BigInt(3000))
+        // the first save's write is done and its COMMIT's answer lost (the connection died): @effect/sql dies with the
+        // SqlError; later saves go through
+        const attempts = yield* Ref.make(0)
+        const fence: Fence = (write) =>
+          Effect.flatMap(Ref.getAndUpdate(attempts, (n) => n + 1), (n) =>
+            n === 0
+              ? Effect.zipRight(
+                write,
+                Effect.die(new SqlError({ cause: new Error("Connection terminated"), message: "COMMIT" }))
+              )
+              : write)
+        fences.register(String(requestId), fence)
+        yield* storage.saveReply(
+          new Reply.ReplyWithContext({
+            reply: new Reply.WithExit<typeof Turn>({
+              id: Snowflake.Snowflake(BigInt(3001)),
+              requestId,
+              exit: Exit.void
+            }),
+            rpc: Turn,
+            context: Context.empty()
+          })
+        )
+        expect(yield* Ref.get(attempts)).toBe(1)
+        const rows = yield* sql<{ readonly id: number }>`SELECT id FROM t_replies WHERE request_id = ${
+          String(requestId)
+        }`
+        expect(rows.length).toBe(1)
       }).pipe(Effect.provide(storageLayer)),
     20_000
   )

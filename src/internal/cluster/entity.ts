@@ -14,6 +14,7 @@ import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Scope from "effect/Scope"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
@@ -614,6 +615,64 @@ const build = (base: Options) =>
     })
   })
 
+/**
+ * The handlers of a build its entity's stop interrupted (`inScope`). @effect/cluster discards them (the entity is
+ * closed) once it has sent them again the requests its defect cut off; each ends as an interruption, which it takes for
+ * the entity shutting down: a persisted request (a turn) is left to the session's next incarnation, never answered
+ * from here.
+ */
+const stoppedHandlers = AgentSession.of({
+  Turn: () => Stream.fromEffect(Effect.interrupt),
+  Send: () => Effect.interrupt,
+  Interrupt: () => Effect.interrupt,
+  SetModel: () => Effect.interrupt,
+  SetPermissionMode: () => Effect.interrupt,
+  SetMaxThinkingTokens: () => Effect.interrupt,
+  Close: () => Effect.interrupt,
+  Info: () => Effect.interrupt,
+  ContextUsage: () => Effect.interrupt,
+  McpStatus: () => Effect.interrupt,
+  Initialization: () => Effect.interrupt,
+  StopTask: () => Effect.interrupt,
+  Request: () => Effect.interrupt
+})
+
+/**
+ * An entity's build, run on a fiber of its own forked into the entity's scope, interruptible: the entity's stop
+ * (closing that scope) interrupts the build wherever it is, and every fiber the build forked, whatever the fiber
+ * @effect/cluster runs the build on.
+ *
+ * @effect/cluster 0.60.2 rebuilds an entity after a defect on a fiber forked from its RPC server's request fiber, which
+ * runs uninterruptibly (`RpcServer`: `RuntimeFlags.disable(…, Interruption)`; `internal/entityManager.ts`,
+ * `onDefect`: `Effect.forkIn(…, managerScope)`), and nothing interrupts that fiber when the entity stops. A build run
+ * on it directly made every fiber it forked (the CLI's reader, the transcript mirror's writer, the ownership watchers)
+ * uninterruptible: the entity's stop, which interrupts them, waited for them for ever, and with it the release of the
+ * entity's shard (`interruptShard` waits for the entity's scope to close) and with that every shard the runner held
+ * when its shard locks failed (a forced release is one release of them all, and no shard is acquired while it runs):
+ * the runner kept their locks and ran nothing. And a rebuild for an entity that had stopped meanwhile (its shard moved)
+ * went on to claim the session, fencing off the incarnation running it.
+ *
+ * A build whose scope closed before it ended, on a fiber that cannot be interrupted (that rebuild), ends with
+ * {@link stoppedHandlers}, which @effect/cluster discards (its entity is closed), and not with an interruption, which
+ * @effect/cluster would retry for ever on that fiber, holding up the runner's stop. On an interruptible fiber (an
+ * entity's first build) the interruption is the build's end, as before.
+ */
+const inScope = <A, B, R>(build: Effect.Effect<A, never, R>, stopped: B) =>
+  Effect.gen(function*() {
+    const scope = yield* Effect.scope
+    const closed = yield* Deferred.make<void>()
+    const fiber = yield* Effect.forkIn(Effect.interruptible(build), scope)
+    // done as the scope closes, before the build is interrupted (finalizers run last added first); at once when the
+    // scope had closed already (the build is then interrupted before it starts)
+    yield* Scope.addFinalizer(scope, Deferred.succeed(closed, undefined))
+    const exit = yield* Effect.onInterrupt(Fiber.await(fiber), () => Fiber.interrupt(fiber))
+    const cannotBeInterrupted = !(yield* Effect.checkInterruptible(Effect.succeed))
+    if (Exit.isInterrupted(exit) && cannotBeInterrupted && (yield* Deferred.isDone(closed))) {
+      return stopped
+    }
+    return yield* exit
+  })
+
 /** @internal */
 export interface EntityOptions {
   readonly options?: Options | undefined
@@ -626,7 +685,7 @@ export interface EntityOptions {
  * @internal
  */
 export const layer = (options: EntityOptions = {}) =>
-  AgentSession.toLayer(build(options.options ?? {}), {
+  AgentSession.toLayer(inScope(build(options.options ?? {}), stoppedHandlers), {
     concurrency: "unbounded",
     ...(options.maxIdleTime !== undefined ? { maxIdleTime: options.maxIdleTime } : {})
   })

@@ -48,6 +48,8 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
@@ -220,6 +222,14 @@ const make = (prefix: string, fences: Fences.Service) =>
         const save = fence === undefined
           ? storage.saveReply(reply)
           : fence(storage.saveReply(reply)).pipe(
+            // @effect/sql ends a transaction whose COMMIT or ROLLBACK the database did not answer (its connection lost:
+            // a restart) with a defect, which restarted the entity: the save is as unsure as a refused one, and tried
+            // again the same way (each attempt first looking whether it was stored after all)
+            Effect.catchSomeDefect((defect) =>
+              Predicate.isTagged(defect, "SqlError")
+                ? Option.some(Effect.fail(new PersistenceError({ cause: defect })))
+                : Option.none()
+            ),
             Effect.catchTag("SqlError", (cause) => Effect.fail(new PersistenceError({ cause })))
           )
         // a store that refuses (not the fence: a refusal of its is final) is tried again

@@ -1,0 +1,158 @@
+// The AgentSession entity built on an uninterruptible fiber, as @effect/cluster 0.60.2 rebuilds an entity after a
+// defect (on a fiber forked from its RPC server's uninterruptible request fiber, which nothing interrupts when the
+// entity stops). Its stop, which interrupts the fibers its build forked, hung: the runner's release of the entity's
+// shard waited for it, and a forced release (the shard locks failing while PostgreSQL restarted) of every shard the
+// runner held, which kept their locks and ran nothing (docs/GUARANTEES.md, "The cluster under Jepsen-style faults").
+// And a rebuild for an entity that had stopped meanwhile went on to claim its session.
+import * as Entity from "@effect/cluster/Entity"
+import * as EntityAddress from "@effect/cluster/EntityAddress"
+import * as EntityId from "@effect/cluster/EntityId"
+import * as EntityType from "@effect/cluster/EntityType"
+import * as RunnerAddress from "@effect/cluster/RunnerAddress"
+import * as ShardId from "@effect/cluster/ShardId"
+import * as Sharding from "@effect/cluster/Sharding"
+import { describe, expect, it } from "@effect/vitest"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import * as Scope from "effect/Scope"
+import { ScriptedCli } from "effect-claude-agent/testing"
+import { layerMemory, SessionDirectory } from "../src/internal/cluster/directory.js"
+import { layer } from "../src/internal/cluster/entity.js"
+
+/** The entity's build as the layer registers it, with the context it was registered in. */
+interface Registered {
+  readonly build: Effect.Effect<unknown, never, never>
+  readonly context: Context.Context<never>
+}
+
+const address = EntityAddress.make({
+  shardId: ShardId.make("default", 1),
+  entityType: EntityType.EntityType.make("effect-claude-agent/AgentSession"),
+  entityId: EntityId.make("s1")
+})
+
+/**
+ * The entity's layer on a fake `Sharding` that keeps what it registers, its directory in memory with its claims
+ * counted, each claim first waiting for `claimGate` (when given).
+ */
+const register = (claims: Ref.Ref<number>, claimGate?: Deferred.Deferred<void>) =>
+  Effect.gen(function*() {
+    let registered: Registered | undefined
+    const sharding = Sharding.Sharding.of({
+      ...({} as Sharding.Sharding["Type"]),
+      registerEntity: (_entity, build) =>
+        Effect.contextWith((context) => {
+          registered = {
+            build: build as Effect.Effect<unknown, never, never>,
+            context: context as Context.Context<never>
+          }
+        })
+    })
+    const counted = Layer.effect(
+      SessionDirectory,
+      Effect.map(SessionDirectory, (directory) =>
+        SessionDirectory.of({
+          ...directory,
+          claim: (entityId, owner) =>
+            Effect.zipRight(
+              claimGate === undefined ? Effect.void : Deferred.await(claimGate),
+              Effect.zipRight(Ref.update(claims, (n) => n + 1), directory.claim(entityId, owner))
+            )
+        }))
+    ).pipe(Layer.provide(layerMemory))
+    // a CLI that answers its initialize and then waits on its input
+    const cli = ScriptedCli.layer((cli) => Effect.asVoid(cli.nextUser))
+    yield* Layer.build(
+      layer().pipe(Layer.provide(Layer.succeed(Sharding.Sharding, sharding)), Layer.provide(counted))
+    ).pipe(Effect.provide(cli))
+    return registered!
+  })
+
+/** Runs the registered build in `scope`, uninterruptibly (as @effect/cluster's rebuild does) unless told. */
+const buildIn = ({ build, context }: Registered, scope: Scope.Scope, interruptible = false) =>
+  (interruptible ? build : Effect.uninterruptible(build)).pipe(
+    Effect.provide(
+      context.pipe(
+        Context.add(Entity.CurrentAddress, address),
+        Context.add(Entity.CurrentRunnerAddress, new RunnerAddress.RunnerAddress({ host: "localhost", port: 1 })),
+        Context.add(Scope.Scope, scope)
+      )
+    )
+  )
+
+/** Joins `fiber` within `millis`: its exit, or `None` past it (a hung fiber is left behind, as a daemon). */
+const joinWithin = <A, E>(fiber: Fiber.Fiber<A, E>, millis: number) =>
+  Fiber.await(fiber).pipe(Effect.timeout(millis), Effect.option)
+
+describe("the AgentSession entity built on an uninterruptible fiber (a restart after a defect)", () => {
+  it.scopedLive("it still stops: the fibers its build forked are interrupted", () =>
+    Effect.gen(function*() {
+      const registered = yield* register(yield* Ref.make(0))
+      const scope = yield* Scope.make()
+      yield* buildIn(registered, scope)
+      const stopping = yield* Effect.forkDaemon(Scope.close(scope, Exit.void))
+      expect(Option.isSome(yield* joinWithin(stopping, 5_000))).toBe(true)
+    }), 20_000)
+
+  it.scopedLive(
+    "for an entity already stopped, it claims nothing and ends (its handlers are discarded)",
+    () =>
+      Effect.gen(function*() {
+        const claims = yield* Ref.make(0)
+        const registered = yield* register(claims)
+        const scope = yield* Scope.make()
+        yield* Scope.close(scope, Exit.void)
+        const building = yield* Effect.forkDaemon(buildIn(registered, scope))
+        const built = yield* joinWithin(building, 5_000)
+        expect(Option.map(built, Exit.isSuccess)).toEqual(Option.some(true))
+        expect(yield* Ref.get(claims)).toBe(0)
+      }),
+    20_000
+  )
+
+  it.scopedLive(
+    "stopped while it runs, it is cut off there: no claim after the stop, and it ends",
+    () =>
+      Effect.gen(function*() {
+        const claims = yield* Ref.make(0)
+        const gate = yield* Deferred.make<void>()
+        const registered = yield* register(claims, gate)
+        const scope = yield* Scope.make()
+        // the build waits at its claim (a database slow to answer) when the entity stops
+        const building = yield* Effect.forkDaemon(buildIn(registered, scope))
+        yield* Effect.sleep("200 millis")
+        const stopping = yield* Effect.forkDaemon(Scope.close(scope, Exit.void))
+        expect(Option.isSome(yield* joinWithin(stopping, 5_000))).toBe(true)
+        yield* Deferred.succeed(gate, undefined)
+        const built = yield* joinWithin(building, 5_000)
+        expect(Option.map(built, Exit.isSuccess)).toEqual(Option.some(true))
+        yield* Effect.sleep("200 millis")
+        expect(yield* Ref.get(claims)).toBe(0)
+      }),
+    20_000
+  )
+
+  it.scopedLive(
+    "on an interruptible fiber (a first build), an interrupted build ends interrupted, as before",
+    () =>
+      Effect.gen(function*() {
+        const claims = yield* Ref.make(0)
+        const gate = yield* Deferred.make<void>()
+        const registered = yield* register(claims, gate)
+        const scope = yield* Scope.make()
+        const building = yield* Effect.forkDaemon(buildIn(registered, scope, true))
+        yield* Effect.sleep("200 millis")
+        yield* Fiber.interrupt(building)
+        const built = yield* joinWithin(building, 5_000)
+        expect(Option.map(built, Exit.isInterrupted)).toEqual(Option.some(true))
+        yield* Scope.close(scope, Exit.void)
+      }),
+    20_000
+  )
+})
