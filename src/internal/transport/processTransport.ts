@@ -125,10 +125,6 @@ const launch = (
   Effect.gen(function*() {
     const trace = yield* TraceContext.current
     const base = commandEnv({ parent: process.env, env: spec.env, mode: spec.envMode, keep: spec.keepEnv, trace })
-    // every process the CLI starts inherits the marker, which finds it at close wherever it went
-    const reaps = Reaper.supported && spec.reapToolProcesses !== false
-    const name = reaps ? Reaper.makeMarker() : undefined
-    const env = name === undefined ? base.env : { ...base.env, [name.name]: name.value }
     // the variables the lookup reads, as the caller's overlay on the parent's environment would give them (no
     // copy of the whole of `process.env`: docs/PERFORMANCE.md, P3)
     const lookup = (name: string) => spec.env !== undefined && name in spec.env ? spec.env[name] : process.env[name]
@@ -152,8 +148,12 @@ const launch = (
     yield* Effect.yieldNow()
     const known = yield* Fiber.poll(verdict)
     if (Option.isSome(known)) yield* known.value
-    // where the pid counter stands just before the spawn: the CLI's descendants have later pids
-    const marker = name === undefined ? undefined : { ...name, origin: Reaper.origin(scans.pidMax) }
+    // every process the CLI starts inherits the marker, which finds it at close wherever it went; made just before
+    // the spawn, with where the pid counter stands then: the CLI's descendants have later pids
+    const marker = Reaper.supported && spec.reapToolProcesses !== false
+      ? Reaper.makeMarker(Reaper.origin(scans.pidMax))
+      : undefined
+    const env = marker === undefined ? base.env : { ...base.env, [marker.name]: marker.value }
     const proc = yield* spawnChild(cli.command, args, base.extend ? { ...process.env, ...env } : env, spec.cwd)
     return {
       proc,
@@ -188,7 +188,7 @@ const checkRequirement = (
 
 /** A process `spawnChild` started. */
 interface Spawned {
-  readonly proc: cp.ChildProcess
+  readonly child: cp.ChildProcess
   readonly pid: number
   readonly stdin: Writable
   readonly stdout: Readable
@@ -236,7 +236,7 @@ const spawnChild = (
         if (pid === undefined || stdin === null || stdout === null) {
           proc.kill("SIGKILL")
           failed(new Error("the process started without a pid or pipes"))
-        } else resume(Effect.succeed({ proc, pid, stdin, stdout, stderr: stderr ?? undefined }))
+        } else resume(Effect.succeed({ child: proc, pid, stdin, stdout, stderr: stderr ?? undefined }))
       }
       proc.once("error", onError)
       proc.once("spawn", onSpawn)
@@ -244,7 +244,7 @@ const spawnChild = (
         proc.kill("SIGKILL")
       })
     }),
-    ({ pid, proc }) => ChildPipes.hasExited(proc) ? Effect.void : signalGroup(pid)("SIGKILL", false)
+    ({ child, pid }) => ChildPipes.hasExited(child) ? Effect.void : signalGroup(pid)("SIGKILL", false)
   )
 
 const noop = () => {}
@@ -318,7 +318,7 @@ const makeShutdown = (
 
   const terminate = Effect.gen(function*() {
     yield* snapshotTools
-    yield* signal("SIGTERM", false)
+    yield* signal("SIGTERM", child.status() !== undefined)
     // tool processes outside the CLI's group get their SIGTERM at the same time
     if (marker !== undefined) {
       yield* Effect.sync(() => {
@@ -330,7 +330,7 @@ const makeShutdown = (
     if (Option.isNone(terminated)) {
       toolsHadGrace = true
       yield* Effect.logWarning("CLI ignored SIGTERM: SIGKILL").pipe(Effect.annotateLogs({ pid }))
-      yield* signal("SIGKILL", false)
+      yield* signal("SIGKILL", child.status() !== undefined)
       yield* liveTimeout(Effect.interruptible(Deferred.await(exited)), REAP_TIMEOUT_MILLIS)
     }
   })
@@ -533,7 +533,7 @@ export const make = (options: ProcessOptions = {}) =>
             stdin: proc.stdin,
             stdout: proc.stdout,
             stderr: proc.stderr,
-            process: proc.proc,
+            process: proc.child,
             signal: signalGroup(proc.pid)
           },
           spec,

@@ -110,11 +110,6 @@ export const make = (spawn: SpawnFunction) =>
               "spawnClaudeCodeProcess returned no SpawnedProcess (stdin, stdout as a byte stream, kill, on, off)"
           })
         }
-        // its `exit` event, also for a process whose `exitCode` is not kept up to date
-        let exited = false
-        child.once("exit", () => {
-          exited = true
-        })
         return yield* connect(
           {
             pid: "pid" in child && typeof child.pid === "number" ? child.pid : undefined,
@@ -128,7 +123,8 @@ export const make = (spawn: SpawnFunction) =>
             signal: (sig, gone) =>
               Effect.sync(() => {
                 controller.abort()
-                if (gone || exited || hasExited(child)) return
+                // `gone`: the connection saw its `exit` event (also for a process whose `exitCode` is not kept up to date)
+                if (gone || hasExited(child)) return
                 try {
                   child.kill(sig)
                 } catch {
