@@ -629,7 +629,7 @@ const collect = (
   // here-string; code held in assignments
   const found = (command: SimpleCommand): void => {
     out.push(command)
-    const words = command.words.slice(command.assignments).map((w) => w.loose)
+    const words = loose(command)
     analyzeScripts([
       ...scripts(words),
       ...assignedScripts([...command.words, ...command.writes, ...command.inputs].map((w) => w.loose)),
@@ -665,10 +665,12 @@ const collect = (
     // (`{ echo …; } | sh`, `! echo … | sh`, `cat <<< '…' | sh`), wherever the shell stands in its part (`… | (sh)`,
     // `… | sh | c && d`, which tree-sitter-bash reads as a list inside the pipeline)
     const parts = node.namedChildren.filter((c) => c.type !== "comment")
-    const reads = parts.map((part, i) => i > 0 && commandsIn(source, part).some((c) => runsInput(loose(c))))
-    const reading = reads.lastIndexOf(true)
+    // the commands of every part after the first, read once: to find the last that reads the pipe, then as upstream
+    const later = parts.map((part, i) => (i > 0 ? commandsIn(source, part) : []))
+    const reading = later.map((commands) => commands.some((c) => runsInput(loose(c)))).lastIndexOf(true)
     if (reading > 0) {
-      for (const upstream of parts.slice(0, reading).flatMap((part) => commandsIn(source, part))) {
+      const first = parts[0] === undefined ? [] : commandsIn(source, parts[0])
+      for (const upstream of [...first, ...later.slice(1, reading).flat()]) {
         const args = upstream.words.slice(upstream.assignments + 1).map((w) => w.loose)
         analyzeScripts([args.join(" "), ...args, ...(upstream.stdin ?? [])])
       }
