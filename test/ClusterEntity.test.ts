@@ -39,9 +39,13 @@ const address = EntityAddress.make({
 
 /**
  * The entity's layer on a fake `Sharding` that keeps what it registers, its directory in memory with its claims
- * counted, each claim first waiting for `claimGate` (when given).
+ * counted, each claim first telling `atClaim` it has been reached and waiting for `claimGate` (when given).
  */
-const register = (claims: Ref.Ref<number>, claimGate?: Deferred.Deferred<void>) =>
+const register = (
+  claims: Ref.Ref<number>,
+  claimGate?: Deferred.Deferred<void>,
+  atClaim?: Deferred.Deferred<void>
+) =>
   Effect.gen(function*() {
     let registered: Registered | undefined
     const sharding = Sharding.Sharding.of({
@@ -61,7 +65,10 @@ const register = (claims: Ref.Ref<number>, claimGate?: Deferred.Deferred<void>) 
           ...directory,
           claim: (entityId, owner) =>
             Effect.zipRight(
-              claimGate === undefined ? Effect.void : Deferred.await(claimGate),
+              Effect.zipRight(
+                atClaim === undefined ? Effect.void : Deferred.succeed(atClaim, undefined),
+                claimGate === undefined ? Effect.void : Deferred.await(claimGate)
+              ),
               Effect.zipRight(Ref.update(claims, (n) => n + 1), directory.claim(entityId, owner))
             )
         }))
@@ -122,11 +129,12 @@ describe("the AgentSession entity built on an uninterruptible fiber (a restart a
       Effect.gen(function*() {
         const claims = yield* Ref.make(0)
         const gate = yield* Deferred.make<void>()
-        const registered = yield* register(claims, gate)
+        const atClaim = yield* Deferred.make<void>()
+        const registered = yield* register(claims, gate, atClaim)
         const scope = yield* Scope.make()
         // the build waits at its claim (a database slow to answer) when the entity stops
         const building = yield* Effect.forkDaemon(buildIn(registered, scope))
-        yield* Effect.sleep("200 millis")
+        yield* Deferred.await(atClaim)
         const stopping = yield* Effect.forkDaemon(Scope.close(scope, Exit.void))
         expect(Option.isSome(yield* joinWithin(stopping, 5_000))).toBe(true)
         yield* Deferred.succeed(gate, undefined)
@@ -144,10 +152,11 @@ describe("the AgentSession entity built on an uninterruptible fiber (a restart a
       Effect.gen(function*() {
         const claims = yield* Ref.make(0)
         const gate = yield* Deferred.make<void>()
-        const registered = yield* register(claims, gate)
+        const atClaim = yield* Deferred.make<void>()
+        const registered = yield* register(claims, gate, atClaim)
         const scope = yield* Scope.make()
         const building = yield* Effect.forkDaemon(buildIn(registered, scope, true))
-        yield* Effect.sleep("200 millis")
+        yield* Deferred.await(atClaim)
         yield* Fiber.interrupt(building)
         const built = yield* joinWithin(building, 5_000)
         expect(Option.map(built, Exit.isInterrupted)).toEqual(Option.some(true))
