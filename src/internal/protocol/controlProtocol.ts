@@ -5,7 +5,6 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as FiberSet from "effect/FiberSet"
 import * as Mailbox from "effect/Mailbox"
@@ -194,19 +193,11 @@ const makeOutbound = (connection: Transport.Connection, options: OwnerOptions): 
       const deferred = Deferred.unsafeMake<unknown, RequestError>(FiberId.none)
       pending.set(requestId, { subtype, deferred })
       const awaited = Deferred.await(deferred)
-      // the deadline fails the request's own Deferred, as an answer would complete it: one timer fiber, interrupted
-      // when the wait ends, rather than a race of two fibers around the wait
       const bounded: Effect.Effect<unknown, RequestError> = Duration.isFinite(timeout)
-        ? Effect.flatMap(
-          Effect.fork(Effect.zipRight(
-            Effect.sleep(timeout),
-            Deferred.failSync(
-              deferred,
-              () => new ControlTimeout({ subtype, requestId, timeoutMillis: Duration.toMillis(timeout) })
-            )
-          )),
-          (timer) => Effect.ensuring(awaited, Effect.fiberIdWith((id) => Fiber.interruptAsFork(timer, id)))
-        )
+        ? Effect.timeoutFail(awaited, {
+          duration: timeout,
+          onTimeout: () => new ControlTimeout({ subtype, requestId, timeoutMillis: Duration.toMillis(timeout) })
+        })
         : awaited
       const result = bounded.pipe(
         Effect.onExit((exit) => {
