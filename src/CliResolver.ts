@@ -12,6 +12,7 @@
  * ```ts
  * import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
  * import * as Layer from "effect/Layer"
+import type * as Option from "effect/Option"
  * import { CliResolver, Transport } from "effect-claude-agent"
  *
  * // what NodeClaudeAgent.layer does, with a shorter bound on `--version`
@@ -26,7 +27,9 @@
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
+import type * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import type * as Option from "effect/Option"
 import type { CliNotFound, InvalidOptions, VersionIncompatible } from "./AgentError.js"
 import * as internal from "./internal/transport/cliResolver.js"
 
@@ -126,6 +129,16 @@ export interface Service {
    * (`found: "unknown"`, with the reason). The range `"*"` accepts any CLI without asking its version.
    */
   readonly checkVersion: (cli: ResolvedCli, range: string) => Effect.Effect<void, VersionIncompatible>
+  /**
+   * What {@link Service.checkVersion} would answer, when it needs no `--version` run: `Some` with the verdict when the
+   * CLI's version is known (found before, or its npm package's) or `range` is `"*"`; `None` when only a probe can
+   * tell. The process transport judges a known version before it spawns the CLI, and checks an unknown one while the
+   * CLI starts. Optional, for resolvers written before it: without it, the transport runs `checkVersion` beside the
+   * spawn and judges before spawning only a verdict that is ready once the check has had one turn to run.
+   *
+   * @since 0.1.0
+   */
+  readonly knownVerdict?: (cli: ResolvedCli, range: string) => Option.Option<Either.Either<void, VersionIncompatible>>
 }
 
 /**

@@ -3,8 +3,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -154,6 +156,35 @@ describe("CliResolver: the --version probe", () => {
       // the default lookup does look for it
       yield* Effect.either(resolver.resolve({ env: { PATH: "" } }))
       expect(bundledLookups).toBeGreaterThan(0)
+    }))
+
+  it.scoped("knownVerdict: what checkVersion answers, once the version is known without a probe; None before", () =>
+    Effect.gen(function*() {
+      const { cli, dir } = yield* cliFile
+      const control = yield* controlledProbe
+      const resolver = yield* makeWith(undefined, control.probe)
+      const known = resolver.knownVerdict!
+      // "*" needs no version at all
+      expect(known(cli, "*")).toStrictEqual(Option.some(Either.void))
+      // unknown: only the probe can tell, and asking does not start it
+      expect(known(cli, RANGE)).toStrictEqual(Option.none())
+      expect(control.runs()).toBe(0)
+      const waiter = yield* Effect.fork(resolver.checkVersion(cli, RANGE))
+      yield* TestClock.adjust("0 millis")
+      yield* Deferred.succeed(control.answer, { version: "2.1.332" })
+      yield* Fiber.join(waiter)
+      // known now: the same verdicts as checkVersion, for any range
+      expect(known(cli, RANGE)).toStrictEqual(Option.some(Either.void))
+      const outside = yield* Effect.flip(resolver.checkVersion(cli, ">=3.0.0"))
+      expect(known(cli, ">=3.0.0")).toStrictEqual(Option.some(Either.left(outside)))
+      expect(control.runs()).toBe(1)
+      // an npm package's binary: known from its package.json
+      const packageJson = path.join(dir, "package.json")
+      fs.writeFileSync(packageJson, JSON.stringify({ version: "2.0.5" }))
+      const other = yield* makeWith(undefined, () => Effect.die("no probe for an installed binary"))
+      expect(other.knownVerdict!({ ...cli, packageJson }, RANGE)).toStrictEqual(
+        Option.some(Either.left(yield* Effect.flip(other.checkVersion({ ...cli, packageJson }, RANGE))))
+      )
     }))
 
   it.scoped("a binary an npm package installed: its package.json answers, no probe runs", () =>

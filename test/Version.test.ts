@@ -1,6 +1,8 @@
 // G20: the CLI version gate. Tiny executables stand in for `claude`: they answer `--version` and nothing else.
 import { describe, expect, it } from "@effect/vitest"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
@@ -147,6 +149,40 @@ describe("G20 the CLI version gate", () => {
         fs.rmSync(stdin)
         expect(yield* queryWith(cli)).toMatchObject({ _tag: "VersionIncompatible", found: "1.0.0" })
         expect(fs.existsSync(started) || fs.existsSync(stdin)).toBe(false)
+      })
+  )
+
+  live(
+    "a resolver written before knownVerdict: a version it knows is still judged before anything is spawned",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir("eca-version-")
+        const cli = path.join(dir, "claude-old")
+        const started = path.join(dir, "started")
+        // the CLI itself records that it ran; --version answers an old version
+        fs.writeFileSync(
+          cli,
+          [
+            "#!/bin/sh",
+            `export ${OWNER_ENV}=${process.pid}`,
+            `if [ "$1" = "--version" ]; then echo 1.0.0; exit 0; fi`,
+            `echo $$ > ${JSON.stringify(started)}`,
+            "exit 3",
+            ""
+          ].join("\n"),
+          { mode: 0o755 }
+        )
+        const { checkVersion, resolve, version } = yield* CliResolver.make()
+        const legacy = Transport.layerProcess.pipe(
+          Layer.provide(Layer.succeed(CliResolver.CliResolver, { resolve, version, checkVersion })),
+          Layer.provide(NodeFileSystem.layer)
+        )
+        // the probe makes the version known (the CLI may have started meanwhile)
+        const resolved = yield* resolve({ explicit: cli, env: {} })
+        expect(yield* version(resolved)).toEqual({ version: "1.0.0" })
+        const error = yield* queryWith(cli).pipe(Effect.provide(legacy))
+        expect(error).toMatchObject({ _tag: "VersionIncompatible", found: "1.0.0", reason: "OutOfRange" })
+        expect(fs.existsSync(started)).toBe(false)
       })
   )
 

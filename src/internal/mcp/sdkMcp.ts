@@ -954,9 +954,10 @@ const sameSettings = (a: JsonObject, b: JsonObject): boolean => a["timeout"] ===
 
 /**
  * Sends the messages the servers originate to the CLI, once it answered `initialize`. The forwarding fiber starts with
- * the first server (most sessions have none); `onProtocol` and `onInitialized` tell it when the session is ready.
+ * the first server, on the outbox made with it (most sessions have none); `onProtocol` and `onInitialized` tell it
+ * when the session is ready.
  */
-const makeForwarder = (sessionScope: Scope.Scope, outbox: Queue.Dequeue<Outbound>) => {
+const makeForwarder = (sessionScope: Scope.Scope) => {
   let protocol: ControlProtocol | undefined
   let initialized = false
   // made only when the forwarder has to wait for the session to be ready
@@ -971,31 +972,27 @@ const makeForwarder = (sessionScope: Scope.Scope, outbox: Queue.Dequeue<Outbound
       Deferred.unsafeDone(whenReady, Effect.succeed(protocol))
     }
   }
-  const forwarder = Effect.gen(function*() {
-    const forwards = yield* FiberSet.make()
-    const p = yield* ready
-    while (true) {
-      const { message, server } = yield* outbox.take
-      const response = yield* Effect.either(p.begin("mcp_message", { server_name: server, message }))
-      if (response._tag === "Right") {
-        yield* FiberSet.run(
-          forwards,
-          response.right.pipe(
-            Effect.catchAll((error) =>
-              Effect.logDebug(`forwarding a message of SDK MCP server "${server}" failed: ${error.message}`)
+  const forwarder = (outbox: Queue.Dequeue<Outbound>) =>
+    Effect.gen(function*() {
+      const forwards = yield* FiberSet.make()
+      const p = yield* ready
+      while (true) {
+        const { message, server } = yield* outbox.take
+        const response = yield* Effect.either(p.begin("mcp_message", { server_name: server, message }))
+        if (response._tag === "Right") {
+          yield* FiberSet.run(
+            forwards,
+            response.right.pipe(
+              Effect.catchAll((error) =>
+                Effect.logDebug(`forwarding a message of SDK MCP server "${server}" failed: ${error.message}`)
+              )
             )
           )
-        )
+        }
       }
-    }
-  }).pipe(Effect.scoped)
-  let forwarding = false
+    }).pipe(Effect.scoped)
   return {
-    start: Effect.suspend(() => {
-      if (forwarding) return Effect.void
-      forwarding = true
-      return Effect.asVoid(Effect.forkIn(forwarder, sessionScope))
-    }),
+    start: (outbox: Queue.Dequeue<Outbound>) => Effect.asVoid(Effect.forkIn(forwarder(outbox), sessionScope)),
     onProtocol: (p: ControlProtocol) =>
       Effect.sync(() => {
         protocol = p
@@ -1019,19 +1016,28 @@ interface Servers {
 
 const makeServers = (
   sessionScope: Scope.Scope,
-  outbox: Queue.Queue<Outbound>,
-  startForwarding: Effect.Effect<void>
+  startForwarding: (outbox: Queue.Dequeue<Outbound>) => Effect.Effect<void>
 ): Servers => {
   const connections = new Map<string, Connection>()
   const registered = new Map<string, Registered>()
+  // what the servers send the CLI, made with the first server (registrations are serialized: the options' servers
+  // one after the other at start-up, `setMcpServers` under its lock), shut down with the session
+  let outbox: Queue.Queue<Outbound> | undefined
+  const openOutbox = Effect.gen(function*() {
+    const made = yield* Queue.unbounded<Outbound>()
+    yield* Scope.addFinalizer(sessionScope, made.shutdown)
+    yield* startForwarding(made)
+    outbox = made
+    return made
+  })
   return {
     connections,
     registered,
     register: (name, config, startup) =>
       Effect.gen(function*() {
-        yield* startForwarding
+        const out = outbox ?? (yield* openOutbox)
         const scope = yield* Scope.fork(sessionScope, ExecutionStrategy.sequential)
-        const connection = yield* connect(name, config, outbox).pipe(
+        const connection = yield* connect(name, config, out).pipe(
           Scope.extend(scope),
           Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : Scope.close(scope, exit)))
         )
@@ -1174,34 +1180,37 @@ export const contribution = (
       config.type === "sdk" ? [[name, config] as const] : []
     )
     const sessionScope = yield* Effect.scope
-    const outbox = yield* Queue.unbounded<Outbound>()
-    yield* Effect.addFinalizer(() => outbox.shutdown)
-    const forwarder = makeForwarder(sessionScope, outbox)
-    const servers = makeServers(sessionScope, outbox, forwarder.start)
+    const forwarder = makeForwarder(sessionScope)
+    const servers = makeServers(sessionScope, forwarder.start)
     const handlers = new Map([["mcp_message", mcpMessageHandler(servers.connections)]])
+    // `setMcpServers` is serialized; most sessions never call it
+    const lock = Effect.unsafeMakeSemaphore(1)
+    if (entries.length === 0) {
+      return {
+        handlers,
+        onProtocol: forwarder.onProtocol,
+        onInitialized: forwarder.onInitialized,
+        mcpServers: mcpServersControl(servers, lock)
+      }
+    }
 
     for (const [name, config] of entries) yield* servers.register(name, config, true)
     const manifests = yield* captureManifests(servers.connections.values())
     const configs: Record<string, JsonObject> = {}
     for (const [name, config] of entries) if (config.timeout !== undefined) configs[name] = { timeout: config.timeout }
-    const startup = entries.length > 0 ? yield* watchStartupFailures(servers.registered) : undefined
-    const lock = yield* Effect.makeSemaphore(1)
+    const startup = yield* watchStartupFailures(servers.registered)
 
     return {
-      ...(entries.length > 0
-        ? {
-          initialize: {
-            sdkMcpServers: [...servers.connections.keys()],
-            ...(Object.keys(manifests).length > 0 ? { sdkMcpServerManifests: manifests } : {}),
-            ...(Object.keys(configs).length > 0 ? { sdkMcpServerConfigs: configs } : {})
-          }
-        }
-        : {}),
+      initialize: {
+        sdkMcpServers: [...servers.connections.keys()],
+        ...(Object.keys(manifests).length > 0 ? { sdkMcpServerManifests: manifests } : {}),
+        ...(Object.keys(configs).length > 0 ? { sdkMcpServerConfigs: configs } : {})
+      },
       handlers,
       onProtocol: forwarder.onProtocol,
       onInitialized: forwarder.onInitialized,
-      onMessage: startup?.onMessage ?? (() => true),
-      ...(startup !== undefined ? { failure: startup.failure } : {}),
+      onMessage: startup.onMessage,
+      failure: startup.failure,
       mcpServers: mcpServersControl(servers, lock)
     }
   })

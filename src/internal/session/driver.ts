@@ -9,7 +9,6 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Chunk from "effect/Chunk"
-import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -18,6 +17,7 @@ import type * as Message from "../../Message.js"
 import * as PromptSource from "./promptSource.js"
 import type { SessionInternal } from "./make.js"
 import * as State from "./state.js"
+import { interruptNow } from "./termination.js"
 
 /** How long the messages may go on after the last result before the stream ends without the CLI's exit. */
 const DRAIN_AFTER_LAST_RESULT = Duration.seconds(2)
@@ -88,7 +88,7 @@ export const drivePull = <E, R>(
       Effect.forkScoped
     )
     // the CLI's exit ends the messages: the drain's timer must not keep the host alive
-    yield* s.termination.onEnd(Fiber.interruptFork(drain))
+    yield* s.termination.onEnd(interruptNow(drain))
 
     // the one reader of the query's messages, chunk by chunk; at the end, the session's outcome
     let done = false
@@ -138,6 +138,6 @@ const feedStream = <E, R>(
       }),
       Effect.forkDaemon
     )
-    yield* Effect.addFinalizer(() => Fiber.interruptFork(reader))
+    yield* Effect.addFinalizer(() => interruptNow(reader))
     yield* Deferred.await(inputFailed).pipe(Effect.catchAll(on.failed), Effect.forkScoped)
   })

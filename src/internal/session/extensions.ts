@@ -34,6 +34,12 @@ export interface SessionExtensions extends Extensions {
   readonly mcpServers: McpServersControl
 }
 
+/** The effects one after the other (none or one of them, the common case, without `forEach`'s loop). */
+const all = <E, R>(effects: ReadonlyArray<Effect.Effect<void, E, R>>): Effect.Effect<void, E, R> =>
+  effects.length === 0 ? Effect.void : effects.length === 1 ? effects[0]! : Effect.forEach(effects, (e) => e, {
+    discard: true
+  })
+
 /**
  * Merges contributions; later ones win for `initialize` keys and handler subtypes. `mcpServers` are the session's
  * in-process MCP servers.
@@ -75,10 +81,8 @@ export const combine = (
     ...(cliDeny.length > 0 || cliAsk.length > 0 ? { cliPermissions: { deny: cliDeny, ask: cliAsk } } : {}),
     permissionPromptStdio,
     sessionMirror,
-    onProtocol: (protocol) =>
-      onProtocol.length === 0 ? Effect.void : Effect.forEach(onProtocol, (f) => f(protocol), { discard: true }),
-    onInitialized: (response) =>
-      onInitialized.length === 0 ? Effect.void : Effect.forEach(onInitialized, (f) => f(response), { discard: true }),
+    onProtocol: (protocol) => all(onProtocol.map((f) => f(protocol))),
+    onInitialized: (response) => all(onInitialized.map((f) => f(response))),
     onMessage: (message) => {
       let keep = true
       for (const f of onMessage) if (!f(message)) keep = false

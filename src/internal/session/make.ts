@@ -6,7 +6,6 @@
  */
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
-import * as Fiber from "effect/Fiber"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
@@ -28,7 +27,7 @@ import { type Cell, makeCell, observed } from "./cell.js"
 import * as Control from "./control.js"
 import * as Startup from "./startup.js"
 import * as State from "./state.js"
-import { make as makeTermination, type Termination } from "./termination.js"
+import { interruptNow, make as makeTermination, type Termination } from "./termination.js"
 import * as Watchdog from "./watchdog.js"
 import { prepare as prepareTranscript } from "../transcript/mirror.js"
 import { Mirror as MirrorSettings, TranscriptStore } from "../transcript/store.js"
@@ -155,7 +154,7 @@ export const make = (
           })
       }).pipe(Effect.forkScoped)
       // once the session has ended no deadline matters: the watchdog's sleep must not keep the host alive
-      yield* termination.onEnd(Fiber.interruptFork(watchdog))
+      yield* termination.onEnd(interruptNow(watchdog))
     }
 
     // when the session ends, whoever waits for the session id learns why (no one waits for an id known already)

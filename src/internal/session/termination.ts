@@ -8,6 +8,8 @@
  */
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Equal from "effect/Equal"
+import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type * as Transport from "../../Transport.js"
@@ -35,6 +37,17 @@ export interface Termination {
    */
   readonly outcome: Effect.Effect<State.Outcome>
 }
+
+/**
+ * Interrupts `fiber` from the caller without waiting for it to end: what `Fiber.interruptFork` does, without the
+ * fiber that one forks to wait. For timers and watchers the session's end makes pointless. A fiber that reports the
+ * end itself (the watchdog that expired, the drain timer) is not interrupted: it ends with what it is doing (the
+ * watchdog's kill of the CLI, the rest of the end's work), which an interruption told now would cut short.
+ *
+ * @internal
+ */
+export const interruptNow = <A, E>(fiber: Fiber.Fiber<A, E>): Effect.Effect<void> =>
+  Effect.fiberIdWith((id) => Equal.equals(id, fiber.id()) ? Effect.void : Fiber.interruptAsFork(fiber, id))
 
 /** @internal */
 export const make = (parts: {

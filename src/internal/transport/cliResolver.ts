@@ -1,8 +1,10 @@
 /** @internal */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Equal from "effect/Equal"
 import * as Hash from "effect/Hash"
+import * as Option from "effect/Option"
 import * as RcMap from "effect/RcMap"
 import * as Scope from "effect/Scope"
 import { VersionIncompatible } from "../../AgentError.js"
@@ -98,38 +100,50 @@ export const makeWith = (
           })
         )
 
+    // a version had without running anything: found before, or the npm package's (kept once read)
+    const knownAt = (key: string, cli: ResolvedCli): string | undefined => {
+      const known = versions.get(key)
+      if (known !== undefined) return known
+      const installed = packageVersion(cli)
+      if (installed !== undefined) versions.set(key, installed)
+      return installed
+    }
+
     const version = (cli: ResolvedCli): Effect.Effect<VersionProbe> =>
       Effect.suspend(() => {
         // a file that cannot be stat'ed (gone since the lookup) is probed, and its answer not kept
         const key = versionKey(cli)
-        if (key === undefined) return probeShared(key, cli)
-        const known = versions.get(key)
-        if (known !== undefined) return Effect.succeed({ version: known })
-        const installed = packageVersion(cli)
-        if (installed !== undefined) {
-          versions.set(key, installed)
-          return Effect.succeed({ version: installed })
-        }
-        return probeShared(key, cli)
+        const known = key === undefined ? undefined : knownAt(key, cli)
+        return known === undefined ? probeShared(key, cli) : Effect.succeed({ version: known })
+      })
+
+    const incompatible = (cli: ResolvedCli) => (error: VersionIncompatible): VersionIncompatible =>
+      new VersionIncompatible({
+        found: error.found,
+        supported: error.supported,
+        reason: error.reason,
+        executable: cli.path,
+        description: error.reason === "Unknown"
+          ? `${error.description ?? "no version"}; cliVersions: "*" skips the check`
+          : `set cliVersions to a range that holds it to run it anyway (e.g. cliVersions: ">=${error.found}"; ` +
+            `"*" skips the check), or point pathToClaudeCodeExecutable at a CLI in ${error.supported}`
       })
 
     const checkVersion = (cli: ResolvedCli, range: string): Effect.Effect<void, VersionIncompatible> =>
-      range.trim() === "*" ? Effect.void : Effect.flatMap(version(cli), (answer) => judge(answer, range)).pipe(
-        Effect.mapError((error) =>
-          new VersionIncompatible({
-            found: error.found,
-            supported: error.supported,
-            reason: error.reason,
-            executable: cli.path,
-            description: error.reason === "Unknown"
-              ? `${error.description ?? "no version"}; cliVersions: "*" skips the check`
-              : `set cliVersions to a range that holds it to run it anyway (e.g. cliVersions: ">=${error.found}"; ` +
-                `"*" skips the check), or point pathToClaudeCodeExecutable at a CLI in ${error.supported}`
-          })
-        )
-      )
+      range.trim() === "*"
+        ? Effect.void
+        : Effect.flatMap(version(cli), (answer) => judge(answer, range)).pipe(Effect.mapError(incompatible(cli)))
 
-    return { resolve, version, checkVersion }
+    const knownVerdict = (cli: ResolvedCli, range: string): Option.Option<Either.Either<void, VersionIncompatible>> => {
+      if (range.trim() === "*") return Option.some(Either.void)
+      const key = versionKey(cli)
+      const known = key === undefined ? undefined : knownAt(key, cli)
+      return known === undefined
+        ? Option.none()
+        : Option.some(Either.mapLeft(judge({ version: known }, range), incompatible(cli)))
+    }
+
+    return { resolve, version, checkVersion, knownVerdict }
   })
 
 /** @internal */

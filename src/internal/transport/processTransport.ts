@@ -3,6 +3,7 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
@@ -138,16 +139,28 @@ const launch = (
     // before anything is spawned, the version probe included
     const tooLong = commandLineTooLong(platform, cli.command, args)
     if (tooLong !== undefined) return yield* Effect.fail(tooLong)
-    const verdict = yield* Effect.fork(Effect.zipRight(
-      resolver.checkVersion(cli, spec.cliVersions ?? SUPPORTED_CLI_VERSIONS),
-      Effect.forEach(spec.requirements ?? [], (requirement) => checkRequirement(resolver, cli, requirement), {
-        discard: true
-      })
-    ))
-    // a version known already (the npm package's, or found before) is judged before anything is spawned
-    yield* Effect.yieldNow()
-    const known = yield* Fiber.poll(verdict)
+    const range = spec.cliVersions ?? SUPPORTED_CLI_VERSIONS
+    const requirements = spec.requirements ?? []
+    // a version known already (the npm package's, or found before) is judged before anything is spawned; an unknown
+    // one is checked (by the `--version` probe) while the CLI starts
+    const known = resolver.knownVerdict === undefined
+      ? Option.none()
+      : knownVerdict(resolver.knownVerdict, cli, range, requirements)
+    let accepted: Effect.Effect<void, VersionIncompatible> | undefined
     if (Option.isSome(known)) yield* known.value
+    else {
+      const verdict = yield* Effect.fork(Effect.zipRight(
+        resolver.checkVersion(cli, range),
+        Effect.forEach(requirements, (requirement) => checkRequirement(resolver, cli, requirement), { discard: true })
+      ))
+      // a resolver that cannot tell a known verdict (one written before `knownVerdict`): a verdict ready after one
+      // turn is judged before the spawn
+      const ready = resolver.knownVerdict === undefined
+        ? yield* Effect.zipRight(Effect.yieldNow(), Fiber.poll(verdict))
+        : Option.none()
+      if (Option.isSome(ready)) yield* ready.value
+      else accepted = Fiber.join(verdict)
+    }
     // every process the CLI starts inherits the marker, which finds it at close wherever it went; made just before
     // the spawn, with where the pid counter stands then: the CLI's descendants have later pids
     const marker = Reaper.supported && spec.reapToolProcesses !== false
@@ -159,7 +172,7 @@ const launch = (
       proc,
       command: [cli.command, ...args],
       marker,
-      accepted: Option.isSome(known) ? undefined : Fiber.join(verdict)
+      accepted
     }
   })
 
@@ -172,19 +185,46 @@ const checkRequirement = (
   cli: ResolvedCli,
   requirement: CliRequirement
 ): Effect.Effect<void, VersionIncompatible> =>
-  resolver.checkVersion(cli, requirement.versions).pipe(
-    Effect.catchIf((error) => error.reason === "Unknown", () => Effect.void),
-    Effect.mapError((error) =>
-      new VersionIncompatible({
-        found: error.found,
-        supported: error.supported,
-        reason: error.reason,
-        ...(error.executable === undefined ? {} : { executable: error.executable }),
-        description: `${requirement.option} needs it; use an up-to-date CLI (the bundled one qualifies) or ` +
-          `${requirement.option.replace(/"initialize"/, "\"argv\"")}`
-      })
-    )
+  Effect.catchAll(resolver.checkVersion(cli, requirement.versions), requirementVerdict(requirement))
+
+/** The verdict on an option's requirement from the resolver's verdict on its range. */
+const requirementVerdict = (requirement: CliRequirement) =>
+(
+  error: VersionIncompatible
+): Either.Either<void, VersionIncompatible> =>
+  error.reason === "Unknown" ? Either.void : Either.left(
+    new VersionIncompatible({
+      found: error.found,
+      supported: error.supported,
+      reason: error.reason,
+      ...(error.executable === undefined ? {} : { executable: error.executable }),
+      description: `${requirement.option} needs it; use an up-to-date CLI (the bundled one qualifies) or ` +
+        `${requirement.option.replace(/"initialize"/, "\"argv\"")}`
+    })
   )
+
+/**
+ * The verdict of the version check (`range`, then each requirement, the first failure winning) when the resolver
+ * knows it without a probe; `None` when any part needs one.
+ */
+const knownVerdict = (
+  known: NonNullable<CliResolverService["knownVerdict"]>,
+  cli: ResolvedCli,
+  range: string,
+  requirements: ReadonlyArray<CliRequirement>
+): Option.Option<Either.Either<void, VersionIncompatible>> => {
+  const verdict = known(cli, range)
+  if (Option.isNone(verdict) || Either.isLeft(verdict.value)) return verdict
+  for (const requirement of requirements) {
+    const met = known(cli, requirement.versions)
+    if (Option.isNone(met)) return met
+    if (Either.isLeft(met.value)) {
+      const judged = requirementVerdict(requirement)(met.value.left)
+      if (Either.isLeft(judged)) return Option.some(judged)
+    }
+  }
+  return verdict
+}
 
 /** A process `spawnChild` started. */
 interface Spawned {

@@ -1,5 +1,6 @@
 /** @internal */
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import { VersionIncompatible } from "../../AgentError.js"
@@ -116,14 +117,17 @@ export const spawnProbe = (cli: ResolvedCli): Effect.Effect<Probe> =>
     })
   })
 
-/** Whether a probe's answer is in `range`: `VersionIncompatible` when it is not, or when there is no version. @internal */
-export const judge = (probe: Probe, range: string): Effect.Effect<void, VersionIncompatible> => {
+/**
+ * Whether a probe's answer is in `range`: `VersionIncompatible` when it is not, or when there is no version. A value,
+ * so that a verdict on a version known already is had without running anything. @internal
+ */
+export const judge = (probe: Probe, range: string): Either.Either<void, VersionIncompatible> => {
   if (!("version" in probe)) {
-    return Effect.fail(
+    return Either.left(
       new VersionIncompatible({ found: "unknown", supported: range, reason: "Unknown", description: probe.reason })
     )
   }
   return satisfies(probe.version, range)
-    ? Effect.void
-    : Effect.fail(new VersionIncompatible({ found: probe.version, supported: range, reason: "OutOfRange" }))
+    ? Either.void
+    : Either.left(new VersionIncompatible({ found: probe.version, supported: range, reason: "OutOfRange" }))
 }
