@@ -12,7 +12,6 @@
  * ```ts
  * import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
  * import * as Layer from "effect/Layer"
-import type * as Option from "effect/Option"
  * import { CliResolver, Transport } from "effect-claude-agent"
  *
  * // what NodeClaudeAgent.layer does, with a shorter bound on `--version`
