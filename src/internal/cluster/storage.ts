@@ -239,11 +239,17 @@ const make = (prefix: string, fences: Fences.Service) =>
             Effect.flatMap(isReplySaved(reply.reply), (saved) => saved ? Effect.void : save).pipe(
               Effect.retry({ schedule: REPLY_RETRY, while: refused })
             )),
+          // a chunk refused by its fence ends its request as interrupted: @effect/cluster takes a chunk it could not
+          // save for a defect of the entity (`internal/entityManager.ts`, `onFromServer`, case "Chunk": `Effect.orDie`),
+          // and restarts it, and a restart of an entity stopping meanwhile stalls its runner (docs/GUARANTEES.md); the
+          // request is left to the session's owner, which reads it from the store
           Effect.catchTag("Fenced", (cause) =>
-            Effect.fail(new PersistenceError({ cause }))),
+            reply.reply._tag === "Chunk" ? Effect.interrupt : Effect.fail(new PersistenceError({ cause }))),
           Effect.tap(() =>
             fence !== undefined && reply.reply._tag === "WithExit"
-              ? Effect.sync(() => fences.done(requestId, fence))
+              ? Effect.sync(() =>
+                fences.done(requestId, fence)
+              )
               : Effect.void
           )
         )
