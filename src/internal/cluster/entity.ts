@@ -305,6 +305,14 @@ const fencedStore = (
       )
 })
 
+/**
+ * Closes `scope` whole, whatever interrupts the fiber closing it. A scope is marked closed as its close begins, so a
+ * close cut off midway skips the finalizers left for good (a second close does nothing): the CLI's last ones remove a
+ * local transcript the store has not, which the next CLI on this runner would otherwise resume with.
+ */
+const closeWhole = (scope: Scope.CloseableScope, exit: Exit.Exit<unknown, unknown>) =>
+  Effect.uninterruptible(Scope.close(scope, exit))
+
 /** The CLI of an incarnation, and the scope it lives in (closed when it is replaced or the session is lost). */
 interface Cli {
   readonly session: Session
@@ -382,7 +390,7 @@ const cliOf = (
           Effect.either
         )
         if (Either.isLeft(started)) {
-          yield* Scope.close(scope, Exit.void)
+          yield* closeWhole(scope, Exit.void)
         } else {
           // closed while the session is not this incarnation's (the runner learnt it lost the shard, or its lease
           // lapsed): no graceful end, whose waits (the turn settling, the last transcript entries) would let the CLI
@@ -428,7 +436,7 @@ const cliOf = (
         Effect.flatMap(SynchronizedRef.get(current), (cli) =>
           Either.isLeft(cli) ? Effect.void : Effect.zipRight(
             Effect.sync(() => Option.map(cli.right.session.pid, (pid) => killGroup(pid))),
-            Scope.close(cli.right.scope, Exit.void)
+            closeWhole(cli.right.scope, Exit.void)
           ))
       )
     )
@@ -443,7 +451,7 @@ const cliOf = (
             (yield* cli.right.session.state) !== "exited"
           ) return [cli, cli] as const
           const forgotten = Either.isRight(cli) && (yield* Deferred.isDone(cli.right.diverged))
-          if (Either.isRight(cli)) yield* Scope.close(cli.right.scope, Exit.void)
+          if (Either.isRight(cli)) yield* closeWhole(cli.right.scope, Exit.void)
           const next = yield* Effect.provide(start(yield* SynchronizedRef.get(cell), forgotten), context)
           return [next, next] as const
         }))
@@ -534,8 +542,16 @@ const build = (base: Options) =>
       return yield* Effect.onError(
         Effect.gen(function*() {
           const ownership = yield* own(entityId)
+          // the requests it handled stop using its fence as it ends, unless it lost the session: its fence, which
+          // refuses every write from then on, keeps refusing their replies until another incarnation handles them (a
+          // request cut off by the loss is answered by the session's owner, not from here)
           if (Option.isSome(replyFences)) {
-            yield* Effect.addFinalizer(() => Effect.sync(() => replyFences.value.release(ownership.fence)))
+            yield* Effect.addFinalizer(() =>
+              Effect.unlessEffect(
+                Effect.sync(() => replyFences.value.release(ownership.fence)),
+                Deferred.isDone(ownership.lost)
+              )
+            )
           }
           const cell = yield* SynchronizedRef.make<SessionRecord>(
             Option.getOrElse(ownership.record, (): SessionRecord => ({
@@ -554,7 +570,7 @@ const build = (base: Options) =>
           const unanswered = yield* Ref.make<Session | undefined>(undefined)
           return { ownership, scope, cell, save, first, current, live, liveCli, unanswered } satisfies Incarnation
         }).pipe(Scope.extend(scope)),
-        (cause) => Scope.close(scope, Exit.failCause(cause))
+        (cause) => closeWhole(scope, Exit.failCause(cause))
       )
     }).pipe(Effect.provide(context))
 
@@ -566,10 +582,28 @@ const build = (base: Options) =>
           return [inc, inc] as const
         }
         // the lost incarnation is gone first (its CLI, its local transcript), then the next claims the session
-        yield* Scope.close(inc.scope, Exit.void)
+        yield* closeWhole(inc.scope, Exit.void)
         const next = yield* incarnate
         return [next, next] as const
       }))
+    /**
+     * The incarnation a request runs on. A claim the database refused for good (a defect of the directory) ends the
+     * request with {@link gone}. A persisted request (a turn) arriving at an incarnation that lost the session is
+     * registered with its fence first: a reply made before a new incarnation takes it (its claim ended as interrupted,
+     * the runner having let the shard go) is refused, and the request is left to the session's owner.
+     */
+    const incarnationFor = (requestId: string | undefined) =>
+      Effect.gen(function*() {
+        const last = yield* SynchronizedRef.get(incarnation)
+        if (requestId !== undefined && Option.isSome(replyFences) && (yield* Deferred.isDone(last.ownership.lost))) {
+          replyFences.value.register(requestId, last.ownership.fence)
+        }
+        return yield* Effect.catchAllDefect(incarnationNow, (defect) =>
+          Effect.zipRight(
+            Effect.logWarning(`AgentSession ${entityId}: the session could not be claimed`, defect),
+            Effect.fail(gone())
+          ))
+      })
     /** Ends `inc` after `what` (its CLI at once), so that the next request runs on a new incarnation. */
     const abandon = (inc: Incarnation, what: unknown) =>
       Effect.zipRight(
@@ -592,7 +626,7 @@ const build = (base: Options) =>
       request: (inc: Incarnation) => Effect.Effect<A, AgentError | Fenced>,
       left = ATTEMPTS
     ): Effect.Effect<A, AgentError> =>
-      Effect.flatMap(incarnationNow, (inc) =>
+      Effect.flatMap(incarnationFor(undefined), (inc) =>
         Effect.catchAllCause(request(inc), (cause) =>
           Cause.isInterruptedOnly(cause)
             ? Effect.failCause(unlessLost(cause))
@@ -614,13 +648,19 @@ const build = (base: Options) =>
       Stream.unwrapScoped(Effect.gen(function*() {
         const { ownership, save, unanswered } = inc
         // its replies are this incarnation's writes: saved only while it owns the session
-        if (Option.isSome(replyFences)) replyFences.value.register(requestId, ownership.fence)
-        yield* turns.take(1).pipe(Effect.acquireRelease(() => turns.release(1)))
+        if (Option.isSome(replyFences)) {
+          replyFences.value.register(requestId, ownership.fence)
+        }
+        yield* turns.take(1).pipe(Effect.acquireRelease(() =>
+          turns.release(1)
+        ))
         // a CLI takes a prompt only once the store holds every entry it reported: one whose entries the store refused
         // is ended instead, and the prompt goes to a CLI resumed from the store
         let cli = yield* inc.liveCli
         yield* cli.drained
-        if (yield* Deferred.isDone(cli.diverged)) cli = yield* inc.liveCli
+        if (yield* Deferred.isDone(cli.diverged)) {
+          cli = yield* inc.liveCli
+        }
         const session = cli.session
         const record = yield* SynchronizedRef.get(inc.cell)
         if (record.openTurn === turnId || Option.isSome(lastSentChunk)) {
@@ -630,7 +670,9 @@ const build = (base: Options) =>
         }
         // a caller that left mid-turn left the CLI mid-turn: the rest of that turn is read first, so that this turn
         // reads only its own messages
-        if ((yield* Ref.get(unanswered)) === session) yield* settle(session)
+        if ((yield* Ref.get(unanswered)) === session) {
+          yield* settle(session)
+        }
         yield* save((r) => ({ ...r, started: true, openTurn: turnId }))
         // the prompt goes to the CLI only while the session is this incarnation's (the save above was fenced; the
         // lease is checked again after it)
@@ -641,7 +683,8 @@ const build = (base: Options) =>
         yield* Effect.addFinalizer(() =>
           Effect.whenEffect(
             Effect.forkIn(Effect.interruptible(Effect.ignore(session.interrupt)), inc.scope),
-            Effect.map(Ref.get(unanswered), (s) => s === session)
+            Effect.map(Ref.get(unanswered), (s) =>
+              s === session)
           )
         )
         // the turn's end, written to the record: a write refused ends the incarnation, not this turn (its messages
@@ -668,7 +711,7 @@ const build = (base: Options) =>
       lastSentChunk: Option.Option<unknown>,
       left = ATTEMPTS
     ): Stream.Stream<Message.SdkMessage, SessionError> =>
-      Stream.unwrap(Effect.map(incarnationNow, (inc) =>
+      Stream.unwrap(Effect.map(incarnationFor(requestId), (inc) =>
         runTurn(inc, requestId, turnId, prompt, lastSentChunk).pipe(
           Stream.catchAllCause((cause) =>
             Cause.isInterruptedOnly(cause)
@@ -683,7 +726,9 @@ const build = (base: Options) =>
           )
         )))
 
-    yield* Effect.addFinalizer(() => Effect.logDebug(`AgentSession ${entityId} stopping`))
+    yield* Effect.addFinalizer(() =>
+      Effect.logDebug(`AgentSession ${entityId} stopping`)
+    )
     return AgentSession.of({
       Turn: ({ lastSentChunk, payload, requestId }) =>
         turn(String(requestId), payload.turnId, payload.prompt, lastSentChunk),
