@@ -27,6 +27,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Turn } from "../src/internal/cluster/entity.js"
+import { Fenced } from "../src/internal/cluster/directory.js"
 import { type Fence, ReplyFences } from "../src/internal/cluster/fence.js"
 import { layerMessageStorage } from "../src/internal/cluster/storage.js"
 
@@ -175,6 +176,52 @@ describe("the cluster's message storage while the database refuses writes", () =
           String(requestId)
         }`
         expect(rows.length).toBe(1)
+      }).pipe(Effect.provide(storageLayer)),
+    20_000
+  )
+
+  it.scopedLive(
+    "a chunk its fence refuses ends the save interrupted, not failed (@effect/cluster restarts an entity whose chunk failed)",
+    () =>
+      Effect.gen(function*() {
+        const storage = yield* MessageStorage.MessageStorage
+        const fences = yield* ReplyFences
+        const requestId = Snowflake.Snowflake(BigInt(4000))
+        const fence: Fence = () => Effect.fail(new Fenced({ entityId: "s1", epoch: 1 }))
+        fences.register(String(requestId), fence)
+        const chunk = yield* Effect.exit(storage.saveReply(
+          new Reply.ReplyWithContext({
+            reply: new Reply.Chunk<typeof Turn>({
+              id: Snowflake.Snowflake(BigInt(4001)),
+              requestId,
+              sequence: 0,
+              values: [{
+                type: "session_restarted",
+                attempt: 1,
+                exit: { code: null, signal: null },
+                stderrTail: "",
+                session_id: "s",
+                interruptedTurn: true
+              }]
+            }),
+            rpc: Turn,
+            context: Context.empty()
+          })
+        ))
+        expect(Exit.isInterrupted(chunk)).toBe(true)
+        // a final reply so refused fails (@effect/cluster then leaves its request unanswered here, no restart)
+        const final = yield* Effect.exit(storage.saveReply(
+          new Reply.ReplyWithContext({
+            reply: new Reply.WithExit<typeof Turn>({
+              id: Snowflake.Snowflake(BigInt(4002)),
+              requestId,
+              exit: Exit.void
+            }),
+            rpc: Turn,
+            context: Context.empty()
+          })
+        ))
+        expect(Exit.isFailure(final) && !Exit.isInterrupted(final)).toBe(true)
       }).pipe(Effect.provide(storageLayer)),
     20_000
   )
