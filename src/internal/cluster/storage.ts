@@ -28,7 +28,8 @@
  * `fence.ts`): in one transaction with the check that the incarnation still owns its session, so that a runner that
  * lost the session (paused past its lease, cut off) answers nothing its successor does not know of. A reply the store
  * refuses is tried again (bounded; a refusal of the fence is final): @effect/cluster 0.60.2 drops a final reply it
- * could not store within its own 800 ms of attempts, and its request waits unanswered until its caller gives up.
+ * could not store within its own 800 ms of attempts, and its request waits unanswered until its caller gives up. A
+ * chunk not stored ends its request as interrupted, which @effect/cluster does not take for a defect of the entity.
  *
  * Everything else is the package's own.
  *
@@ -239,17 +240,17 @@ const make = (prefix: string, fences: Fences.Service) =>
             Effect.flatMap(isReplySaved(reply.reply), (saved) => saved ? Effect.void : save).pipe(
               Effect.retry({ schedule: REPLY_RETRY, while: refused })
             )),
-          // a chunk refused by its fence ends its request as interrupted: @effect/cluster takes a chunk it could not
-          // save for a defect of the entity (`internal/entityManager.ts`, `onFromServer`, case "Chunk": `Effect.orDie`),
-          // and restarts it, and a restart of an entity stopping meanwhile stalls its runner (docs/GUARANTEES.md); the
-          // request is left to the session's owner, which reads it from the store
           Effect.catchTag("Fenced", (cause) =>
-            reply.reply._tag === "Chunk" ? Effect.interrupt : Effect.fail(new PersistenceError({ cause }))),
+            Effect.fail(new PersistenceError({ cause }))),
+          // a chunk the store did not take (its fence refused it, or the database past the retries) ends its request as
+          // interrupted: @effect/cluster takes a chunk it could not save for a defect of the entity
+          // (`internal/entityManager.ts`, `onFromServer`, case "Chunk": `Effect.orDie`) and restarts it, and a restart
+          // of an entity stopping meanwhile stalls its runner (docs/GUARANTEES.md); the request is left to the
+          // session's owner, which reads it from the store
+          Effect.catchTag("PersistenceError", (e) => reply.reply._tag === "Chunk" ? Effect.interrupt : Effect.fail(e)),
           Effect.tap(() =>
             fence !== undefined && reply.reply._tag === "WithExit"
-              ? Effect.sync(() =>
-                fences.done(requestId, fence)
-              )
+              ? Effect.sync(() => fences.done(requestId, fence))
               : Effect.void
           )
         )
