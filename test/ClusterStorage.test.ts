@@ -181,7 +181,7 @@ describe("the cluster's message storage while the database refuses writes", () =
   )
 
   it.scopedLive(
-    "a chunk its fence refuses ends the save interrupted, not failed (@effect/cluster restarts an entity whose chunk failed)",
+    "a reply its fence refuses ends the save interrupted, not failed (@effect/cluster restarts an entity whose reply failed)",
     () =>
       Effect.gen(function*() {
         const storage = yield* MessageStorage.MessageStorage
@@ -209,19 +209,20 @@ describe("the cluster's message storage while the database refuses writes", () =
           })
         ))
         expect(Exit.isInterrupted(chunk)).toBe(true)
-        // a final reply so refused fails (@effect/cluster then leaves its request unanswered here, no restart)
-        const final = yield* Effect.exit(storage.saveReply(
-          new Reply.ReplyWithContext({
-            reply: new Reply.WithExit<typeof Turn>({
-              id: Snowflake.Snowflake(BigInt(4002)),
-              requestId,
-              exit: Exit.void
-            }),
-            rpc: Turn,
-            context: Context.empty()
-          })
-        ))
-        expect(Exit.isFailure(final) && !Exit.isInterrupted(final)).toBe(true)
+        // and so does a final reply (its RPC server saves one for an interrupt of a request it no longer runs, where a
+        // failure is a defect too)
+        const final = (id: number, exit: Exit.Exit<void, never>) =>
+          Effect.exit(storage.saveReply(
+            new Reply.ReplyWithContext({
+              reply: new Reply.WithExit<typeof Turn>({ id: Snowflake.Snowflake(BigInt(id)), requestId, exit }),
+              rpc: Turn,
+              context: Context.empty()
+            })
+          ))
+        expect(Exit.isInterrupted(yield* final(4002, Exit.void))).toBe(true)
+        // a defect the runner reports for the request fails (its storage read loop ignores a failure, not an interrupt)
+        const defect = yield* final(4003, Exit.die("boom"))
+        expect(Exit.isFailure(defect) && !Exit.isInterrupted(defect)).toBe(true)
       }).pipe(Effect.provide(storageLayer)),
     20_000
   )

@@ -29,7 +29,8 @@
  * lost the session (paused past its lease, cut off) answers nothing its successor does not know of. A reply the store
  * refuses is tried again (bounded; a refusal of the fence is final): @effect/cluster 0.60.2 drops a final reply it
  * could not store within its own 800 ms of attempts, and its request waits unanswered until its caller gives up. A
- * chunk not stored ends its request as interrupted, which @effect/cluster does not take for a defect of the entity.
+ * reply of the entity not stored ends its request as interrupted, which @effect/cluster does not take for a defect of
+ * the entity.
  *
  * Everything else is the package's own.
  *
@@ -44,6 +45,7 @@ import * as Snowflake from "@effect/cluster/Snowflake"
 import * as SqlMessageStorage from "@effect/cluster/SqlMessageStorage"
 import type * as Rpc from "@effect/rpc/Rpc"
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -216,6 +218,10 @@ const make = (prefix: string, fences: Fences.Service) =>
           PersistenceError.refail
         )
 
+    /** Whether `reply` is an entity's (a chunk, or a final reply through a fence), not a defect the runner reports. */
+    const ofEntity = (reply: Reply.Reply<Rpc.Any>, fence: Fences.Fence | undefined) =>
+      reply._tag === "Chunk" || (fence !== undefined && !(Exit.isFailure(reply.exit) && Cause.isDie(reply.exit.cause)))
+
     const saveReply: MessageStorage.MessageStorage["Type"]["saveReply"] = (reply) =>
       Effect.suspend(() => {
         const requestId = String(reply.reply.requestId)
@@ -242,12 +248,14 @@ const make = (prefix: string, fences: Fences.Service) =>
             )),
           Effect.catchTag("Fenced", (cause) =>
             Effect.fail(new PersistenceError({ cause }))),
-          // a chunk the store did not take (its fence refused it, or the database past the retries) ends its request as
-          // interrupted: @effect/cluster takes a chunk it could not save for a defect of the entity
-          // (`internal/entityManager.ts`, `onFromServer`, case "Chunk": `Effect.orDie`) and restarts it, and a restart
-          // of an entity stopping meanwhile stalls its runner (docs/GUARANTEES.md); the request is left to the
-          // session's owner, which reads it from the store
-          Effect.catchTag("PersistenceError", (e) => reply.reply._tag === "Chunk" ? Effect.interrupt : Effect.fail(e)),
+          // a reply of the entity the store did not take (its fence refused it, or the database past the retries) ends
+          // its request as interrupted, unanswered here: @effect/cluster takes a reply it could not save for a defect
+          // of the entity (`internal/entityManager.ts`, `onFromServer`: a chunk's `Effect.orDie`; a final reply's, when
+          // its RPC server answers an interrupt of a request it no longer runs, `RpcServer.write`'s `catchAllDefect`)
+          // and restarts it, and a restart of an entity stopping meanwhile stalls its runner (docs/GUARANTEES.md). The
+          // request is left to the session's owner, which reads it from the store. A defect the runner reports for a
+          // request (its storage read loop, which ignores a failure but not an interruption) still fails
+          Effect.catchTag("PersistenceError", (e) => ofEntity(reply.reply, fence) ? Effect.interrupt : Effect.fail(e)),
           Effect.tap(() =>
             fence !== undefined && reply.reply._tag === "WithExit"
               ? Effect.sync(() => fences.done(requestId, fence))
