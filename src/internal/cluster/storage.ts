@@ -57,6 +57,7 @@ import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Fences from "./fence.js"
+import { ShardLeases } from "./lease.js"
 
 interface ReplyRow {
   readonly id: string | bigint
@@ -284,6 +285,7 @@ const make = (prefix: string, fences: Fences.Service) =>
     // runner's shards first, as the package does when it acquires a shard (a message read twice is skipped by the
     // runner: a request it is processing, an acknowledgement of a chunk that is not its request's last)
     const marksUnsure = yield* Ref.make(false)
+    const leases = yield* Effect.serviceOption(ShardLeases)
     const {
       registerReplyHandler: _register,
       unregisterReplyHandler: _unregister,
@@ -301,8 +303,15 @@ const make = (prefix: string, fences: Fences.Service) =>
             yield* storage.resetShards(shardIds)
             yield* Ref.set(marksUnsure, false)
           }
+          // only the shards whose lease the database confirmed: a runner back from a pause still lists the shards it
+          // held until its next lock refresh, and a read marks the messages it returns as read for 10 minutes, so the
+          // runner that took them over would not read them (a turn sent to it then waited until its caller gave up)
+          const leased = Option.isSome(leases)
+            ? yield* Effect.filter(Array.from(shardIds), (shard) => leases.value.held(shard))
+            : Array.from(shardIds)
+          if (leased.length === 0) return []
           return answeredHere(
-            yield* Effect.onError(storage.unprocessedMessages(shardIds), () => Ref.set(marksUnsure, true))
+            yield* Effect.onError(storage.unprocessedMessages(leased), () => Ref.set(marksUnsure, true))
           )
         }),
       unprocessedMessagesById: (ids) => Effect.map(storage.unprocessedMessagesById(ids), answeredHere)
