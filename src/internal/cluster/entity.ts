@@ -513,6 +513,16 @@ const ATTEMPTS = 3
  */
 const gone = () => new ProcessExited({ code: null, signal: "SIGKILL", stderrTail: "" })
 
+/** Whether `cause` (not an interruption) is the loss of the session by `inc`, rather than an error to answer. */
+const isLoss = (inc: Incarnation, cause: Cause.Cause<AgentError | Fenced>) =>
+  Cause.isDie(cause) || Option.exists(Cause.failureOption(cause), (e) => e._tag === "Fenced")
+    ? Effect.succeed(true)
+    : Deferred.isDone(inc.ownership.lost)
+
+/** The failure of a cause that is not a loss: its error, or its interruption. */
+const unlessLost = <E extends AgentError>(cause: Cause.Cause<E | Fenced>): Cause.Cause<E | ProcessExited> =>
+  Cause.map(cause, (e) => e._tag === "Fenced" ? gone() : e)
+
 /**
  * The handlers of one entity. Runs in the entity's scope: the CLIs it starts are the entity's, and so are the
  * Permissions / Hooks / MCP services of the runner's context.
@@ -610,17 +620,6 @@ const build = (base: Options) =>
         Effect.logWarning(`AgentSession ${entityId} (epoch ${inc.ownership.epoch}) ends: the session was lost`, what),
         inc.ownership.lose
       )
-    /** Whether `cause` (not an interruption) is the loss of the session by `inc`, rather than an error to answer. */
-    const isLoss = (inc: Incarnation, cause: Cause.Cause<AgentError | Fenced>) =>
-      Cause.isDie(cause) || Option.exists(Cause.failureOption(cause), (e) =>
-          e._tag === "Fenced")
-        ? Effect.succeed(true)
-        : Deferred.isDone(inc.ownership.lost)
-    /** The failure of a cause that is not a loss: its `SessionError`, or its interruption. */
-    const unlessLost = <E extends AgentError>(cause: Cause.Cause<E | Fenced>): Cause.Cause<E | ProcessExited> =>
-      Cause.map(cause, (e) =>
-        e._tag === "Fenced" ? gone() : e)
-
     /** Runs `request` on the current incarnation; on a loss of the session, again on a new one (up to `ATTEMPTS`). */
     const attempt = <A>(
       request: (inc: Incarnation) => Effect.Effect<A, AgentError | Fenced>,
@@ -689,9 +688,12 @@ const build = (base: Options) =>
         )
         // the turn's end, written to the record: a write refused ends the incarnation, not this turn (its messages
         // were answered); the record's open turn is then cut off by the next incarnation only if delivered again
-        const ended = Effect.catchAllCause(save((r) => ({ ...r, openTurn: null })), (cause) => abandon(inc, cause))
+        const ended = Effect.catchAllCause(save((r) => ({ ...r, openTurn: null })), (cause) =>
+          abandon(inc, cause))
         return session.turn(prompt).pipe(
-          Stream.tap((m) => m.type === "result" ? Ref.set(unanswered, undefined) : Effect.void),
+          Stream.tap((m) =>
+            m.type === "result" ? Ref.set(unanswered, undefined) : Effect.void
+          ),
           // each message is answered only while the session is this incarnation's: one read from a CLI that ran on
           // after the session was lost (a paused runner's) is dropped, and the turn goes on in a new incarnation. Its
           // reply is fenced too, but a reply refused there would end the request outside the turn (below)
@@ -729,85 +731,101 @@ const build = (base: Options) =>
     yield* Effect.addFinalizer(() =>
       Effect.logDebug(`AgentSession ${entityId} stopping`)
     )
-    return AgentSession.of({
-      Turn: ({ lastSentChunk, payload, requestId }) =>
-        turn(String(requestId), payload.turnId, payload.prompt, lastSentChunk),
-      Send: ({ payload, requestId }) =>
-        Stream.runDrain(turn(String(requestId), payload.turnId, payload.prompt, Option.none())),
-      Interrupt: () => attempt((inc) => Effect.flatMap(inc.live, (session) => session.interrupt)),
-      SetModel: ({ payload }) =>
-        attempt((inc) =>
-          Effect.flatMap(inc.live, (session) => session.setModel(payload.model)).pipe(
-            Effect.zipRight(
-              inc.save(({ model: _model, ...r }) => payload.model === undefined ? r : { ...r, model: payload.model })
-            ),
-            Effect.asVoid
-          )
-        ),
-      SetPermissionMode: ({ payload }) =>
-        attempt((inc) =>
-          Effect.flatMap(inc.live, (session) => session.setPermissionMode(payload.mode)).pipe(
-            Effect.tap(() => inc.save((r) => ({ ...r, permissionMode: payload.mode })))
-          )
-        ),
-      SetMaxThinkingTokens: ({ payload }) =>
-        attempt((inc) =>
-          Effect.flatMap(
-            inc.live,
-            (session) => session.setMaxThinkingTokens(payload.maxThinkingTokens, payload.display)
-          ).pipe(
-            Effect.zipRight(inc.save((r) => ({ ...r, maxThinkingTokens: payload.maxThinkingTokens }))),
-            Effect.asVoid
-          )
-        ),
-      Info: () =>
-        Effect.gen(function*() {
-          const inc = yield* SynchronizedRef.get(incarnation)
-          const record = yield* SynchronizedRef.get(inc.cell)
-          const cli = yield* SynchronizedRef.get(inc.current)
-          if (Either.isLeft(cli)) {
-            return { sessionId: record.sessionId, state: "exited" as const, origin: originOf(inc.first) }
-          }
-          const { kind, requested, sessionId, forked } = cli.right.session.origin
-          return {
-            sessionId: record.sessionId,
-            state: record.closed ? "exited" as const : yield* cli.right.session.state,
-            origin: {
-              kind,
-              forked,
-              ...(requested !== undefined ? { requested } : {}),
-              ...(sessionId !== undefined ? { sessionId } : {})
-            }
-          }
-        }),
-      ContextUsage: ({ payload }) =>
-        attempt((inc) =>
-          Effect.flatMap(
-            inc.live,
-            (session) => session.getContextUsage(payload.detail === undefined ? {} : { detail: payload.detail })
-          )
-        ),
-      McpStatus: () => attempt((inc) => Effect.flatMap(inc.live, (session) => session.mcpServerStatus)),
-      Initialization: () => attempt((inc) => Effect.flatMap(inc.live, (session) => session.initializationResult)),
-      StopTask: ({ payload }) =>
-        attempt((inc) => Effect.flatMap(inc.live, (session) => session.stopTask(payload.taskId))),
-      Request: ({ payload }) =>
-        attempt((inc) =>
-          Effect.flatMap(inc.live, (session) =>
-            session.request(
-              payload.subtype,
-              payload.payload,
-              payload.timeoutMillis === undefined ? {} : { timeout: payload.timeoutMillis }
-            ))
-        ),
-      Close: () =>
-        attempt((inc) =>
-          Effect.flatMap(inc.live, (session) => session.endInput).pipe(
-            Effect.zipRight(inc.save((r) => ({ ...r, closed: true }))),
-            Effect.asVoid
-          )
+    return handlersOf(turn, attempt, incarnation)
+  })
+
+/**
+ * The entity's handlers: a turn through `turn`, every other request but `Info` through `attempt` (run again on a new
+ * incarnation when its own lost the session), `Info` from the current incarnation as it is.
+ */
+const handlersOf = (
+  turn: (
+    requestId: string,
+    turnId: string,
+    prompt: Message.Prompt,
+    lastSentChunk: Option.Option<unknown>
+  ) => Stream.Stream<Message.SdkMessage, SessionError>,
+  attempt: <A>(request: (inc: Incarnation) => Effect.Effect<A, AgentError | Fenced>) => Effect.Effect<A, AgentError>,
+  incarnation: SynchronizedRef.SynchronizedRef<Incarnation>
+) =>
+  AgentSession.of({
+    Turn: ({ lastSentChunk, payload, requestId }) =>
+      turn(String(requestId), payload.turnId, payload.prompt, lastSentChunk),
+    Send: ({ payload, requestId }) =>
+      Stream.runDrain(turn(String(requestId), payload.turnId, payload.prompt, Option.none())),
+    Interrupt: () => attempt((inc) => Effect.flatMap(inc.live, (session) => session.interrupt)),
+    SetModel: ({ payload }) =>
+      attempt((inc) =>
+        Effect.flatMap(inc.live, (session) => session.setModel(payload.model)).pipe(
+          Effect.zipRight(
+            inc.save(({ model: _model, ...r }) => payload.model === undefined ? r : { ...r, model: payload.model })
+          ),
+          Effect.asVoid
         )
-    })
+      ),
+    SetPermissionMode: ({ payload }) =>
+      attempt((inc) =>
+        Effect.flatMap(inc.live, (session) => session.setPermissionMode(payload.mode)).pipe(
+          Effect.tap(() => inc.save((r) => ({ ...r, permissionMode: payload.mode })))
+        )
+      ),
+    SetMaxThinkingTokens: ({ payload }) =>
+      attempt((inc) =>
+        Effect.flatMap(
+          inc.live,
+          (session) => session.setMaxThinkingTokens(payload.maxThinkingTokens, payload.display)
+        ).pipe(
+          Effect.zipRight(inc.save((r) => ({ ...r, maxThinkingTokens: payload.maxThinkingTokens }))),
+          Effect.asVoid
+        )
+      ),
+    Info: () =>
+      Effect.gen(function*() {
+        const inc = yield* SynchronizedRef.get(incarnation)
+        const record = yield* SynchronizedRef.get(inc.cell)
+        const cli = yield* SynchronizedRef.get(inc.current)
+        if (Either.isLeft(cli)) {
+          return { sessionId: record.sessionId, state: "exited" as const, origin: originOf(inc.first) }
+        }
+        const { kind, requested, sessionId, forked } = cli.right.session.origin
+        return {
+          sessionId: record.sessionId,
+          state: record.closed ? "exited" as const : yield* cli.right.session.state,
+          origin: {
+            kind,
+            forked,
+            ...(requested !== undefined ? { requested } : {}),
+            ...(sessionId !== undefined ? { sessionId } : {})
+          }
+        }
+      }),
+    ContextUsage: ({ payload }) =>
+      attempt((inc) =>
+        Effect.flatMap(
+          inc.live,
+          (session) => session.getContextUsage(payload.detail === undefined ? {} : { detail: payload.detail })
+        )
+      ),
+    McpStatus: () => attempt((inc) => Effect.flatMap(inc.live, (session) => session.mcpServerStatus)),
+    Initialization: () => attempt((inc) => Effect.flatMap(inc.live, (session) => session.initializationResult)),
+    StopTask: ({ payload }) =>
+      attempt((inc) => Effect.flatMap(inc.live, (session) => session.stopTask(payload.taskId))),
+    Request: ({ payload }) =>
+      attempt((inc) =>
+        Effect.flatMap(inc.live, (session) =>
+          session.request(
+            payload.subtype,
+            payload.payload,
+            payload.timeoutMillis === undefined ? {} : { timeout: payload.timeoutMillis }
+          ))
+      ),
+    Close: () =>
+      attempt((inc) =>
+        Effect.flatMap(inc.live, (session) => session.endInput).pipe(
+          Effect.zipRight(inc.save((r) => ({ ...r, closed: true }))),
+          Effect.asVoid
+        )
+      )
   })
 
 /**

@@ -99,6 +99,81 @@ const fromRow = (row: ReplyRow): Reply.ReplyEncoded<Rpc.Any> =>
       sequence: Number(row.sequence)
     }
 
+/** The SQL client the storage uses (without transforms). */
+type Sql = SqlClient.SqlClient
+
+/** Whether `reply` is an entity's (a chunk, or a final reply through a fence), not a defect the runner reports. */
+const ofEntity = (reply: Reply.Reply<Rpc.Any>, fence: Fences.Fence | undefined) =>
+  reply._tag === "Chunk" || (fence !== undefined && !(Exit.isFailure(reply.exit) && Cause.isDie(reply.exit.cause)))
+
+/**
+ * The package's `saveReply`, each reply of a registered request through its incarnation's fence, a reply the store
+ * refuses tried again (bounded), and a reply of the entity not stored ending its request as interrupted.
+ */
+const fencedSaveReply = (
+  storage: MessageStorage.MessageStorage["Type"],
+  sql: Sql,
+  replies: ReturnType<Sql>,
+  fences: Fences.Service
+): MessageStorage.MessageStorage["Type"]["saveReply"] => {
+  /**
+   * Whether the reply is stored: its request's final reply, or its chunk of that sequence (a save whose commit was
+   * not confirmed may have stored it, and @effect/cluster tries a reply again under a new id).
+   */
+  const isReplySaved = (reply: Reply.Reply<Rpc.Any>) =>
+    (reply._tag === "WithExit"
+      ? sql<{ readonly found: number }>`SELECT 1 AS found FROM ${replies}
+        WHERE request_id = ${String(reply.requestId)} AND kind = ${WITH_EXIT}`
+      : sql<{ readonly found: number }>`SELECT 1 AS found FROM ${replies}
+        WHERE request_id = ${String(reply.requestId)} AND sequence = ${reply.sequence}`).pipe(
+        Effect.map((rows) => rows.length > 0),
+        PersistenceError.refail
+      )
+
+  return (reply) =>
+    Effect.suspend(() => {
+      const requestId = String(reply.reply.requestId)
+      const fence = fences.get(requestId)
+      const save = fence === undefined
+        ? storage.saveReply(reply)
+        : fence(storage.saveReply(reply)).pipe(
+          // @effect/sql ends a transaction whose COMMIT or ROLLBACK the database did not answer (its connection lost:
+          // a restart) with a defect, which restarted the entity: the save is as unsure as a refused one, and tried
+          // again the same way (each attempt first looking whether it was stored after all)
+          Effect.catchSomeDefect((defect) =>
+            Predicate.isTagged(defect, "SqlError")
+              ? Option.some(Effect.fail(new PersistenceError({ cause: defect })))
+              : Option.none()
+          ),
+          Effect.catchTag("SqlError", (cause) => Effect.fail(new PersistenceError({ cause })))
+        )
+      // a store that refuses (not the fence: a refusal of its is final) is tried again
+      const refused = (e: { readonly _tag: string }) => e._tag === "PersistenceError"
+      return save.pipe(
+        Effect.catchIf(refused, () =>
+          Effect.flatMap(isReplySaved(reply.reply), (saved) =>
+            saved ? Effect.void : save).pipe(
+              Effect.retry({ schedule: REPLY_RETRY, while: refused })
+            )),
+        Effect.catchTag("Fenced", (cause) =>
+          Effect.fail(new PersistenceError({ cause }))),
+        // a reply of the entity the store did not take (its fence refused it, or the database past the retries) ends
+        // its request as interrupted, unanswered here: @effect/cluster takes a reply it could not save for a defect
+        // of the entity (`internal/entityManager.ts`, `onFromServer`: a chunk's `Effect.orDie`; a final reply's, when
+        // its RPC server answers an interrupt of a request it no longer runs, `RpcServer.write`'s `catchAllDefect`)
+        // and restarts it, and a restart of an entity stopping meanwhile stalls its runner (docs/GUARANTEES.md). The
+        // request is left to the session's owner, which reads it from the store. A defect the runner reports for a
+        // request (its storage read loop, which ignores a failure but not an interruption) still fails
+        Effect.catchTag("PersistenceError", (e) => ofEntity(reply.reply, fence) ? Effect.interrupt : Effect.fail(e)),
+        Effect.tap(() =>
+          fence !== undefined && reply.reply._tag === "WithExit"
+            ? Effect.sync(() => fences.done(requestId, fence))
+            : Effect.void
+        )
+      )
+    })
+}
+
 /**
  * `SqlMessageStorage.make`, with `repliesFor` reading chunks as chunks, an interrupt acknowledging its request, and
  * replies saved through their fences. The reply handlers (a reply sent on to a waiting caller once saved) are those of
@@ -205,65 +280,7 @@ const make = (prefix: string, fences: Fences.Service) =>
         return out
       })
 
-    /**
-     * Whether the reply is stored: its request's final reply, or its chunk of that sequence (a save whose commit was
-     * not confirmed may have stored it, and @effect/cluster tries a reply again under a new id).
-     */
-    const isReplySaved = (reply: Reply.Reply<Rpc.Any>) =>
-      (reply._tag === "WithExit"
-        ? sql<{ readonly found: number }>`SELECT 1 AS found FROM ${replies}
-          WHERE request_id = ${String(reply.requestId)} AND kind = ${WITH_EXIT}`
-        : sql<{ readonly found: number }>`SELECT 1 AS found FROM ${replies}
-          WHERE request_id = ${String(reply.requestId)} AND sequence = ${reply.sequence}`).pipe(
-          Effect.map((rows) => rows.length > 0),
-          PersistenceError.refail
-        )
-
-    /** Whether `reply` is an entity's (a chunk, or a final reply through a fence), not a defect the runner reports. */
-    const ofEntity = (reply: Reply.Reply<Rpc.Any>, fence: Fences.Fence | undefined) =>
-      reply._tag === "Chunk" || (fence !== undefined && !(Exit.isFailure(reply.exit) && Cause.isDie(reply.exit.cause)))
-
-    const saveReply: MessageStorage.MessageStorage["Type"]["saveReply"] = (reply) =>
-      Effect.suspend(() => {
-        const requestId = String(reply.reply.requestId)
-        const fence = fences.get(requestId)
-        const save = fence === undefined
-          ? storage.saveReply(reply)
-          : fence(storage.saveReply(reply)).pipe(
-            // @effect/sql ends a transaction whose COMMIT or ROLLBACK the database did not answer (its connection lost:
-            // a restart) with a defect, which restarted the entity: the save is as unsure as a refused one, and tried
-            // again the same way (each attempt first looking whether it was stored after all)
-            Effect.catchSomeDefect((defect) =>
-              Predicate.isTagged(defect, "SqlError")
-                ? Option.some(Effect.fail(new PersistenceError({ cause: defect })))
-                : Option.none()
-            ),
-            Effect.catchTag("SqlError", (cause) => Effect.fail(new PersistenceError({ cause })))
-          )
-        // a store that refuses (not the fence: a refusal of its is final) is tried again
-        const refused = (e: { readonly _tag: string }) => e._tag === "PersistenceError"
-        return save.pipe(
-          Effect.catchIf(refused, () =>
-            Effect.flatMap(isReplySaved(reply.reply), (saved) => saved ? Effect.void : save).pipe(
-              Effect.retry({ schedule: REPLY_RETRY, while: refused })
-            )),
-          Effect.catchTag("Fenced", (cause) =>
-            Effect.fail(new PersistenceError({ cause }))),
-          // a reply of the entity the store did not take (its fence refused it, or the database past the retries) ends
-          // its request as interrupted, unanswered here: @effect/cluster takes a reply it could not save for a defect
-          // of the entity (`internal/entityManager.ts`, `onFromServer`: a chunk's `Effect.orDie`; a final reply's, when
-          // its RPC server answers an interrupt of a request it no longer runs, `RpcServer.write`'s `catchAllDefect`)
-          // and restarts it, and a restart of an entity stopping meanwhile stalls its runner (docs/GUARANTEES.md). The
-          // request is left to the session's owner, which reads it from the store. A defect the runner reports for a
-          // request (its storage read loop, which ignores a failure but not an interruption) still fails
-          Effect.catchTag("PersistenceError", (e) => ofEntity(reply.reply, fence) ? Effect.interrupt : Effect.fail(e)),
-          Effect.tap(() =>
-            fence !== undefined && reply.reply._tag === "WithExit"
-              ? Effect.sync(() => fences.done(requestId, fence))
-              : Effect.void
-          )
-        )
-      })
+    const saveReply = fencedSaveReply(storage, sql, replies, fences)
 
     // a request read from storage is answered through the fenced `saveReply` (the package's own answers through its
     // inner storage, whose reply handlers are not the ones callers register)
