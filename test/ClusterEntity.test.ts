@@ -5,6 +5,11 @@
 // runner held, which kept their locks and ran nothing (docs/GUARANTEES.md, "The cluster under Jepsen-style faults").
 // And a rebuild for an entity that had stopped meanwhile went on to claim its session.
 import * as Entity from "@effect/cluster/Entity"
+import * as Envelope from "@effect/cluster/Envelope"
+import * as Snowflake from "@effect/cluster/Snowflake"
+import * as Headers from "@effect/platform/Headers"
+import * as Rpc from "@effect/rpc/Rpc"
+import * as Stream from "effect/Stream"
 import * as EntityAddress from "@effect/cluster/EntityAddress"
 import * as EntityId from "@effect/cluster/EntityId"
 import * as EntityType from "@effect/cluster/EntityType"
@@ -22,8 +27,9 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
 import { ScriptedCli } from "effect-claude-agent/testing"
+import type { Transport } from "effect-claude-agent"
 import { layerMemory, SessionDirectory } from "../src/internal/cluster/directory.js"
-import { layer } from "../src/internal/cluster/entity.js"
+import { type AgentSession, layer, type SetModel, type Turn } from "../src/internal/cluster/entity.js"
 
 /** The entity's build as the layer registers it, with the context it was registered in. */
 interface Registered {
@@ -44,7 +50,9 @@ const address = EntityAddress.make({
 const register = (
   claims: Ref.Ref<number>,
   claimGate?: Deferred.Deferred<void>,
-  atClaim?: Deferred.Deferred<void>
+  atClaim?: Deferred.Deferred<void>,
+  // a CLI that answers its initialize and then waits on its input
+  cli: Layer.Layer<Transport.Transport> = ScriptedCli.layer((cli) => Effect.asVoid(cli.nextUser))
 ) =>
   Effect.gen(function*() {
     let registered: Registered | undefined
@@ -73,8 +81,6 @@ const register = (
             )
         }))
     ).pipe(Layer.provide(layerMemory))
-    // a CLI that answers its initialize and then waits on its input
-    const cli = ScriptedCli.layer((cli) => Effect.asVoid(cli.nextUser))
     yield* Layer.build(
       layer().pipe(Layer.provide(Layer.succeed(Sharding.Sharding, sharding)), Layer.provide(counted))
     ).pipe(Effect.provide(cli))
@@ -161,6 +167,87 @@ describe("the AgentSession entity built on an uninterruptible fiber (a restart a
         const built = yield* joinWithin(building, 5_000)
         expect(Option.map(built, Exit.isInterrupted)).toEqual(Option.some(true))
         yield* Scope.close(scope, Exit.void)
+      }),
+    20_000
+  )
+})
+
+/** The handlers of the AgentSession entity, as its build returns them. */
+type Handlers = Entity.HandlersFrom<typeof AgentSession extends Entity.Entity<infer _Type, infer R> ? R : never>
+
+/** A request to the entity, as @effect/cluster hands it to a handler. */
+const request = <R extends typeof Turn | typeof SetModel>(
+  id: number,
+  tag: Rpc.Tag<R>,
+  payload: Rpc.Payload<R>
+): Entity.Request<R> =>
+  new Entity.Request<R>({
+    ...Envelope.makeRequest<R>({
+      requestId: Snowflake.Snowflake(BigInt(id)),
+      address,
+      tag,
+      payload,
+      headers: Headers.empty
+    }),
+    lastSentChunk: Option.none()
+  })
+
+describe("an AgentSession incarnation that loses its session", () => {
+  // @effect/cluster 0.60.2 restarts an entity after a defect, and a restart of an entity stopped meanwhile (its shard
+  // moved) leaves its `ResourceRef`'s latch closed: the runner's storage read loop waited on it for ever, and every
+  // session of the runner stalled (scenario (a) of test/stress/ClusterJepsen.stress.ts). The loss of the session ends
+  // the incarnation instead, and the request runs on a new one: no defect reaches @effect/cluster.
+  it.scopedLive(
+    "ends it without a defect: the request and the next ones run on a new incarnation",
+    () =>
+      Effect.gen(function*() {
+        const claims = yield* Ref.make(0)
+        const launches = yield* Ref.make(0)
+        // a CLI that answers every prompt
+        const cli = ScriptedCli.layer((cli) =>
+          Effect.gen(function*() {
+            yield* Ref.update(launches, (n) => n + 1)
+            while (true) {
+              const next = yield* cli.nextUser
+              if (next._tag === "None") break
+              yield* cli.turn(`echo: ${ScriptedCli.textOf(next.value)}`)
+            }
+          })
+        )
+        const registered = yield* register(claims, undefined, undefined, cli)
+        const directory = Context.unsafeGet(registered.context, SessionDirectory)
+        const scope = yield* Scope.make()
+        yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
+        const built = yield* buildIn(registered, scope, true)
+        const handlers = built as Handlers
+        const turn = (id: number, turnId: string) => {
+          const messages = handlers.Turn(request<typeof Turn>(id, "Turn", { turnId, prompt: `p ${turnId}` }))
+          if (Effect.isEffect(messages) || Rpc.isWrapper(messages)) return Effect.die("a turn is a stream")
+          return Stream.runCollect(messages).pipe(Effect.map((chunk) => Array.from(chunk, (m) => m.type)), Effect.exit)
+        }
+
+        const first = yield* turn(1, "t1")
+        expect(Exit.isSuccess(first) && first.value.includes("result")).toBe(true)
+        expect(yield* Ref.get(claims)).toBe(1)
+
+        // another incarnation claims the session (a runner that took it over): this one's next write is refused
+        yield* directory.claim("s1", "elsewhere")
+        const setting = handlers.SetModel(request<typeof SetModel>(2, "SetModel", { model: "m" }))
+        if (Rpc.isWrapper(setting)) return yield* Effect.die("SetModel is an effect")
+        const set = yield* Effect.exit(setting)
+        expect(set).toEqual(Exit.void)
+        // the request ran again on a new incarnation, which claimed the session again and started a CLI of its own
+        expect(yield* Ref.get(claims)).toBe(3)
+        expect(yield* Ref.get(launches)).toBe(2)
+
+        const second = yield* turn(3, "t2")
+        expect(Exit.isSuccess(second) && second.value.includes("result")).toBe(true)
+
+        // and a turn whose incarnation lost the session before its prompt went to the CLI is run, once, on the next one
+        yield* directory.claim("s1", "elsewhere")
+        const third = yield* turn(4, "t3")
+        expect(third).toEqual(Exit.succeed(["system", "assistant", "result"]))
+        expect(yield* Ref.get(claims)).toBe(5)
       }),
     20_000
   )

@@ -27,6 +27,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Turn } from "../src/internal/cluster/entity.js"
+import { Fenced } from "../src/internal/cluster/directory.js"
 import { type Fence, ReplyFences } from "../src/internal/cluster/fence.js"
 import { layerMessageStorage } from "../src/internal/cluster/storage.js"
 
@@ -175,6 +176,53 @@ describe("the cluster's message storage while the database refuses writes", () =
           String(requestId)
         }`
         expect(rows.length).toBe(1)
+      }).pipe(Effect.provide(storageLayer)),
+    20_000
+  )
+
+  it.scopedLive(
+    "a reply its fence refuses ends the save interrupted, not failed (@effect/cluster restarts an entity whose reply failed)",
+    () =>
+      Effect.gen(function*() {
+        const storage = yield* MessageStorage.MessageStorage
+        const fences = yield* ReplyFences
+        const requestId = Snowflake.Snowflake(BigInt(4000))
+        const fence: Fence = () => Effect.fail(new Fenced({ entityId: "s1", epoch: 1 }))
+        fences.register(String(requestId), fence)
+        const chunk = yield* Effect.exit(storage.saveReply(
+          new Reply.ReplyWithContext({
+            reply: new Reply.Chunk<typeof Turn>({
+              id: Snowflake.Snowflake(BigInt(4001)),
+              requestId,
+              sequence: 0,
+              values: [{
+                type: "session_restarted",
+                attempt: 1,
+                exit: { code: null, signal: null },
+                stderrTail: "",
+                session_id: "s",
+                interruptedTurn: true
+              }]
+            }),
+            rpc: Turn,
+            context: Context.empty()
+          })
+        ))
+        expect(Exit.isInterrupted(chunk)).toBe(true)
+        // and so does a final reply (its RPC server saves one for an interrupt of a request it no longer runs, where a
+        // failure is a defect too)
+        const final = (id: number, exit: Exit.Exit<void, never>) =>
+          Effect.exit(storage.saveReply(
+            new Reply.ReplyWithContext({
+              reply: new Reply.WithExit<typeof Turn>({ id: Snowflake.Snowflake(BigInt(id)), requestId, exit }),
+              rpc: Turn,
+              context: Context.empty()
+            })
+          ))
+        expect(Exit.isInterrupted(yield* final(4002, Exit.void))).toBe(true)
+        // a defect the runner reports for the request fails (its storage read loop ignores a failure, not an interrupt)
+        const defect = yield* final(4003, Exit.die("boom"))
+        expect(Exit.isFailure(defect) && !Exit.isInterrupted(defect)).toBe(true)
       }).pipe(Effect.provide(storageLayer)),
     20_000
   )

@@ -6,6 +6,7 @@
  */
 import * as ClusterSchema from "@effect/cluster/ClusterSchema"
 import * as Entity from "@effect/cluster/Entity"
+import * as Sharding from "@effect/cluster/Sharding"
 import * as Rpc from "@effect/rpc/Rpc"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -24,7 +25,7 @@ import * as Stream from "effect/Stream"
 import * as SynchronizedRef from "effect/SynchronizedRef"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { AgentError, InputClosed, type SessionError } from "../../AgentError.js"
+import { AgentError, InputClosed, ProcessExited, type SessionError } from "../../AgentError.js"
 import type { Options, PermissionMode } from "../../AgentOptions.js"
 import type { Session } from "../../ClaudeAgent.js"
 import type { Transport } from "../../Transport.js"
@@ -208,6 +209,9 @@ const settle = (session: Session) =>
     Effect.ignore
   )
 
+/** How often a claim waiting for its shard's lease looks whether the runner still has the shard. */
+const POLL = "50 millis"
+
 /**
  * What an incarnation owns: its claim on the session's record, taken on a shard lease its database confirmed (a runner
  * back from a pause claims nothing), and the fence its writes go through. It loses the session when its lease lapses
@@ -220,7 +224,16 @@ const own = (entityId: string) =>
     const runner = yield* Entity.CurrentRunnerAddress
     const directory = yield* SessionDirectory
     const leases = yield* Effect.serviceOption(ShardLeases)
-    if (Option.isSome(leases)) yield* leases.value.awaitHeld(address.shardId)
+    const sharding = yield* Effect.serviceOption(Sharding.Sharding)
+    if (Option.isSome(leases)) {
+      // a claim waits for the lease to be held, while the runner still has the shard: one it let go (its entities are
+      // stopping) ends the wait as interrupted, which holds up neither the entity's stop nor the request waiting here
+      const letGo = Effect.gen(function*() {
+        while (Option.isNone(sharding) || sharding.value.hasShardId(address.shardId)) yield* Effect.sleep(POLL)
+        return yield* Effect.interrupt
+      })
+      yield* Effect.raceFirst(leases.value.awaitHeld(address.shardId), letGo)
+    }
     const { epoch, record } = yield* directory.claim(entityId, `${runner.host}:${runner.port}`)
     const lost = yield* Deferred.make<void>()
     const lose = Effect.flatMap(Deferred.succeed(lost, undefined), (first) =>
@@ -249,13 +262,13 @@ const own = (entityId: string) =>
     const fence: Fence = (write) => losing(Effect.zipRight(owned, directory.fenced(entityId, epoch, write)))
     /** Checked first, then written: for a store outside the cluster's database. */
     const check = losing(Effect.zipRight(owned, directory.check(entityId, epoch)))
-    /** Writes the record; a refused write is a defect of this incarnation, which ends. */
-    const set = (next: SessionRecord) =>
-      losing(Effect.zipRight(owned, directory.set(entityId, epoch, next))).pipe(Effect.orDie)
+    /** Writes the record; a refused write loses the session. */
+    const set = (next: SessionRecord) => losing(Effect.zipRight(owned, directory.set(entityId, epoch, next)))
     return {
       epoch,
       record,
       lost,
+      lose,
       lapsed: notOwnedAny,
       owned: losing(owned),
       fence,
@@ -265,10 +278,13 @@ const own = (entityId: string) =>
     }
   })
 
+/** What an incarnation owns (see {@link own}). */
+type Ownership = Effect.Effect.Success<ReturnType<typeof own>>
+
 /** The transcript store as an incarnation writes it: each append through its fence. */
 const fencedStore = (
   store: TranscriptStoreApi.Service,
-  ownership: Effect.Effect.Success<ReturnType<typeof own>>,
+  ownership: Ownership,
   inDatabase: boolean
 ): TranscriptStoreApi.Service => ({
   ...store,
@@ -288,6 +304,14 @@ const fencedStore = (
         })
       )
 })
+
+/**
+ * Closes `scope` whole, whatever interrupts the fiber closing it. A scope is marked closed as its close begins, so a
+ * close cut off midway skips the finalizers left for good (a second close does nothing): the CLI's last ones remove a
+ * local transcript the store has not, which the next CLI on this runner would otherwise resume with.
+ */
+const closeWhole = (scope: Scope.CloseableScope, exit: Exit.Exit<unknown, unknown>) =>
+  Effect.uninterruptible(Scope.close(scope, exit))
 
 /** The CLI of an incarnation, and the scope it lives in (closed when it is replaced or the session is lost). */
 interface Cli {
@@ -309,7 +333,7 @@ interface Cli {
  */
 const cliOf = (
   base: Options,
-  ownership: Effect.Effect.Success<ReturnType<typeof own>>,
+  ownership: Ownership,
   cell: SynchronizedRef.SynchronizedRef<SessionRecord>
 ) =>
   Effect.gen(function*() {
@@ -366,7 +390,7 @@ const cliOf = (
           Effect.either
         )
         if (Either.isLeft(started)) {
-          yield* Scope.close(scope, Exit.void)
+          yield* closeWhole(scope, Exit.void)
         } else {
           // closed while the session is not this incarnation's (the runner learnt it lost the shard, or its lease
           // lapsed): no graceful end, whose waits (the turn settling, the last transcript entries) would let the CLI
@@ -412,12 +436,12 @@ const cliOf = (
         Effect.flatMap(SynchronizedRef.get(current), (cli) =>
           Either.isLeft(cli) ? Effect.void : Effect.zipRight(
             Effect.sync(() => Option.map(cli.right.session.pid, (pid) => killGroup(pid))),
-            Scope.close(cli.right.scope, Exit.void)
+            closeWhole(cli.right.scope, Exit.void)
           ))
       )
     )
-    const liveCli: Effect.Effect<Cli, SessionError> = Effect.gen(function*() {
-      if (yield* Deferred.isDone(ownership.lost)) return yield* Effect.die(ownership.refusal)
+    const liveCli: Effect.Effect<Cli, SessionError | Fenced> = Effect.gen(function*() {
+      if (yield* Deferred.isDone(ownership.lost)) return yield* Effect.fail(ownership.refusal)
       const record = yield* SynchronizedRef.get(cell)
       if (record.closed) return yield* new InputClosed({ reason: "SessionClosed" })
       const cli = yield* SynchronizedRef.modifyEffect(current, (cli) =>
@@ -427,7 +451,7 @@ const cliOf = (
             (yield* cli.right.session.state) !== "exited"
           ) return [cli, cli] as const
           const forgotten = Either.isRight(cli) && (yield* Deferred.isDone(cli.right.diverged))
-          if (Either.isRight(cli)) yield* Scope.close(cli.right.scope, Exit.void)
+          if (Either.isRight(cli)) yield* closeWhole(cli.right.scope, Exit.void)
           const next = yield* Effect.provide(start(yield* SynchronizedRef.get(cell), forgotten), context)
           return [next, next] as const
         }))
@@ -465,9 +489,51 @@ const killGroup = (pid: number) => {
   Reaper.send(tools, "SIGKILL")
 }
 
+/** What an incarnation of the entity is: its claim on the session, its record, its CLI, in a scope of its own. */
+interface Incarnation {
+  readonly ownership: Ownership
+  readonly scope: Scope.CloseableScope
+  readonly cell: SynchronizedRef.SynchronizedRef<SessionRecord>
+  /** Writes the record (through the incarnation's fence). */
+  readonly save: (f: (record: SessionRecord) => SessionRecord) => Effect.Effect<SessionRecord, Fenced>
+  readonly first: SessionRecord
+  readonly current: SynchronizedRef.SynchronizedRef<Either.Either<Cli, SessionError>>
+  readonly live: Effect.Effect<Session, SessionError | Fenced>
+  readonly liveCli: Effect.Effect<Cli, SessionError | Fenced>
+  /** The CLI whose last turn has not given its result to its reader, if any. */
+  readonly unanswered: Ref.Ref<Session | undefined>
+}
+
+/** How many incarnations a request is tried on before it ends with {@link gone}. */
+const ATTEMPTS = 3
+
 /**
- * The handlers of one entity. Runs in the entity's scope: the CLI it starts is the entity's, and so are the
+ * What a request ends with when every incarnation it was tried on lost the session: the CLI of each was ended
+ * (SIGKILL) as its loss was seen.
+ */
+const gone = () => new ProcessExited({ code: null, signal: "SIGKILL", stderrTail: "" })
+
+/** Whether `cause` (not an interruption) is the loss of the session by `inc`, rather than an error to answer. */
+const isLoss = (inc: Incarnation, cause: Cause.Cause<AgentError | Fenced>) =>
+  Cause.isDie(cause) || Option.exists(Cause.failureOption(cause), (e) => e._tag === "Fenced")
+    ? Effect.succeed(true)
+    : Deferred.isDone(inc.ownership.lost)
+
+/** The failure of a cause that is not a loss: its error, or its interruption. */
+const unlessLost = <E extends AgentError>(cause: Cause.Cause<E | Fenced>): Cause.Cause<E | ProcessExited> =>
+  Cause.map(cause, (e) => e._tag === "Fenced" ? gone() : e)
+
+/**
+ * The handlers of one entity. Runs in the entity's scope: the CLIs it starts are the entity's, and so are the
  * Permissions / Hooks / MCP services of the runner's context.
+ *
+ * No defect leaves a handler: @effect/cluster 0.60.2 restarts an entity after a defect (`internal/entityManager.ts`,
+ * `onDefect`), and a restart of an entity that stops meanwhile (its shard moved) leaves the entity's `ResourceRef`
+ * latch closed, on which the runner's storage read loop then waits for ever (docs/GUARANTEES.md). The loss of the
+ * session (a write fenced off, the lease lapsed, a write refused for good, any defect) ends that incarnation instead:
+ * its CLI is ended, and the request (and every later one) runs on a new incarnation, which claims the session again
+ * once the shard's lease is held (or waits until the entity stops, its shard gone). A turn whose prompt reached the
+ * lost incarnation's CLI is answered by the new one with `session_restarted`, as @effect/cluster's restart did.
  */
 const build = (base: Options) =>
   Effect.gen(function*() {
@@ -476,47 +542,126 @@ const build = (base: Options) =>
     const entityId = address.entityId
     // the stop's progress, for a runner that is slow to stop
     yield* Effect.addFinalizer(() => Effect.logDebug(`AgentSession ${entityId} stopped`))
-    const ownership = yield* own(entityId)
     const replyFences = yield* Effect.serviceOption(ReplyFences)
-    if (Option.isSome(replyFences)) {
-      yield* Effect.addFinalizer(() => Effect.sync(() => replyFences.value.release(ownership.fence)))
-    }
-    const cell = yield* SynchronizedRef.make<SessionRecord>(
-      Option.getOrElse(ownership.record, (): SessionRecord => ({
-        sessionId: crypto.randomUUID(),
-        started: false,
-        openTurn: null,
-        closed: false
+    const context = yield* Effect.context<
+      Transport | SessionDirectory | Entity.CurrentAddress | Entity.CurrentRunnerAddress
+    >()
+
+    const incarnate: Effect.Effect<Incarnation> = Effect.gen(function*() {
+      const scope = yield* Scope.fork(entityScope, ExecutionStrategy.sequential)
+      return yield* Effect.onError(
+        Effect.gen(function*() {
+          const ownership = yield* own(entityId)
+          // the requests it handled stop using its fence as it ends, unless it lost the session: its fence, which
+          // refuses every write from then on, keeps refusing their replies until another incarnation handles them (a
+          // request cut off by the loss is answered by the session's owner, not from here)
+          if (Option.isSome(replyFences)) {
+            yield* Effect.addFinalizer(() =>
+              Effect.unlessEffect(
+                Effect.sync(() => replyFences.value.release(ownership.fence)),
+                Deferred.isDone(ownership.lost)
+              )
+            )
+          }
+          const cell = yield* SynchronizedRef.make<SessionRecord>(
+            Option.getOrElse(ownership.record, (): SessionRecord => ({
+              sessionId: crypto.randomUUID(),
+              started: false,
+              openTurn: null,
+              closed: false
+            }))
+          )
+          const save = (f: (record: SessionRecord) => SessionRecord) =>
+            SynchronizedRef.updateAndGetEffect(cell, (record) => {
+              const next = f(record)
+              return Effect.as(ownership.set(next), next)
+            })
+          const { current, first, live, liveCli } = yield* cliOf(base, ownership, cell)
+          const unanswered = yield* Ref.make<Session | undefined>(undefined)
+          return { ownership, scope, cell, save, first, current, live, liveCli, unanswered } satisfies Incarnation
+        }).pipe(Scope.extend(scope)),
+        (cause) => closeWhole(scope, Exit.failCause(cause))
+      )
+    }).pipe(Effect.provide(context))
+
+    const incarnation = yield* SynchronizedRef.make(yield* incarnate)
+    /** The incarnation a request runs on: a new one (claiming the session again) once the last one lost it. */
+    const incarnationNow: Effect.Effect<Incarnation> = SynchronizedRef.modifyEffect(incarnation, (inc) =>
+      Effect.gen(function*() {
+        if (!(yield* Deferred.isDone(inc.ownership.lost))) {
+          return [inc, inc] as const
+        }
+        // the lost incarnation is gone first (its CLI, its local transcript), then the next claims the session
+        yield* closeWhole(inc.scope, Exit.void)
+        const next = yield* incarnate
+        return [next, next] as const
       }))
-    )
-    const save = (f: (record: SessionRecord) => SessionRecord) =>
-      SynchronizedRef.updateAndGetEffect(cell, (record) => {
-        const next = f(record)
-        return Effect.as(ownership.set(next), next)
+    /**
+     * The incarnation a request runs on. A claim the database refused for good (a defect of the directory) ends the
+     * request with {@link gone}. A persisted request (a turn) arriving at an incarnation that lost the session is
+     * registered with its fence first: a reply made before a new incarnation takes it (its claim ended as interrupted,
+     * the runner having let the shard go) is refused, and the request is left to the session's owner.
+     */
+    const incarnationFor = (requestId: string | undefined) =>
+      Effect.gen(function*() {
+        const last = yield* SynchronizedRef.get(incarnation)
+        if (requestId !== undefined && Option.isSome(replyFences) && (yield* Deferred.isDone(last.ownership.lost))) {
+          replyFences.value.register(requestId, last.ownership.fence)
+        }
+        return yield* Effect.catchAllDefect(incarnationNow, (defect) =>
+          Effect.zipRight(
+            Effect.logWarning(`AgentSession ${entityId}: the session could not be claimed`, defect),
+            Effect.fail(gone())
+          ))
       })
-    const { current, first, live, liveCli } = yield* cliOf(base, ownership, cell)
+    /** Ends `inc` after `what` (its CLI at once), so that the next request runs on a new incarnation. */
+    const abandon = (inc: Incarnation, what: unknown) =>
+      Effect.zipRight(
+        Effect.logWarning(`AgentSession ${entityId} (epoch ${inc.ownership.epoch}) ends: the session was lost`, what),
+        inc.ownership.lose
+      )
+    /** Runs `request` on the current incarnation; on a loss of the session, again on a new one (up to `ATTEMPTS`). */
+    const attempt = <A>(
+      request: (inc: Incarnation) => Effect.Effect<A, AgentError | Fenced>,
+      left = ATTEMPTS
+    ): Effect.Effect<A, AgentError> =>
+      Effect.flatMap(incarnationFor(undefined), (inc) =>
+        Effect.catchAllCause(request(inc), (cause) =>
+          Cause.isInterruptedOnly(cause)
+            ? Effect.failCause(unlessLost(cause))
+            : Effect.flatMap(isLoss(inc, cause), (loss) =>
+              !loss
+                ? Effect.failCause(unlessLost(cause))
+                : Effect.zipRight(abandon(inc, cause), left > 1 ? attempt(request, left - 1) : Effect.fail(gone())))))
+
     // one turn at a time: a second waits for the first's result, as prompts queue in a local session
     const turns = yield* Effect.makeSemaphore(1)
-    // the CLI whose last turn has not given its result to its reader, if any
-    const unanswered = yield* Ref.make<Session | undefined>(undefined)
 
     const runTurn = (
+      inc: Incarnation,
       requestId: string,
       turnId: string,
       prompt: Message.Prompt,
       lastSentChunk: Option.Option<unknown>
-    ): Stream.Stream<Message.SdkMessage, SessionError> =>
+    ): Stream.Stream<Message.SdkMessage, SessionError | Fenced> =>
       Stream.unwrapScoped(Effect.gen(function*() {
+        const { ownership, save, unanswered } = inc
         // its replies are this incarnation's writes: saved only while it owns the session
-        if (Option.isSome(replyFences)) replyFences.value.register(requestId, ownership.fence)
-        yield* turns.take(1).pipe(Effect.acquireRelease(() => turns.release(1)))
+        if (Option.isSome(replyFences)) {
+          replyFences.value.register(requestId, ownership.fence)
+        }
+        yield* turns.take(1).pipe(Effect.acquireRelease(() =>
+          turns.release(1)
+        ))
         // a CLI takes a prompt only once the store holds every entry it reported: one whose entries the store refused
         // is ended instead, and the prompt goes to a CLI resumed from the store
-        let cli = yield* liveCli
+        let cli = yield* inc.liveCli
         yield* cli.drained
-        if (yield* Deferred.isDone(cli.diverged)) cli = yield* liveCli
+        if (yield* Deferred.isDone(cli.diverged)) {
+          cli = yield* inc.liveCli
+        }
         const session = cli.session
-        const record = yield* SynchronizedRef.get(cell)
+        const record = yield* SynchronizedRef.get(inc.cell)
         if (record.openTurn === turnId || Option.isSome(lastSentChunk)) {
           // its prompt reached a CLI that is gone: never run twice, never end silently
           yield* save((r) => ({ ...r, openTurn: null }))
@@ -524,95 +669,163 @@ const build = (base: Options) =>
         }
         // a caller that left mid-turn left the CLI mid-turn: the rest of that turn is read first, so that this turn
         // reads only its own messages
-        if ((yield* Ref.get(unanswered)) === session) yield* settle(session)
+        if ((yield* Ref.get(unanswered)) === session) {
+          yield* settle(session)
+        }
         yield* save((r) => ({ ...r, started: true, openTurn: turnId }))
         // the prompt goes to the CLI only while the session is this incarnation's (the save above was fenced; the
         // lease is checked again after it)
-        yield* Effect.orDie(ownership.owned)
+        yield* ownership.owned
         yield* Ref.set(unanswered, session)
         // on the way out (the caller left, the runner stops), a turn without its result is interrupted, on a fiber of
-        // the entity's scope: a CLI that does not answer holds up neither this turn's end nor the entity's stop
+        // the incarnation's scope: a CLI that does not answer holds up neither this turn's end nor the entity's stop
         yield* Effect.addFinalizer(() =>
           Effect.whenEffect(
-            Effect.forkIn(Effect.interruptible(Effect.ignore(session.interrupt)), entityScope),
-            Effect.map(Ref.get(unanswered), (s) => s === session)
+            Effect.forkIn(Effect.interruptible(Effect.ignore(session.interrupt)), inc.scope),
+            Effect.map(Ref.get(unanswered), (s) =>
+              s === session)
           )
         )
+        // the turn's end, written to the record: a write refused ends the incarnation, not this turn (its messages
+        // were answered); the record's open turn is then cut off by the next incarnation only if delivered again
+        const ended = Effect.catchAllCause(save((r) => ({ ...r, openTurn: null })), (cause) =>
+          abandon(inc, cause))
         return session.turn(prompt).pipe(
-          Stream.tap((m) => m.type === "result" ? Ref.set(unanswered, undefined) : Effect.void),
+          Stream.tap((m) =>
+            m.type === "result" ? Ref.set(unanswered, undefined) : Effect.void
+          ),
+          // each message is answered only while the session is this incarnation's: one read from a CLI that ran on
+          // after the session was lost (a paused runner's) is dropped, and the turn goes on in a new incarnation. Its
+          // reply is fenced too, but a reply refused there would end the request outside the turn (below)
+          Stream.tap(() => ownership.owned),
           // an interrupt is the runner shutting down (the turn is delivered again) or the caller leaving: the turn
           // stays open, so that its redelivery is announced instead of run again
-          Stream.onDone(() => Effect.asVoid(save((r) => ({ ...r, openTurn: null })))),
-          Stream.onError((cause) =>
-            Cause.isInterruptedOnly(cause) ? Effect.void : Effect.asVoid(save((r) => ({ ...r, openTurn: null })))
-          )
+          Stream.onDone(() => ended),
+          Stream.onError((cause) => Cause.isInterruptedOnly(cause) ? Effect.void : ended)
         )
       }))
 
-    yield* Effect.addFinalizer(() => Effect.logDebug(`AgentSession ${entityId} stopping`))
-    return AgentSession.of({
-      Turn: ({ lastSentChunk, payload, requestId }) =>
-        runTurn(String(requestId), payload.turnId, payload.prompt, lastSentChunk),
-      Send: ({ payload, requestId }) =>
-        Stream.runDrain(runTurn(String(requestId), payload.turnId, payload.prompt, Option.none())),
-      Interrupt: () => Effect.flatMap(live, (session) => session.interrupt),
-      SetModel: ({ payload }) =>
-        Effect.flatMap(live, (session) => session.setModel(payload.model)).pipe(
+    /** A turn, run again on a new incarnation when its own lost the session (answered there as cut off). */
+    const turn = (
+      requestId: string,
+      turnId: string,
+      prompt: Message.Prompt,
+      lastSentChunk: Option.Option<unknown>,
+      left = ATTEMPTS
+    ): Stream.Stream<Message.SdkMessage, SessionError> =>
+      Stream.unwrap(Effect.map(incarnationFor(requestId), (inc) =>
+        runTurn(inc, requestId, turnId, prompt, lastSentChunk).pipe(
+          Stream.catchAllCause((cause) =>
+            Cause.isInterruptedOnly(cause)
+              ? Stream.failCause(unlessLost(cause))
+              : Stream.unwrap(Effect.map(isLoss(inc, cause), (loss) =>
+                !loss
+                  ? Stream.failCause(unlessLost(cause))
+                  : Stream.unwrap(Effect.as(
+                    abandon(inc, cause),
+                    left > 1 ? turn(requestId, turnId, prompt, lastSentChunk, left - 1) : Stream.fail(gone())
+                  ))))
+          )
+        )))
+
+    yield* Effect.addFinalizer(() =>
+      Effect.logDebug(`AgentSession ${entityId} stopping`)
+    )
+    return handlersOf(turn, attempt, incarnation)
+  })
+
+/**
+ * The entity's handlers: a turn through `turn`, every other request but `Info` through `attempt` (run again on a new
+ * incarnation when its own lost the session), `Info` from the current incarnation as it is.
+ */
+const handlersOf = (
+  turn: (
+    requestId: string,
+    turnId: string,
+    prompt: Message.Prompt,
+    lastSentChunk: Option.Option<unknown>
+  ) => Stream.Stream<Message.SdkMessage, SessionError>,
+  attempt: <A>(request: (inc: Incarnation) => Effect.Effect<A, AgentError | Fenced>) => Effect.Effect<A, AgentError>,
+  incarnation: SynchronizedRef.SynchronizedRef<Incarnation>
+) =>
+  AgentSession.of({
+    Turn: ({ lastSentChunk, payload, requestId }) =>
+      turn(String(requestId), payload.turnId, payload.prompt, lastSentChunk),
+    Send: ({ payload, requestId }) =>
+      Stream.runDrain(turn(String(requestId), payload.turnId, payload.prompt, Option.none())),
+    Interrupt: () => attempt((inc) => Effect.flatMap(inc.live, (session) => session.interrupt)),
+    SetModel: ({ payload }) =>
+      attempt((inc) =>
+        Effect.flatMap(inc.live, (session) => session.setModel(payload.model)).pipe(
           Effect.zipRight(
-            save(({ model: _model, ...r }) => payload.model === undefined ? r : { ...r, model: payload.model })
+            inc.save(({ model: _model, ...r }) => payload.model === undefined ? r : { ...r, model: payload.model })
           ),
           Effect.asVoid
-        ),
-      SetPermissionMode: ({ payload }) =>
-        Effect.flatMap(live, (session) => session.setPermissionMode(payload.mode)).pipe(
-          Effect.tap(() => save((r) => ({ ...r, permissionMode: payload.mode })))
-        ),
-      SetMaxThinkingTokens: ({ payload }) =>
-        Effect.flatMap(live, (session) => session.setMaxThinkingTokens(payload.maxThinkingTokens, payload.display))
-          .pipe(
-            Effect.zipRight(save((r) => ({ ...r, maxThinkingTokens: payload.maxThinkingTokens }))),
-            Effect.asVoid
-          ),
-      Info: () =>
-        Effect.gen(function*() {
-          const record = yield* SynchronizedRef.get(cell)
-          const cli = yield* SynchronizedRef.get(current)
-          if (Either.isLeft(cli)) {
-            return { sessionId: record.sessionId, state: "exited" as const, origin: originOf(first) }
-          }
-          const { kind, requested, sessionId, forked } = cli.right.session.origin
-          return {
-            sessionId: record.sessionId,
-            state: record.closed ? "exited" as const : yield* cli.right.session.state,
-            origin: {
-              kind,
-              forked,
-              ...(requested !== undefined ? { requested } : {}),
-              ...(sessionId !== undefined ? { sessionId } : {})
-            }
-          }
-        }),
-      ContextUsage: ({ payload }) =>
+        )
+      ),
+    SetPermissionMode: ({ payload }) =>
+      attempt((inc) =>
+        Effect.flatMap(inc.live, (session) => session.setPermissionMode(payload.mode)).pipe(
+          Effect.tap(() => inc.save((r) => ({ ...r, permissionMode: payload.mode })))
+        )
+      ),
+    SetMaxThinkingTokens: ({ payload }) =>
+      attempt((inc) =>
         Effect.flatMap(
-          live,
+          inc.live,
+          (session) => session.setMaxThinkingTokens(payload.maxThinkingTokens, payload.display)
+        ).pipe(
+          Effect.zipRight(inc.save((r) => ({ ...r, maxThinkingTokens: payload.maxThinkingTokens }))),
+          Effect.asVoid
+        )
+      ),
+    Info: () =>
+      Effect.gen(function*() {
+        const inc = yield* SynchronizedRef.get(incarnation)
+        const record = yield* SynchronizedRef.get(inc.cell)
+        const cli = yield* SynchronizedRef.get(inc.current)
+        if (Either.isLeft(cli)) {
+          return { sessionId: record.sessionId, state: "exited" as const, origin: originOf(inc.first) }
+        }
+        const { kind, requested, sessionId, forked } = cli.right.session.origin
+        return {
+          sessionId: record.sessionId,
+          state: record.closed ? "exited" as const : yield* cli.right.session.state,
+          origin: {
+            kind,
+            forked,
+            ...(requested !== undefined ? { requested } : {}),
+            ...(sessionId !== undefined ? { sessionId } : {})
+          }
+        }
+      }),
+    ContextUsage: ({ payload }) =>
+      attempt((inc) =>
+        Effect.flatMap(
+          inc.live,
           (session) => session.getContextUsage(payload.detail === undefined ? {} : { detail: payload.detail })
-        ),
-      McpStatus: () => Effect.flatMap(live, (session) => session.mcpServerStatus),
-      Initialization: () => Effect.flatMap(live, (session) => session.initializationResult),
-      StopTask: ({ payload }) => Effect.flatMap(live, (session) => session.stopTask(payload.taskId)),
-      Request: ({ payload }) =>
-        Effect.flatMap(live, (session) =>
+        )
+      ),
+    McpStatus: () => attempt((inc) => Effect.flatMap(inc.live, (session) => session.mcpServerStatus)),
+    Initialization: () => attempt((inc) => Effect.flatMap(inc.live, (session) => session.initializationResult)),
+    StopTask: ({ payload }) =>
+      attempt((inc) => Effect.flatMap(inc.live, (session) => session.stopTask(payload.taskId))),
+    Request: ({ payload }) =>
+      attempt((inc) =>
+        Effect.flatMap(inc.live, (session) =>
           session.request(
             payload.subtype,
             payload.payload,
             payload.timeoutMillis === undefined ? {} : { timeout: payload.timeoutMillis }
-          )),
-      Close: () =>
-        Effect.flatMap(live, (session) => session.endInput).pipe(
-          Effect.zipRight(save((r) => ({ ...r, closed: true }))),
+          ))
+      ),
+    Close: () =>
+      attempt((inc) =>
+        Effect.flatMap(inc.live, (session) => session.endInput).pipe(
+          Effect.zipRight(inc.save((r) => ({ ...r, closed: true }))),
           Effect.asVoid
         )
-    })
+      )
   })
 
 /**

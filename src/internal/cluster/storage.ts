@@ -28,7 +28,9 @@
  * `fence.ts`): in one transaction with the check that the incarnation still owns its session, so that a runner that
  * lost the session (paused past its lease, cut off) answers nothing its successor does not know of. A reply the store
  * refuses is tried again (bounded; a refusal of the fence is final): @effect/cluster 0.60.2 drops a final reply it
- * could not store within its own 800 ms of attempts, and its request waits unanswered until its caller gives up.
+ * could not store within its own 800 ms of attempts, and its request waits unanswered until its caller gives up. A
+ * reply of the entity not stored ends its request as interrupted, which @effect/cluster does not take for a defect of
+ * the entity.
  *
  * Everything else is the package's own.
  *
@@ -43,6 +45,7 @@ import * as Snowflake from "@effect/cluster/Snowflake"
 import * as SqlMessageStorage from "@effect/cluster/SqlMessageStorage"
 import type * as Rpc from "@effect/rpc/Rpc"
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -54,6 +57,7 @@ import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Fences from "./fence.js"
+import { ShardLeases } from "./lease.js"
 
 interface ReplyRow {
   readonly id: string | bigint
@@ -94,6 +98,81 @@ const fromRow = (row: ReplyRow): Reply.ReplyEncoded<Rpc.Any> =>
       values: JSON.parse(row.payload),
       sequence: Number(row.sequence)
     }
+
+/** The SQL client the storage uses (without transforms). */
+type Sql = SqlClient.SqlClient
+
+/** Whether `reply` is an entity's (a chunk, or a final reply through a fence), not a defect the runner reports. */
+const ofEntity = (reply: Reply.Reply<Rpc.Any>, fence: Fences.Fence | undefined) =>
+  reply._tag === "Chunk" || (fence !== undefined && !(Exit.isFailure(reply.exit) && Cause.isDie(reply.exit.cause)))
+
+/**
+ * The package's `saveReply`, each reply of a registered request through its incarnation's fence, a reply the store
+ * refuses tried again (bounded), and a reply of the entity not stored ending its request as interrupted.
+ */
+const fencedSaveReply = (
+  storage: MessageStorage.MessageStorage["Type"],
+  sql: Sql,
+  replies: ReturnType<Sql>,
+  fences: Fences.Service
+): MessageStorage.MessageStorage["Type"]["saveReply"] => {
+  /**
+   * Whether the reply is stored: its request's final reply, or its chunk of that sequence (a save whose commit was
+   * not confirmed may have stored it, and @effect/cluster tries a reply again under a new id).
+   */
+  const isReplySaved = (reply: Reply.Reply<Rpc.Any>) =>
+    (reply._tag === "WithExit"
+      ? sql<{ readonly found: number }>`SELECT 1 AS found FROM ${replies}
+        WHERE request_id = ${String(reply.requestId)} AND kind = ${WITH_EXIT}`
+      : sql<{ readonly found: number }>`SELECT 1 AS found FROM ${replies}
+        WHERE request_id = ${String(reply.requestId)} AND sequence = ${reply.sequence}`).pipe(
+        Effect.map((rows) => rows.length > 0),
+        PersistenceError.refail
+      )
+
+  return (reply) =>
+    Effect.suspend(() => {
+      const requestId = String(reply.reply.requestId)
+      const fence = fences.get(requestId)
+      const save = fence === undefined
+        ? storage.saveReply(reply)
+        : fence(storage.saveReply(reply)).pipe(
+          // @effect/sql ends a transaction whose COMMIT or ROLLBACK the database did not answer (its connection lost:
+          // a restart) with a defect, which restarted the entity: the save is as unsure as a refused one, and tried
+          // again the same way (each attempt first looking whether it was stored after all)
+          Effect.catchSomeDefect((defect) =>
+            Predicate.isTagged(defect, "SqlError")
+              ? Option.some(Effect.fail(new PersistenceError({ cause: defect })))
+              : Option.none()
+          ),
+          Effect.catchTag("SqlError", (cause) => Effect.fail(new PersistenceError({ cause })))
+        )
+      // a store that refuses (not the fence: a refusal of its is final) is tried again
+      const refused = (e: { readonly _tag: string }) => e._tag === "PersistenceError"
+      return save.pipe(
+        Effect.catchIf(refused, () =>
+          Effect.flatMap(isReplySaved(reply.reply), (saved) =>
+            saved ? Effect.void : save).pipe(
+              Effect.retry({ schedule: REPLY_RETRY, while: refused })
+            )),
+        Effect.catchTag("Fenced", (cause) =>
+          Effect.fail(new PersistenceError({ cause }))),
+        // a reply of the entity the store did not take (its fence refused it, or the database past the retries) ends
+        // its request as interrupted, unanswered here: @effect/cluster takes a reply it could not save for a defect
+        // of the entity (`internal/entityManager.ts`, `onFromServer`: a chunk's `Effect.orDie`; a final reply's, when
+        // its RPC server answers an interrupt of a request it no longer runs, `RpcServer.write`'s `catchAllDefect`)
+        // and restarts it, and a restart of an entity stopping meanwhile stalls its runner (docs/GUARANTEES.md). The
+        // request is left to the session's owner, which reads it from the store. A defect the runner reports for a
+        // request (its storage read loop, which ignores a failure but not an interruption) still fails
+        Effect.catchTag("PersistenceError", (e) => ofEntity(reply.reply, fence) ? Effect.interrupt : Effect.fail(e)),
+        Effect.tap(() =>
+          fence !== undefined && reply.reply._tag === "WithExit"
+            ? Effect.sync(() => fences.done(requestId, fence))
+            : Effect.void
+        )
+      )
+    })
+}
 
 /**
  * `SqlMessageStorage.make`, with `repliesFor` reading chunks as chunks, an interrupt acknowledging its request, and
@@ -201,53 +280,7 @@ const make = (prefix: string, fences: Fences.Service) =>
         return out
       })
 
-    /**
-     * Whether the reply is stored: its request's final reply, or its chunk of that sequence (a save whose commit was
-     * not confirmed may have stored it, and @effect/cluster tries a reply again under a new id).
-     */
-    const isReplySaved = (reply: Reply.Reply<Rpc.Any>) =>
-      (reply._tag === "WithExit"
-        ? sql<{ readonly found: number }>`SELECT 1 AS found FROM ${replies}
-          WHERE request_id = ${String(reply.requestId)} AND kind = ${WITH_EXIT}`
-        : sql<{ readonly found: number }>`SELECT 1 AS found FROM ${replies}
-          WHERE request_id = ${String(reply.requestId)} AND sequence = ${reply.sequence}`).pipe(
-          Effect.map((rows) => rows.length > 0),
-          PersistenceError.refail
-        )
-
-    const saveReply: MessageStorage.MessageStorage["Type"]["saveReply"] = (reply) =>
-      Effect.suspend(() => {
-        const requestId = String(reply.reply.requestId)
-        const fence = fences.get(requestId)
-        const save = fence === undefined
-          ? storage.saveReply(reply)
-          : fence(storage.saveReply(reply)).pipe(
-            // @effect/sql ends a transaction whose COMMIT or ROLLBACK the database did not answer (its connection lost:
-            // a restart) with a defect, which restarted the entity: the save is as unsure as a refused one, and tried
-            // again the same way (each attempt first looking whether it was stored after all)
-            Effect.catchSomeDefect((defect) =>
-              Predicate.isTagged(defect, "SqlError")
-                ? Option.some(Effect.fail(new PersistenceError({ cause: defect })))
-                : Option.none()
-            ),
-            Effect.catchTag("SqlError", (cause) => Effect.fail(new PersistenceError({ cause })))
-          )
-        // a store that refuses (not the fence: a refusal of its is final) is tried again
-        const refused = (e: { readonly _tag: string }) => e._tag === "PersistenceError"
-        return save.pipe(
-          Effect.catchIf(refused, () =>
-            Effect.flatMap(isReplySaved(reply.reply), (saved) => saved ? Effect.void : save).pipe(
-              Effect.retry({ schedule: REPLY_RETRY, while: refused })
-            )),
-          Effect.catchTag("Fenced", (cause) =>
-            Effect.fail(new PersistenceError({ cause }))),
-          Effect.tap(() =>
-            fence !== undefined && reply.reply._tag === "WithExit"
-              ? Effect.sync(() => fences.done(requestId, fence))
-              : Effect.void
-          )
-        )
-      })
+    const saveReply = fencedSaveReply(storage, sql, replies, fences)
 
     // a request read from storage is answered through the fenced `saveReply` (the package's own answers through its
     // inner storage, whose reply handlers are not the ones callers register)
@@ -269,6 +302,7 @@ const make = (prefix: string, fences: Fences.Service) =>
     // runner's shards first, as the package does when it acquires a shard (a message read twice is skipped by the
     // runner: a request it is processing, an acknowledgement of a chunk that is not its request's last)
     const marksUnsure = yield* Ref.make(false)
+    const leases = yield* Effect.serviceOption(ShardLeases)
     const {
       registerReplyHandler: _register,
       unregisterReplyHandler: _unregister,
@@ -286,8 +320,15 @@ const make = (prefix: string, fences: Fences.Service) =>
             yield* storage.resetShards(shardIds)
             yield* Ref.set(marksUnsure, false)
           }
+          // only the shards whose lease the database confirmed: a runner back from a pause still lists the shards it
+          // held until its next lock refresh, and a read marks the messages it returns as read for 10 minutes, so the
+          // runner that took them over would not read them (a turn sent to it then waited until its caller gave up)
+          const leased = Option.isSome(leases)
+            ? yield* Effect.filter(Array.from(shardIds), (shard) => leases.value.held(shard))
+            : Array.from(shardIds)
+          if (leased.length === 0) return []
           return answeredHere(
-            yield* Effect.onError(storage.unprocessedMessages(shardIds), () => Ref.set(marksUnsure, true))
+            yield* Effect.onError(storage.unprocessedMessages(leased), () => Ref.set(marksUnsure, true))
           )
         }),
       unprocessedMessagesById: (ids) => Effect.map(storage.unprocessedMessagesById(ids), answeredHere)
