@@ -1183,16 +1183,14 @@ export const contribution = (
     const forwarder = makeForwarder(sessionScope)
     const servers = makeServers(sessionScope, forwarder.start)
     const handlers = new Map([["mcp_message", mcpMessageHandler(servers.connections)]])
-    // `setMcpServers` is serialized; most sessions never call it
-    const lock = Effect.unsafeMakeSemaphore(1)
-    if (entries.length === 0) {
-      return {
-        handlers,
-        onProtocol: forwarder.onProtocol,
-        onInitialized: forwarder.onInitialized,
-        mcpServers: mcpServersControl(servers, lock)
-      }
+    // what every session has: `setMcpServers` (serialized; most sessions never call it) and the servers' messages
+    const common = {
+      handlers,
+      onProtocol: forwarder.onProtocol,
+      onInitialized: forwarder.onInitialized,
+      mcpServers: mcpServersControl(servers, Effect.unsafeMakeSemaphore(1))
     }
+    if (entries.length === 0) return common
 
     for (const [name, config] of entries) yield* servers.register(name, config, true)
     const manifests = yield* captureManifests(servers.connections.values())
@@ -1206,11 +1204,8 @@ export const contribution = (
         ...(Object.keys(manifests).length > 0 ? { sdkMcpServerManifests: manifests } : {}),
         ...(Object.keys(configs).length > 0 ? { sdkMcpServerConfigs: configs } : {})
       },
-      handlers,
-      onProtocol: forwarder.onProtocol,
-      onInitialized: forwarder.onInitialized,
+      ...common,
       onMessage: startup.onMessage,
-      failure: startup.failure,
-      mcpServers: mcpServersControl(servers, lock)
+      failure: startup.failure
     }
   })
