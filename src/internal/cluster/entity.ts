@@ -620,6 +620,21 @@ const build = (base: Options) =>
         Effect.logWarning(`AgentSession ${entityId} (epoch ${inc.ownership.epoch}) ends: the session was lost`, what),
         inc.ownership.lose
       )
+    /**
+     * What a request's failure on `inc` leads to: succeeds when the request is to run again on a new incarnation (`inc`
+     * lost the session and attempts are `left`; `inc` is ended first), fails with what the request ends with otherwise.
+     */
+    const again = <E extends AgentError>(
+      inc: Incarnation,
+      cause: Cause.Cause<E | Fenced>,
+      left: number
+    ): Effect.Effect<void, E | ProcessExited> =>
+      Cause.isInterruptedOnly(cause)
+        ? Effect.failCause(unlessLost(cause))
+        : Effect.flatMap(isLoss(inc, cause), (loss) =>
+          !loss
+            ? Effect.failCause(unlessLost(cause))
+            : Effect.zipRight(abandon(inc, cause), left > 1 ? Effect.void : Effect.fail(gone())))
     /** Runs `request` on the current incarnation; on a loss of the session, again on a new one (up to `ATTEMPTS`). */
     const attempt = <A>(
       request: (inc: Incarnation) => Effect.Effect<A, AgentError | Fenced>,
@@ -627,12 +642,7 @@ const build = (base: Options) =>
     ): Effect.Effect<A, AgentError> =>
       Effect.flatMap(incarnationFor(undefined), (inc) =>
         Effect.catchAllCause(request(inc), (cause) =>
-          Cause.isInterruptedOnly(cause)
-            ? Effect.failCause(unlessLost(cause))
-            : Effect.flatMap(isLoss(inc, cause), (loss) =>
-              !loss
-                ? Effect.failCause(unlessLost(cause))
-                : Effect.zipRight(abandon(inc, cause), left > 1 ? attempt(request, left - 1) : Effect.fail(gone())))))
+          Effect.zipRight(again(inc, cause, left), attempt(request, left - 1))))
 
     // one turn at a time: a second waits for the first's result, as prompts queue in a local session
     const turns = yield* Effect.makeSemaphore(1)
@@ -716,15 +726,7 @@ const build = (base: Options) =>
       Stream.unwrap(Effect.map(incarnationFor(requestId), (inc) =>
         runTurn(inc, requestId, turnId, prompt, lastSentChunk).pipe(
           Stream.catchAllCause((cause) =>
-            Cause.isInterruptedOnly(cause)
-              ? Stream.failCause(unlessLost(cause))
-              : Stream.unwrap(Effect.map(isLoss(inc, cause), (loss) =>
-                !loss
-                  ? Stream.failCause(unlessLost(cause))
-                  : Stream.unwrap(Effect.as(
-                    abandon(inc, cause),
-                    left > 1 ? turn(requestId, turnId, prompt, lastSentChunk, left - 1) : Stream.fail(gone())
-                  ))))
+            Stream.unwrap(Effect.as(again(inc, cause, left), turn(requestId, turnId, prompt, lastSentChunk, left - 1)))
           )
         )))
 
