@@ -6,6 +6,7 @@ import * as Stream from "effect/Stream"
 import { ClaudeAgent, Message, NodeClaudeAgent } from "effect-claude-agent"
 import { FakeCli } from "effect-claude-agent/testing"
 import * as fs from "node:fs"
+import { stalledCliScenarios } from "./support/stalls.js"
 
 const openFds = () => fs.readdirSync("/proc/self/fd").length
 
@@ -24,17 +25,7 @@ describe.skipIf(process.platform !== "linux")("the process transport's pipes (pr
           }))
         // closed while its CLI stalls (initialize unanswered; mid-turn with a grandchild holding the pipes; a CLI that
         // ignores SIGTERM), messages read or not
-        const stalled = [
-          FakeCli.scenario([FakeCli.stall], { answers: { initialize: FakeCli.noAnswer } }),
-          FakeCli.scenario([
-            FakeCli.expectUser(),
-            FakeCli.init(),
-            FakeCli.spawnGrandchild,
-            FakeCli.assistant("busy"),
-            FakeCli.stall
-          ]),
-          FakeCli.scenario([FakeCli.expectUser(), FakeCli.ignoreSigterm, FakeCli.spawnGrandchild, FakeCli.stall])
-        ]
+        const stalled = stalledCliScenarios()
         const closedWhileStalled = (scenario: FakeCli.Scenario, read: boolean) =>
           Effect.scoped(Effect.gen(function*() {
             const s = yield* ClaudeAgent.session(FakeCli.options(scenario, { killGraceMillis: 200 }))

@@ -11,6 +11,7 @@ import * as Stream from "effect/Stream"
 import { ClaudeAgent, Message, NodeClaudeAgent, SessionPool } from "effect-claude-agent"
 import { FakeCli } from "effect-claude-agent/testing"
 import * as fs from "node:fs"
+import { stalledCliScenarios } from "../support/stalls.js"
 import { fake, gc, leftovers, median, openFds, percentile, report } from "./support.js"
 
 /** What a process of this test is: a session's CLI, the CLI's `--version` probe, or something else (named). */
@@ -54,18 +55,13 @@ describe("G2 closing a scope reaps everything", () => {
     Effect.gen(function*() {
       const before = new Set(leftovers())
       // points: before initialize is answered, idle after init, mid-turn with a grandchild running, after a result
+      const [beforeInitialize, midTurn, ignoresSigterm] = stalledCliScenarios()
       const scenarios = [
-        FakeCli.scenario([FakeCli.stall], { answers: { initialize: FakeCli.noAnswer } }),
+        beforeInitialize!,
         FakeCli.scenario([FakeCli.stall]),
-        FakeCli.scenario([
-          FakeCli.expectUser(),
-          FakeCli.init(),
-          FakeCli.spawnGrandchild,
-          FakeCli.assistant("busy"),
-          FakeCli.stall
-        ]),
+        midTurn!,
         FakeCli.scenario([FakeCli.spawnGrandchild, FakeCli.echo]),
-        FakeCli.scenario([FakeCli.expectUser(), FakeCli.ignoreSigterm, FakeCli.spawnGrandchild, FakeCli.stall])
+        ignoresSigterm!
       ]
       const closeTimes: Array<number> = []
       const one = (i: number) =>
