@@ -4,8 +4,8 @@ import { afterAll, beforeAll, expect } from "vitest"
 addEqualityTesters()
 
 // G4: nothing the SDK does may produce an unhandled rejection or a listener-leak warning, in any test file.
-// A worker runs many files in one process (vitest.config.ts: `isolate: false`): the listeners are installed once per
-// process, and each file checks what happened while it ran.
+// The listeners are installed once per process (a process may run several files, e.g. under `--no-isolate`), and each
+// file checks what happened while it ran.
 interface Seen {
   readonly unhandled: Array<unknown>
   readonly warnings: Array<string>

@@ -148,9 +148,9 @@ describe("writing the loaded transcript", () => {
       const projectDir = path.join(configDir, "projects", SessionHistory.encodeCwd(fs.realpathSync(cwd)))
       fs.mkdirSync(projectDir, { recursive: true })
       const file = path.join(projectDir, `${sessionId}.jsonl`)
-      // every name the old scheme (pid, then the time in ms) could pick in the next seconds
+      // every name the old scheme (pid, then the time in ms) could pick while this test may run (its timeout)
       const now = Date.now()
-      for (let t = now; t < now + 60_000; t++) fs.symlinkSync(victim, `${file}.${process.pid}.${t}.tmp`)
+      for (let t = now; t < now + 20_000; t++) fs.symlinkSync(victim, `${file}.${process.pid}.${t}.tmp`)
       const memory = yield* TranscriptStore.makeMemory
       yield* memory.append({ projectKey: SessionHistory.encodeCwd(fs.realpathSync(cwd)), sessionId }, [{
         type: "user",
