@@ -44,9 +44,9 @@ const shared = {
 
 // Every file runs in a fresh process, in every tier. Sharing one process between files needs the root's
 // `poolOptions.forks.isolate: false` (a project's own `isolate` does not reach vitest 3.2's one forks pool), which
-// also runs the tiers one after another; it then needs `minWorkers` equal to `maxWorkers` (else tinypool ends a worker
-// it found idle while a file is being handed to it: "Terminating worker thread", files never reported, orphaned
-// workers). Measured whole (2 cores, loaded): 9% less CPU, longer wall time; so isolation stays.
+// also runs the tiers one after another; it then needs `minWorkers` equal to `maxWorkers` (without it, seen: workers
+// above tinypool's minimum, one less than the cores, ended mid-file, "Terminating worker thread", files never
+// reported, orphaned workers left spinning). Measured whole (2 cores, loaded): 9% less CPU, longer wall time; so isolation stays.
 
 export default defineConfig({
   test: {
