@@ -28,7 +28,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { Turn } from "../src/internal/cluster/entity.js"
 import { Fenced } from "../src/internal/cluster/directory.js"
-import { type Fence, ReplyFences } from "../src/internal/cluster/fence.js"
+import { type Fence, type FenceCheck, ReplyFences } from "../src/internal/cluster/fence.js"
 import { layerMessageStorage } from "../src/internal/cluster/storage.js"
 
 const address = EntityAddress.make({
@@ -176,6 +176,86 @@ describe("the cluster's message storage while the database refuses writes", () =
           String(requestId)
         }`
         expect(rows.length).toBe(1)
+      }).pipe(Effect.provide(storageLayer)),
+    20_000
+  )
+
+  it.scopedLive(
+    "a reply the database refused until its lease lapsed is stored once it can be, unless a later incarnation claimed the session; a turn's end needs no lease",
+    () =>
+      Effect.gen(function*() {
+        const storage = yield* MessageStorage.MessageStorage
+        const fences = yield* ReplyFences
+        const sql = yield* SqlClient.SqlClient
+        // the incarnation's lease (held until `lapse`), and whether a later incarnation claimed the session
+        const held = yield* Ref.make(true)
+        const claimed = yield* Ref.make(false)
+        const fence: Fence = <A, E, R>(write: Effect.Effect<A, E, R>, check: FenceCheck = "lease") =>
+          Effect.flatMap(
+            Effect.zip(Ref.get(held), Ref.get(claimed)),
+            ([held, claimed]): Effect.Effect<A, E | Fenced, R> =>
+              claimed || (check === "lease" && !held) ? Effect.fail(new Fenced({ entityId: "s1", epoch: 1 })) : write
+          )
+        const chunk = (requestId: bigint, id: number) =>
+          new Reply.ReplyWithContext({
+            reply: new Reply.Chunk<typeof Turn>({
+              id: Snowflake.Snowflake(BigInt(id)),
+              requestId: Snowflake.Snowflake(requestId),
+              sequence: 0,
+              values: [{
+                type: "session_restarted",
+                attempt: 1,
+                exit: { code: null, signal: null },
+                stderrTail: "",
+                session_id: "s",
+                interruptedTurn: true
+              }]
+            }),
+            rpc: Turn,
+            context: Context.empty()
+          })
+        const replies = (requestId: bigint) =>
+          Effect.map(
+            sql<{ readonly id: number }>`SELECT id FROM t_replies WHERE request_id = ${String(requestId)}`,
+            (rows) => rows.length
+          )
+        // a chunk the database refuses (locked, restarting) while the lease lapses: stored once the database is back
+        fences.register("5000", fence)
+        yield* sql`PRAGMA query_only = ON`
+        const saving = yield* Effect.fork(storage.saveReply(chunk(BigInt(5000), 5001)))
+        yield* Effect.sleep("300 millis")
+        yield* Ref.set(held, false)
+        yield* Effect.sleep("300 millis")
+        yield* sql`PRAGMA query_only = OFF`
+        expect(Exit.isSuccess(yield* Fiber.await(saving))).toBe(true)
+        expect(yield* replies(BigInt(5000))).toBe(1)
+        // a turn's end (a final success) with the lease lapsed: stored
+        yield* storage.saveReply(
+          new Reply.ReplyWithContext({
+            reply: new Reply.WithExit<typeof Turn>({
+              id: Snowflake.Snowflake(BigInt(5002)),
+              requestId: Snowflake.Snowflake(BigInt(5000)),
+              exit: Exit.void
+            }),
+            rpc: Turn,
+            context: Context.empty()
+          })
+        )
+        expect(yield* replies(BigInt(5000))).toBe(2)
+        // a chunk made with the lease lapsed is refused at once
+        fences.register("6000", fence)
+        expect(Exit.isInterrupted(yield* Effect.exit(storage.saveReply(chunk(BigInt(6000), 6001))))).toBe(true)
+        // a chunk the database refused, the session claimed meanwhile by a later incarnation: refused
+        yield* Ref.set(held, true)
+        fences.register("7000", fence)
+        yield* sql`PRAGMA query_only = ON`
+        const late = yield* Effect.fork(storage.saveReply(chunk(BigInt(7000), 7001)))
+        yield* Effect.sleep("300 millis")
+        yield* Ref.set(claimed, true)
+        yield* sql`PRAGMA query_only = OFF`
+        expect(Exit.isInterrupted(yield* Fiber.await(late))).toBe(true)
+        expect(yield* replies(BigInt(6000))).toBe(0)
+        expect(yield* replies(BigInt(7000))).toBe(0)
       }).pipe(Effect.provide(storageLayer)),
     20_000
   )

@@ -259,7 +259,12 @@ const own = (entityId: string) =>
     })
     const losing = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       Effect.tapError(effect, (e) => Predicate.isTagged(e, "Fenced") ? lose : Effect.void)
-    const fence: Fence = (write) => losing(Effect.zipRight(owned, directory.fenced(entityId, epoch, write)))
+    const fence: Fence = (write, check = "lease") =>
+      losing(
+        check === "lease"
+          ? Effect.zipRight(owned, directory.fenced(entityId, epoch, write))
+          : directory.fenced(entityId, epoch, write)
+      )
     /** Checked first, then written: for a store outside the cluster's database. */
     const check = losing(Effect.zipRight(owned, directory.check(entityId, epoch)))
     /** Writes the record; a refused write loses the session. */

@@ -12,12 +12,25 @@ import type * as Effect from "effect/Effect"
 import type { Fenced } from "./directory.js"
 
 /**
- * A write made only while an incarnation owns its session (refused with `Fenced` otherwise), in one transaction with
- * the check when the write is to the cluster's database.
+ * What a fence checks before a write: `"lease"`, that the incarnation owns its session (its shard's lease held, its
+ * epoch still the record's); `"epoch"`, only that no later incarnation claimed the session (its epoch still the
+ * record's), for a write of what the incarnation made while it owned the session, whose lease may have lapsed since
+ * (a reply the database refused until then, a turn's end).
  *
  * @internal
  */
-export type Fence = <A, E, R>(write: Effect.Effect<A, E, R>) => Effect.Effect<A, E | Fenced | SqlError, R>
+export type FenceCheck = "lease" | "epoch"
+
+/**
+ * A write made only while an incarnation owns its session (refused with `Fenced` otherwise; see {@link FenceCheck}),
+ * in one transaction with the check when the write is to the cluster's database.
+ *
+ * @internal
+ */
+export type Fence = <A, E, R>(
+  write: Effect.Effect<A, E, R>,
+  check?: FenceCheck
+) => Effect.Effect<A, E | Fenced | SqlError, R>
 
 /** @internal */
 export interface Service {

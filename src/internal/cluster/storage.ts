@@ -134,9 +134,8 @@ const fencedSaveReply = (
     Effect.suspend(() => {
       const requestId = String(reply.reply.requestId)
       const fence = fences.get(requestId)
-      const save = fence === undefined
-        ? storage.saveReply(reply)
-        : fence(storage.saveReply(reply)).pipe(
+      const save = (check: Fences.FenceCheck) =>
+        fence === undefined ? storage.saveReply(reply) : fence(storage.saveReply(reply), check).pipe(
           // @effect/sql ends a transaction whose COMMIT or ROLLBACK the database did not answer (its connection lost:
           // a restart) with a defect, which restarted the entity: the save is as unsure as a refused one, and tried
           // again the same way (each attempt first looking whether it was stored after all)
@@ -147,12 +146,18 @@ const fencedSaveReply = (
           ),
           Effect.catchTag("SqlError", (cause) => Effect.fail(new PersistenceError({ cause })))
         )
-      // a store that refuses (not the fence: a refusal of its is final) is tried again
+      // a store that refuses (not the fence: a refusal of its is final) is tried again. What the reply carries was
+      // made while its incarnation owned the session (its first attempt passed the lease's check before the database
+      // refused it), so a later attempt checks only that no later incarnation claimed the session: the lease may
+      // lapse meanwhile (the database locked or slow past it) with the runner keeping the shard, and a reply refused
+      // then left its request unanswered in @effect/cluster's active requests until its caller gave up. So does a
+      // final success, which carries nothing the incarnation's fenced chunks and writes did not (a turn's end)
       const refused = (e: { readonly _tag: string }) => e._tag === "PersistenceError"
-      return save.pipe(
+      const done = reply.reply._tag === "WithExit" && Exit.isSuccess(reply.reply.exit)
+      return save(done ? "epoch" : "lease").pipe(
         Effect.catchIf(refused, () =>
           Effect.flatMap(isReplySaved(reply.reply), (saved) =>
-            saved ? Effect.void : save).pipe(
+            saved ? Effect.void : save("epoch")).pipe(
               Effect.retry({ schedule: REPLY_RETRY, while: refused })
             )),
         Effect.catchTag("Fenced", (cause) =>
