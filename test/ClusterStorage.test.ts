@@ -19,6 +19,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
@@ -26,6 +27,7 @@ import * as Schedule from "effect/Schedule"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { ProcessExited } from "../src/AgentError.js"
 import { Turn } from "../src/internal/cluster/entity.js"
 import { Fenced } from "../src/internal/cluster/directory.js"
 import { type Fence, type FenceCheck, ReplyFences } from "../src/internal/cluster/fence.js"
@@ -181,7 +183,7 @@ describe("the cluster's message storage while the database refuses writes", () =
   )
 
   it.scopedLive(
-    "a reply the database refused until its lease lapsed is stored once it can be, unless a later incarnation claimed the session; a turn's end needs no lease",
+    "a reply the database refused until its lease lapsed is stored once it can be, unless a later incarnation claimed the session; an interruption needs the lease",
     () =>
       Effect.gen(function*() {
         const storage = yield* MessageStorage.MessageStorage
@@ -229,7 +231,7 @@ describe("the cluster's message storage while the database refuses writes", () =
         yield* sql`PRAGMA query_only = OFF`
         expect(Exit.isSuccess(yield* Fiber.await(saving))).toBe(true)
         expect(yield* replies(BigInt(5000))).toBe(1)
-        // a turn's end (a final success) with the lease lapsed: stored
+        // a turn's end (a final success) with the lease lapsed: stored (its chunks were made while the lease was held)
         yield* storage.saveReply(
           new Reply.ReplyWithContext({
             reply: new Reply.WithExit<typeof Turn>({
@@ -242,9 +244,36 @@ describe("the cluster's message storage while the database refuses writes", () =
           })
         )
         expect(yield* replies(BigInt(5000))).toBe(2)
-        // a chunk made with the lease lapsed is refused at once
+        // an interruption with the lease lapsed is refused (the request is the session's next owner's to answer)
         fences.register("6000", fence)
-        expect(Exit.isInterrupted(yield* Effect.exit(storage.saveReply(chunk(BigInt(6000), 6001))))).toBe(true)
+        const interrupted = storage.saveReply(
+          new Reply.ReplyWithContext({
+            reply: new Reply.WithExit<typeof Turn>({
+              id: Snowflake.Snowflake(BigInt(6001)),
+              requestId: Snowflake.Snowflake(BigInt(6000)),
+              exit: Exit.interrupt(FiberId.none)
+            }),
+            rpc: Turn,
+            context: Context.empty()
+          })
+        )
+        expect(Exit.isInterrupted(yield* Effect.exit(interrupted))).toBe(true)
+        // a chunk the handler checked before the lease lapsed, and a typed failure (what a request ends with once every
+        // incarnation it was tried on lost the session): stored
+        fences.register("8000", fence)
+        yield* storage.saveReply(chunk(BigInt(8000), 8001))
+        yield* storage.saveReply(
+          new Reply.ReplyWithContext({
+            reply: new Reply.WithExit<typeof Turn>({
+              id: Snowflake.Snowflake(BigInt(8002)),
+              requestId: Snowflake.Snowflake(BigInt(8000)),
+              exit: Exit.fail(new ProcessExited({ code: null, signal: "SIGKILL", stderrTail: "" }))
+            }),
+            rpc: Turn,
+            context: Context.empty()
+          })
+        )
+        expect(yield* replies(BigInt(8000))).toBe(2)
         // a chunk the database refused, the session claimed meanwhile by a later incarnation: refused
         yield* Ref.set(held, true)
         fences.register("7000", fence)

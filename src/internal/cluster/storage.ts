@@ -146,18 +146,23 @@ const fencedSaveReply = (
           ),
           Effect.catchTag("SqlError", (cause) => Effect.fail(new PersistenceError({ cause })))
         )
-      // a store that refuses (not the fence: a refusal of its is final) is tried again. What the reply carries was
-      // made while its incarnation owned the session (its first attempt passed the lease's check before the database
-      // refused it), so a later attempt checks only that no later incarnation claimed the session: the lease may
-      // lapse meanwhile (the database locked or slow past it) with the runner keeping the shard, and a reply refused
-      // then left its request unanswered in @effect/cluster's active requests until its caller gave up. So does a
-      // final success, which carries nothing the incarnation's fenced chunks and writes did not (a turn's end)
+      // what a reply of the entity carries was made while its incarnation owned the session: each message of a turn
+      // is answered only once that was checked (`entity.ts`, `runTurn`), and a failure after the loss of the session
+      // is the loss's own answer (`ProcessExited`). So its save checks only that no later incarnation claimed the
+      // session, not the lease, which may lapse meanwhile (the database locked or slow past it, its save tried again
+      // meanwhile, below) with the runner keeping the shard: a reply refused then was left unanswered in
+      // @effect/cluster's active requests until its caller gave up. An interruption (the caller left, or the request
+      // is left to the session's next incarnation) is stored only while the lease is held: elsewhere it is the
+      // session's next owner that answers the request. A store that refuses (not the fence: a refusal of its is
+      // final) is tried again
       const refused = (e: { readonly _tag: string }) => e._tag === "PersistenceError"
-      const done = reply.reply._tag === "WithExit" && Exit.isSuccess(reply.reply.exit)
-      return save(done ? "epoch" : "lease").pipe(
+      const check: Fences.FenceCheck = reply.reply._tag === "WithExit" && Exit.isInterrupted(reply.reply.exit)
+        ? "lease"
+        : "epoch"
+      return save(check).pipe(
         Effect.catchIf(refused, () =>
           Effect.flatMap(isReplySaved(reply.reply), (saved) =>
-            saved ? Effect.void : save("epoch")).pipe(
+            saved ? Effect.void : save(check)).pipe(
               Effect.retry({ schedule: REPLY_RETRY, while: refused })
             )),
         Effect.catchTag("Fenced", (cause) =>
