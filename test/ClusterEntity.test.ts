@@ -71,10 +71,10 @@ const register = (
       Effect.map(SessionDirectory, (directory) =>
         SessionDirectory.of({
           ...directory,
-          claim: (entityId, owner) =>
+          claim: (entityId, owner, guard = Effect.void) =>
             Effect.zipRight(
               Effect.zipRight(
-                atClaim === undefined ? Effect.void : Deferred.succeed(atClaim, undefined),
+                Effect.zipRight(guard, atClaim === undefined ? Effect.void : Deferred.succeed(atClaim, undefined)),
                 claimGate === undefined ? Effect.void : Deferred.await(claimGate)
               ),
               Effect.zipRight(Ref.update(claims, (n) => n + 1), directory.claim(entityId, owner))

@@ -225,16 +225,20 @@ const own = (entityId: string) =>
     const directory = yield* SessionDirectory
     const leases = yield* Effect.serviceOption(ShardLeases)
     const sharding = yield* Effect.serviceOption(Sharding.Sharding)
-    if (Option.isSome(leases)) {
-      // a claim waits for the lease to be held, while the runner still has the shard: one it let go (its entities are
-      // stopping) ends the wait as interrupted, which holds up neither the entity's stop nor the request waiting here
-      const letGo = Effect.gen(function*() {
-        while (Option.isNone(sharding) || sharding.value.hasShardId(address.shardId)) yield* Effect.sleep(POLL)
-        return yield* Effect.interrupt
-      })
-      yield* Effect.raceFirst(leases.value.awaitHeld(address.shardId), letGo)
-    }
-    const { epoch, record } = yield* directory.claim(entityId, `${runner.host}:${runner.port}`)
+    // a claim (each attempt of it) waits for the lease to be held, while the runner still has the shard: one it let go
+    // (its entities are stopping) ends the wait as interrupted, which holds up neither the entity's stop nor the
+    // request waiting here
+    const leaseHeld = Option.match(leases, {
+      onNone: () => Effect.void,
+      onSome: (leases) => {
+        const letGo = Effect.gen(function*() {
+          while (Option.isNone(sharding) || sharding.value.hasShardId(address.shardId)) yield* Effect.sleep(POLL)
+          return yield* Effect.interrupt
+        })
+        return Effect.raceFirst(leases.awaitHeld(address.shardId), letGo)
+      }
+    })
+    const { epoch, record } = yield* directory.claim(entityId, `${runner.host}:${runner.port}`, leaseHeld)
     const lost = yield* Deferred.make<void>()
     const lose = Effect.flatMap(Deferred.succeed(lost, undefined), (first) =>
       first
