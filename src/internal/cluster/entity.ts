@@ -239,6 +239,7 @@ const own = (entityId: string) =>
       }
     })
     const { epoch, record } = yield* directory.claim(entityId, `${runner.host}:${runner.port}`, leaseHeld)
+    yield* Effect.logDebug(`AgentSession ${entityId} claimed epoch ${epoch}`)
     const lost = yield* Deferred.make<void>()
     const lose = Effect.flatMap(Deferred.succeed(lost, undefined), (first) =>
       first
@@ -672,6 +673,7 @@ const build = (base: Options) =>
         yield* turns.take(1).pipe(Effect.acquireRelease(() =>
           turns.release(1)
         ))
+        yield* Effect.logDebug(`AgentSession ${entityId} (epoch ${ownership.epoch}): turn ${turnId}`)
         // a CLI takes a prompt only once the store holds every entry it reported: one whose entries the store refused
         // is ended instead, and the prompt goes to a CLI resumed from the store
         let cli = yield* inc.liveCli
@@ -684,6 +686,9 @@ const build = (base: Options) =>
         if (record.openTurn === turnId || Option.isSome(lastSentChunk)) {
           // its prompt reached a CLI that is gone: never run twice, never end silently
           yield* save((r) => ({ ...r, openTurn: null }))
+          yield* Effect.logDebug(
+            `AgentSession ${entityId} (epoch ${ownership.epoch}): turn ${turnId} answered as cut off`
+          )
           return Stream.make(cutOff(record))
         }
         // a caller that left mid-turn left the CLI mid-turn: the rest of that turn is read first, so that this turn
