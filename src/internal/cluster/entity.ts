@@ -7,6 +7,7 @@
 import * as ClusterSchema from "@effect/cluster/ClusterSchema"
 import * as Entity from "@effect/cluster/Entity"
 import * as Sharding from "@effect/cluster/Sharding"
+import type * as Reply from "@effect/cluster/Reply"
 import * as Rpc from "@effect/rpc/Rpc"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -196,6 +197,10 @@ const cutOff = (record: SessionRecord): Message.SessionRestartedMessage => ({
   session_id: record.sessionId,
   interruptedTurn: true
 })
+
+/** Whether a turn's caller has its `result` already: the last chunk it was sent holds it. */
+const resultSent = (lastSentChunk: Option.Option<Reply.Chunk<typeof Turn>>) =>
+  Option.exists(lastSentChunk, (chunk) => chunk.values.some((m) => m.type === "result"))
 
 /** How long the rest of a turn its caller left may take to come, once interrupted. */
 const SETTLE_TIMEOUT = "5 seconds"
@@ -662,7 +667,7 @@ const build = (base: Options) =>
       requestId: string,
       turnId: string,
       prompt: Message.Prompt,
-      lastSentChunk: Option.Option<unknown>
+      lastSentChunk: Option.Option<Reply.Chunk<typeof Turn>>
     ): Stream.Stream<Message.SdkMessage, SessionError | Fenced> =>
       Stream.unwrapScoped(Effect.gen(function*() {
         const { ownership, save, unanswered } = inc
@@ -684,8 +689,14 @@ const build = (base: Options) =>
         const session = cli.session
         const record = yield* SynchronizedRef.get(inc.cell)
         if (record.openTurn === turnId || Option.isSome(lastSentChunk)) {
-          // its prompt reached a CLI that is gone: never run twice, never end silently
+          // its prompt reached a CLI that is gone: never run twice, never end silently. Unless its caller has its
+          // `result` already (the last chunk sent holds it): the turn ended, only its end was not written (the runner
+          // that ran it lost the session just after), and it ends here without more
           yield* save((r) => ({ ...r, openTurn: null }))
+          if (resultSent(lastSentChunk)) {
+            yield* Effect.logDebug(`AgentSession ${entityId} (epoch ${ownership.epoch}): turn ${turnId} ended already`)
+            return Stream.empty
+          }
           yield* Effect.logDebug(
             `AgentSession ${entityId} (epoch ${ownership.epoch}): turn ${turnId} answered as cut off`
           )
@@ -734,7 +745,7 @@ const build = (base: Options) =>
       requestId: string,
       turnId: string,
       prompt: Message.Prompt,
-      lastSentChunk: Option.Option<unknown>,
+      lastSentChunk: Option.Option<Reply.Chunk<typeof Turn>>,
       left = ATTEMPTS
     ): Stream.Stream<Message.SdkMessage, SessionError> =>
       Stream.unwrap(Effect.map(incarnationFor(requestId), (inc) =>
@@ -759,7 +770,7 @@ const handlersOf = (
     requestId: string,
     turnId: string,
     prompt: Message.Prompt,
-    lastSentChunk: Option.Option<unknown>
+    lastSentChunk: Option.Option<Reply.Chunk<typeof Turn>>
   ) => Stream.Stream<Message.SdkMessage, SessionError>,
   attempt: <A>(request: (inc: Incarnation) => Effect.Effect<A, AgentError | Fenced>) => Effect.Effect<A, AgentError>,
   incarnation: SynchronizedRef.SynchronizedRef<Incarnation>
