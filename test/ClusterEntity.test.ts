@@ -32,6 +32,7 @@ import { ScriptedCli } from "effect-claude-agent/testing"
 import type { Message, Transport } from "effect-claude-agent"
 import { layerMemory, SessionDirectory } from "../src/internal/cluster/directory.js"
 import { type AgentSession, layer, type SetModel, type Turn } from "../src/internal/cluster/entity.js"
+import { type Replied, ReplyLog } from "../src/internal/cluster/fence.js"
 
 /** The entity's build as the layer registers it, with the context it was registered in. */
 interface Registered {
@@ -54,7 +55,9 @@ const register = (
   claimGate?: Deferred.Deferred<void>,
   atClaim?: Deferred.Deferred<void>,
   // a CLI that answers its initialize and then waits on its input
-  cli: Layer.Layer<Transport.Transport> = ScriptedCli.layer((cli) => Effect.asVoid(cli.nextUser))
+  cli: Layer.Layer<Transport.Transport> = ScriptedCli.layer((cli) => Effect.asVoid(cli.nextUser)),
+  // what the store holds of each request's replies (none when not given)
+  replied?: (requestId: string) => Replied
 ) =>
   Effect.gen(function*() {
     let registered: Registered | undefined
@@ -83,8 +86,15 @@ const register = (
             )
         }))
     ).pipe(Layer.provide(layerMemory))
+    const log = replied === undefined
+      ? Layer.empty
+      : Layer.succeed(ReplyLog, ReplyLog.of({ replied: (requestId) => Effect.succeed(replied(requestId)) }))
     yield* Layer.build(
-      layer().pipe(Layer.provide(Layer.succeed(Sharding.Sharding, sharding)), Layer.provide(counted))
+      layer().pipe(
+        Layer.provide(Layer.succeed(Sharding.Sharding, sharding)),
+        Layer.provide(counted),
+        Layer.provide(log)
+      )
     ).pipe(Effect.provide(cli))
     return registered!
   })
@@ -302,6 +312,45 @@ describe("an AgentSession turn delivered again (its runner lost the session mid-
         // delivered again with a chunk before its result as the last one sent: cut off
         const before = first.filter((m) => m.type !== "result")
         expect((yield* turn(1, "t1", Option.some(before))).map((m) => m.type)).toEqual(["session_restarted"])
+      }),
+    20_000
+  )
+
+  // the runner's storage read loop delivers a message it read before it was held up (an entity's build waiting for its
+  // shard's lease) while another runner held the shard and answered it: seen in (c) disk full, the turn run twice and
+  // its stale run waiting for ever for the acknowledgement of its first chunk, the session's next turns behind it
+  it.scopedLive(
+    "is not run again when the store holds its final reply or its result, and is answered as cut off when it holds chunks of it",
+    () =>
+      Effect.gen(function*() {
+        const claims = yield* Ref.make(0)
+        const prompts = yield* Ref.make<ReadonlyArray<string>>([])
+        const cli = ScriptedCli.layer((cli) =>
+          Effect.gen(function*() {
+            while (true) {
+              const next = yield* cli.nextUser
+              if (next._tag === "None") break
+              yield* Ref.update(prompts, (p) => [...p, ScriptedCli.textOf(next.value)])
+              yield* cli.turn(`echo: ${ScriptedCli.textOf(next.value)}`)
+            }
+          })
+        )
+        const stored: Record<string, Replied> = { "1": "final", "2": "result", "3": "chunks" }
+        const registered = yield* register(claims, undefined, undefined, cli, (id) => stored[id] ?? "none")
+        const scope = yield* Scope.make()
+        yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
+        const handlers = (yield* buildIn(registered, scope, true)) as Handlers
+        const turn = (id: number, turnId: string) => {
+          const messages = handlers.Turn(request<typeof Turn>(id, "Turn", { turnId, prompt: `p ${turnId}` }))
+          if (Effect.isEffect(messages) || Rpc.isWrapper(messages)) return Effect.die("a turn is a stream")
+          return Stream.runCollect(messages).pipe(Effect.map((chunk) => Array.from(chunk, (m) => m.type)))
+        }
+        expect(yield* turn(1, "t1")).toEqual([])
+        expect(yield* turn(2, "t2")).toEqual([])
+        expect(yield* turn(3, "t3")).toEqual(["session_restarted"])
+        expect(yield* Ref.get(prompts)).toEqual([])
+        expect(yield* turn(4, "t4")).toEqual(["system", "assistant", "result"])
+        expect(yield* Ref.get(prompts)).toEqual(["p t4"])
       }),
     20_000
   )

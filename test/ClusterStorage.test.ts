@@ -28,9 +28,10 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { ProcessExited } from "../src/AgentError.js"
+import type { SdkMessage } from "../src/Message.js"
 import { Turn } from "../src/internal/cluster/entity.js"
 import { Fenced } from "../src/internal/cluster/directory.js"
-import { type Fence, type FenceCheck, ReplyFences } from "../src/internal/cluster/fence.js"
+import { type Fence, type FenceCheck, ReplyFences, ReplyLog } from "../src/internal/cluster/fence.js"
 import { layerMessageStorage } from "../src/internal/cluster/storage.js"
 
 const address = EntityAddress.make({
@@ -285,6 +286,46 @@ describe("the cluster's message storage while the database refuses writes", () =
         expect(Exit.isInterrupted(yield* Fiber.await(late))).toBe(true)
         expect(yield* replies(BigInt(6000))).toBe(0)
         expect(yield* replies(BigInt(7000))).toBe(0)
+      }).pipe(Effect.provide(storageLayer)),
+    20_000
+  )
+
+  it.scopedLive(
+    "tells what the store holds of a request's replies: none, chunks, the turn's result, its final reply",
+    () =>
+      Effect.gen(function*() {
+        const storage = yield* MessageStorage.MessageStorage
+        const log = yield* ReplyLog
+        const chunk = (requestId: number, id: number, sequence: number, type: "assistant" | "result") =>
+          storage.saveReply(
+            new Reply.ReplyWithContext({
+              reply: new Reply.Chunk<typeof Turn>({
+                id: Snowflake.Snowflake(BigInt(id)),
+                requestId: Snowflake.Snowflake(BigInt(requestId)),
+                sequence,
+                values: [{ type, session_id: "s" } as SdkMessage]
+              }),
+              rpc: Turn,
+              context: Context.empty()
+            })
+          )
+        expect(yield* log.replied("9000")).toBe("none")
+        yield* chunk(9000, 9001, 0, "assistant")
+        expect(yield* log.replied("9000")).toBe("chunks")
+        yield* chunk(9000, 9002, 1, "result")
+        expect(yield* log.replied("9000")).toBe("result")
+        yield* storage.saveReply(
+          new Reply.ReplyWithContext({
+            reply: new Reply.WithExit<typeof Turn>({
+              id: Snowflake.Snowflake(BigInt(9003)),
+              requestId: Snowflake.Snowflake(BigInt(9000)),
+              exit: Exit.void
+            }),
+            rpc: Turn,
+            context: Context.empty()
+          })
+        )
+        expect(yield* log.replied("9000")).toBe("final")
       }).pipe(Effect.provide(storageLayer)),
     20_000
   )

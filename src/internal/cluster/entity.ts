@@ -37,7 +37,7 @@ import { hasTranscript, MirrorWatch, projectKeyOf, projectsDirOf } from "../tran
 import { Mirror, TranscriptStore, TranscriptStoreError } from "../transcript/store.js"
 import type * as TranscriptStoreApi from "../../TranscriptStore.js"
 import { Fenced, SessionDirectory, type SessionRecord } from "./directory.js"
-import { type Fence, ReplyFences, StoreInClusterDatabase } from "./fence.js"
+import { type Fence, ReplyFences, ReplyLog, StoreInClusterDatabase } from "./fence.js"
 import { ShardLeases } from "./lease.js"
 
 /** An SDK message as it crosses the cluster: validated where the CLI wrote it, carried as JSON. */
@@ -558,6 +558,7 @@ const build = (base: Options) =>
     // the stop's progress, for a runner that is slow to stop
     yield* Effect.addFinalizer(() => Effect.logDebug(`AgentSession ${entityId} stopped`))
     const replyFences = yield* Effect.serviceOption(ReplyFences)
+    const replyLog = yield* Effect.serviceOption(ReplyLog)
     const context = yield* Effect.context<
       Transport | SessionDirectory | Entity.CurrentAddress | Entity.CurrentRunnerAddress
     >()
@@ -688,12 +689,19 @@ const build = (base: Options) =>
         }
         const session = cli.session
         const record = yield* SynchronizedRef.get(inc.cell)
-        if (record.openTurn === turnId || Option.isSome(lastSentChunk)) {
+        // what the store holds of its replies: a request delivered late (read before the runner was held up, answered
+        // by another runner meanwhile) is not run again, nor one whose delivery did not tell what was sent of it
+        const replied = Option.isSome(replyLog) ? yield* replyLog.value.replied(requestId) : "none"
+        if (replied === "final") {
+          yield* Effect.logDebug(`AgentSession ${entityId} (epoch ${ownership.epoch}): turn ${turnId} answered already`)
+          return Stream.empty
+        }
+        if (record.openTurn === turnId || Option.isSome(lastSentChunk) || replied !== "none") {
           // its prompt reached a CLI that is gone: never run twice, never end silently. Unless its caller has its
           // `result` already (the last chunk sent holds it): the turn ended, only its end was not written (the runner
           // that ran it lost the session just after), and it ends here without more
           yield* save((r) => ({ ...r, openTurn: null }))
-          if (resultSent(lastSentChunk)) {
+          if (resultSent(lastSentChunk) || replied === "result") {
             yield* Effect.logDebug(`AgentSession ${entityId} (epoch ${ownership.epoch}): turn ${turnId} ended already`)
             return Stream.empty
           }

@@ -65,6 +65,27 @@ export const make = (): Service => {
 }
 
 /**
+ * What the store holds of a request's replies: none, chunks, chunks the last of which holds a turn's `result` (the
+ * turn ended, its end perhaps not written), or its final reply (it was answered).
+ *
+ * @internal
+ */
+export type Replied = "none" | "chunks" | "result" | "final"
+
+/**
+ * The replies the store holds for a request, whichever runner wrote them: a request delivered to a runner can have been
+ * answered elsewhere meanwhile (the runner's storage read loop delivers a message it read before it was held up, by an
+ * entity's build waiting for its shard's lease, while another runner held the shard and answered it). `"none"` too when
+ * the store could not be read.
+ *
+ * @internal
+ */
+export class ReplyLog extends Context.Tag("effect-claude-agent/AgentCluster/ReplyLog")<
+  ReplyLog,
+  { readonly replied: (requestId: string) => Effect.Effect<Replied> }
+>() {}
+
+/**
  * Whether the runner's transcript store is the SQL one in the cluster's own database, so that an append and its
  * fence's check can be one transaction (another store is checked first, then written).
  *

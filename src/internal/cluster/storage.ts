@@ -292,6 +292,28 @@ const make = (prefix: string, fences: Fences.Service) =>
 
     const saveReply = fencedSaveReply(storage, sql, replies, fences)
 
+    const holdsResult = (payload: string) =>
+      Effect.try(() => {
+        const values: unknown = JSON.parse(payload)
+        return Array.isArray(values) &&
+          values.some((m: unknown) => Predicate.hasProperty(m, "type") && m.type === "result")
+      }).pipe(Effect.orElseSucceed(() => false))
+    const replyLog = Fences.ReplyLog.of({
+      replied: (requestId) =>
+        sql<{ readonly kind: string | number | bigint | null; readonly payload: string }>`
+          SELECT kind, payload FROM ${replies} WHERE request_id = ${requestId}`.pipe(
+          Effect.flatMap((rows): Effect.Effect<Fences.Replied> =>
+            rows.some((r) => r.kind !== null && Number(r.kind) === WITH_EXIT)
+              ? Effect.succeed("final")
+              : Effect.map(
+                Effect.exists(rows, (r) => holdsResult(r.payload)),
+                (result) => result ? "result" : rows.length > 0 ? "chunks" : "none"
+              )
+          ),
+          Effect.orElseSucceed((): Fences.Replied => "none")
+        )
+    })
+
     // a request read from storage is answered through the fenced `saveReply` (the package's own answers through its
     // inner storage, whose reply handlers are not the ones callers register)
     let answer: MessageStorage.MessageStorage["Type"]["saveReply"] = saveReply
@@ -344,7 +366,7 @@ const make = (prefix: string, fences: Fences.Service) =>
       unprocessedMessagesById: (ids) => Effect.map(storage.unprocessedMessagesById(ids), answeredHere)
     })
     answer = outer.saveReply
-    return outer
+    return { storage: outer, replyLog }
   })
 
 /**
@@ -355,12 +377,15 @@ const make = (prefix: string, fences: Fences.Service) =>
 export const layerMessageStorage = (
   prefix = "cluster"
 ): Layer.Layer<
-  MessageStorage.MessageStorage | Fences.ReplyFences,
+  MessageStorage.MessageStorage | Fences.ReplyFences | Fences.ReplyLog,
   never,
   SqlClient.SqlClient | ShardingConfig.ShardingConfig
 > =>
   Layer.scopedContext(Effect.gen(function*() {
     const fences = Fences.make()
-    const storage = yield* make(prefix, fences)
-    return Context.make(MessageStorage.MessageStorage, storage).pipe(Context.add(Fences.ReplyFences, fences))
+    const { replyLog, storage } = yield* make(prefix, fences)
+    return Context.make(MessageStorage.MessageStorage, storage).pipe(
+      Context.add(Fences.ReplyFences, fences),
+      Context.add(Fences.ReplyLog, replyLog)
+    )
   })).pipe(Layer.provide(Snowflake.layerGenerator))
