@@ -6,9 +6,11 @@
 // And a rebuild for an entity that had stopped meanwhile went on to claim its session.
 import * as Entity from "@effect/cluster/Entity"
 import * as Envelope from "@effect/cluster/Envelope"
+import * as Reply from "@effect/cluster/Reply"
 import * as Snowflake from "@effect/cluster/Snowflake"
 import * as Headers from "@effect/platform/Headers"
 import * as Rpc from "@effect/rpc/Rpc"
+import * as Arr from "effect/Array"
 import * as Stream from "effect/Stream"
 import * as EntityAddress from "@effect/cluster/EntityAddress"
 import * as EntityId from "@effect/cluster/EntityId"
@@ -27,9 +29,10 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
 import { ScriptedCli } from "effect-claude-agent/testing"
-import type { Transport } from "effect-claude-agent"
+import type { Message, Transport } from "effect-claude-agent"
 import { layerMemory, SessionDirectory } from "../src/internal/cluster/directory.js"
 import { type AgentSession, layer, type SetModel, type Turn } from "../src/internal/cluster/entity.js"
+import { type Replied, ReplyLog } from "../src/internal/cluster/fence.js"
 
 /** The entity's build as the layer registers it, with the context it was registered in. */
 interface Registered {
@@ -52,7 +55,9 @@ const register = (
   claimGate?: Deferred.Deferred<void>,
   atClaim?: Deferred.Deferred<void>,
   // a CLI that answers its initialize and then waits on its input
-  cli: Layer.Layer<Transport.Transport> = ScriptedCli.layer((cli) => Effect.asVoid(cli.nextUser))
+  cli: Layer.Layer<Transport.Transport> = ScriptedCli.layer((cli) => Effect.asVoid(cli.nextUser)),
+  // what the store holds of each request's replies (none when not given)
+  replied?: (requestId: string) => Replied
 ) =>
   Effect.gen(function*() {
     let registered: Registered | undefined
@@ -71,18 +76,25 @@ const register = (
       Effect.map(SessionDirectory, (directory) =>
         SessionDirectory.of({
           ...directory,
-          claim: (entityId, owner) =>
+          claim: (entityId, owner, guard = Effect.void) =>
             Effect.zipRight(
               Effect.zipRight(
-                atClaim === undefined ? Effect.void : Deferred.succeed(atClaim, undefined),
+                Effect.zipRight(guard, atClaim === undefined ? Effect.void : Deferred.succeed(atClaim, undefined)),
                 claimGate === undefined ? Effect.void : Deferred.await(claimGate)
               ),
               Effect.zipRight(Ref.update(claims, (n) => n + 1), directory.claim(entityId, owner))
             )
         }))
     ).pipe(Layer.provide(layerMemory))
+    const log = replied === undefined
+      ? Layer.empty
+      : Layer.succeed(ReplyLog, ReplyLog.of({ replied: (requestId) => Effect.succeed(replied(requestId)) }))
     yield* Layer.build(
-      layer().pipe(Layer.provide(Layer.succeed(Sharding.Sharding, sharding)), Layer.provide(counted))
+      layer().pipe(
+        Layer.provide(Layer.succeed(Sharding.Sharding, sharding)),
+        Layer.provide(counted),
+        Layer.provide(log)
+      )
     ).pipe(Effect.provide(cli))
     return registered!
   })
@@ -179,7 +191,8 @@ type Handlers = Entity.HandlersFrom<typeof AgentSession extends Entity.Entity<in
 const request = <R extends typeof Turn | typeof SetModel>(
   id: number,
   tag: Rpc.Tag<R>,
-  payload: Rpc.Payload<R>
+  payload: Rpc.Payload<R>,
+  lastSentChunk: Option.Option<Reply.Chunk<R>> = Option.none()
 ): Entity.Request<R> =>
   new Entity.Request<R>({
     ...Envelope.makeRequest<R>({
@@ -189,7 +202,7 @@ const request = <R extends typeof Turn | typeof SetModel>(
       payload,
       headers: Headers.empty
     }),
-    lastSentChunk: Option.none()
+    lastSentChunk
   })
 
 describe("an AgentSession incarnation that loses its session", () => {
@@ -248,6 +261,96 @@ describe("an AgentSession incarnation that loses its session", () => {
         const third = yield* turn(4, "t3")
         expect(third).toEqual(Exit.succeed(["system", "assistant", "result"]))
         expect(yield* Ref.get(claims)).toBe(5)
+      }),
+    20_000
+  )
+})
+
+describe("an AgentSession turn delivered again (its runner lost the session mid-turn)", () => {
+  // scenario (d) of test/stress/ClusterJepsen.stress.ts: a runner cut off from the database just after it stored a
+  // turn's result could not record the turn's end; the session's next owner, running the request again, answered it
+  // as cut off after the result its caller had already received
+  it.scopedLive(
+    "ends without more once its caller has its result; is answered as cut off otherwise",
+    () =>
+      Effect.gen(function*() {
+        const claims = yield* Ref.make(0)
+        const cli = ScriptedCli.layer((cli) =>
+          Effect.gen(function*() {
+            while (true) {
+              const next = yield* cli.nextUser
+              if (next._tag === "None") break
+              yield* cli.turn(`echo: ${ScriptedCli.textOf(next.value)}`)
+            }
+          })
+        )
+        const registered = yield* register(claims, undefined, undefined, cli)
+        const scope = yield* Scope.make()
+        yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
+        const handlers = (yield* buildIn(registered, scope, true)) as Handlers
+        const turn = (id: number, turnId: string, lastSent: Option.Option<ReadonlyArray<Message.SdkMessage>>) => {
+          const chunk = Option.flatMap(lastSent, (values) =>
+            Option.map(
+              Arr.isNonEmptyReadonlyArray(values) ? Option.some(values) : Option.none(),
+              (values) =>
+                new Reply.Chunk<typeof Turn>({
+                  requestId: Snowflake.Snowflake(BigInt(id)),
+                  id: Snowflake.Snowflake(BigInt(id * 10)),
+                  sequence: 0,
+                  values
+                })
+            ))
+          const messages = handlers.Turn(request<typeof Turn>(id, "Turn", { turnId, prompt: `p ${turnId}` }, chunk))
+          if (Effect.isEffect(messages) || Rpc.isWrapper(messages)) return Effect.die("a turn is a stream")
+          return Stream.runCollect(messages).pipe(Effect.map((chunk) => Array.from(chunk)))
+        }
+        const first = yield* turn(1, "t1", Option.none())
+        const result = first.filter((m) => m.type === "result")
+        expect(result).toHaveLength(1)
+        // delivered again with its result as the last chunk sent: nothing more
+        expect(yield* turn(1, "t1", Option.some(result))).toEqual([])
+        // delivered again with a chunk before its result as the last one sent: cut off
+        const before = first.filter((m) => m.type !== "result")
+        expect((yield* turn(1, "t1", Option.some(before))).map((m) => m.type)).toEqual(["session_restarted"])
+      }),
+    20_000
+  )
+
+  // the runner's storage read loop delivers a message it read before it was held up (an entity's build waiting for its
+  // shard's lease) while another runner held the shard and answered it: seen in (c) disk full, the turn run twice and
+  // its stale run waiting for ever for the acknowledgement of its first chunk, the session's next turns behind it
+  it.scopedLive(
+    "is not run again when the store holds its final reply or its result, and is answered as cut off when it holds chunks of it",
+    () =>
+      Effect.gen(function*() {
+        const claims = yield* Ref.make(0)
+        const prompts = yield* Ref.make<ReadonlyArray<string>>([])
+        const cli = ScriptedCli.layer((cli) =>
+          Effect.gen(function*() {
+            while (true) {
+              const next = yield* cli.nextUser
+              if (next._tag === "None") break
+              yield* Ref.update(prompts, (p) => [...p, ScriptedCli.textOf(next.value)])
+              yield* cli.turn(`echo: ${ScriptedCli.textOf(next.value)}`)
+            }
+          })
+        )
+        const stored: Record<string, Replied> = { "1": "final", "2": "result", "3": "chunks" }
+        const registered = yield* register(claims, undefined, undefined, cli, (id) => stored[id] ?? "none")
+        const scope = yield* Scope.make()
+        yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
+        const handlers = (yield* buildIn(registered, scope, true)) as Handlers
+        const turn = (id: number, turnId: string) => {
+          const messages = handlers.Turn(request<typeof Turn>(id, "Turn", { turnId, prompt: `p ${turnId}` }))
+          if (Effect.isEffect(messages) || Rpc.isWrapper(messages)) return Effect.die("a turn is a stream")
+          return Stream.runCollect(messages).pipe(Effect.map((chunk) => Array.from(chunk, (m) => m.type)))
+        }
+        expect(yield* turn(1, "t1")).toEqual([])
+        expect(yield* turn(2, "t2")).toEqual([])
+        expect(yield* turn(3, "t3")).toEqual(["session_restarted"])
+        expect(yield* Ref.get(prompts)).toEqual([])
+        expect(yield* turn(4, "t4")).toEqual(["system", "assistant", "result"])
+        expect(yield* Ref.get(prompts)).toEqual(["p t4"])
       }),
     20_000
   )

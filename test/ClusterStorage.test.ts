@@ -19,6 +19,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
@@ -26,9 +27,11 @@ import * as Schedule from "effect/Schedule"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { ProcessExited } from "../src/AgentError.js"
+import type { SdkMessage } from "../src/Message.js"
 import { Turn } from "../src/internal/cluster/entity.js"
 import { Fenced } from "../src/internal/cluster/directory.js"
-import { type Fence, ReplyFences } from "../src/internal/cluster/fence.js"
+import { type Fence, type FenceCheck, ReplyFences, ReplyLog } from "../src/internal/cluster/fence.js"
 import { layerMessageStorage } from "../src/internal/cluster/storage.js"
 
 const address = EntityAddress.make({
@@ -176,6 +179,153 @@ describe("the cluster's message storage while the database refuses writes", () =
           String(requestId)
         }`
         expect(rows.length).toBe(1)
+      }).pipe(Effect.provide(storageLayer)),
+    20_000
+  )
+
+  it.scopedLive(
+    "a reply the database refused until its lease lapsed is stored once it can be, unless a later incarnation claimed the session; an interruption needs the lease",
+    () =>
+      Effect.gen(function*() {
+        const storage = yield* MessageStorage.MessageStorage
+        const fences = yield* ReplyFences
+        const sql = yield* SqlClient.SqlClient
+        // the incarnation's lease (held until `lapse`), and whether a later incarnation claimed the session
+        const held = yield* Ref.make(true)
+        const claimed = yield* Ref.make(false)
+        const fence: Fence = <A, E, R>(write: Effect.Effect<A, E, R>, check: FenceCheck = "lease") =>
+          Effect.flatMap(
+            Effect.zip(Ref.get(held), Ref.get(claimed)),
+            ([held, claimed]): Effect.Effect<A, E | Fenced, R> =>
+              claimed || (check === "lease" && !held) ? Effect.fail(new Fenced({ entityId: "s1", epoch: 1 })) : write
+          )
+        const chunk = (requestId: bigint, id: number) =>
+          new Reply.ReplyWithContext({
+            reply: new Reply.Chunk<typeof Turn>({
+              id: Snowflake.Snowflake(BigInt(id)),
+              requestId: Snowflake.Snowflake(requestId),
+              sequence: 0,
+              values: [{
+                type: "session_restarted",
+                attempt: 1,
+                exit: { code: null, signal: null },
+                stderrTail: "",
+                session_id: "s",
+                interruptedTurn: true
+              }]
+            }),
+            rpc: Turn,
+            context: Context.empty()
+          })
+        const replies = (requestId: bigint) =>
+          Effect.map(
+            sql<{ readonly id: number }>`SELECT id FROM t_replies WHERE request_id = ${String(requestId)}`,
+            (rows) => rows.length
+          )
+        // a chunk the database refuses (locked, restarting) while the lease lapses: stored once the database is back
+        fences.register("5000", fence)
+        yield* sql`PRAGMA query_only = ON`
+        const saving = yield* Effect.fork(storage.saveReply(chunk(BigInt(5000), 5001)))
+        yield* Effect.sleep("300 millis")
+        yield* Ref.set(held, false)
+        yield* Effect.sleep("300 millis")
+        yield* sql`PRAGMA query_only = OFF`
+        expect(Exit.isSuccess(yield* Fiber.await(saving))).toBe(true)
+        expect(yield* replies(BigInt(5000))).toBe(1)
+        // a turn's end (a final success) with the lease lapsed: stored (its chunks were made while the lease was held)
+        yield* storage.saveReply(
+          new Reply.ReplyWithContext({
+            reply: new Reply.WithExit<typeof Turn>({
+              id: Snowflake.Snowflake(BigInt(5002)),
+              requestId: Snowflake.Snowflake(BigInt(5000)),
+              exit: Exit.void
+            }),
+            rpc: Turn,
+            context: Context.empty()
+          })
+        )
+        expect(yield* replies(BigInt(5000))).toBe(2)
+        // an interruption with the lease lapsed is refused (the request is the session's next owner's to answer)
+        fences.register("6000", fence)
+        const interrupted = storage.saveReply(
+          new Reply.ReplyWithContext({
+            reply: new Reply.WithExit<typeof Turn>({
+              id: Snowflake.Snowflake(BigInt(6001)),
+              requestId: Snowflake.Snowflake(BigInt(6000)),
+              exit: Exit.interrupt(FiberId.none)
+            }),
+            rpc: Turn,
+            context: Context.empty()
+          })
+        )
+        expect(Exit.isInterrupted(yield* Effect.exit(interrupted))).toBe(true)
+        // a chunk the handler checked before the lease lapsed, and a typed failure (what a request ends with once every
+        // incarnation it was tried on lost the session): stored
+        fences.register("8000", fence)
+        yield* storage.saveReply(chunk(BigInt(8000), 8001))
+        yield* storage.saveReply(
+          new Reply.ReplyWithContext({
+            reply: new Reply.WithExit<typeof Turn>({
+              id: Snowflake.Snowflake(BigInt(8002)),
+              requestId: Snowflake.Snowflake(BigInt(8000)),
+              exit: Exit.fail(new ProcessExited({ code: null, signal: "SIGKILL", stderrTail: "" }))
+            }),
+            rpc: Turn,
+            context: Context.empty()
+          })
+        )
+        expect(yield* replies(BigInt(8000))).toBe(2)
+        // a chunk the database refused, the session claimed meanwhile by a later incarnation: refused
+        yield* Ref.set(held, true)
+        fences.register("7000", fence)
+        yield* sql`PRAGMA query_only = ON`
+        const late = yield* Effect.fork(storage.saveReply(chunk(BigInt(7000), 7001)))
+        yield* Effect.sleep("300 millis")
+        yield* Ref.set(claimed, true)
+        yield* sql`PRAGMA query_only = OFF`
+        expect(Exit.isInterrupted(yield* Fiber.await(late))).toBe(true)
+        expect(yield* replies(BigInt(6000))).toBe(0)
+        expect(yield* replies(BigInt(7000))).toBe(0)
+      }).pipe(Effect.provide(storageLayer)),
+    20_000
+  )
+
+  it.scopedLive(
+    "tells what the store holds of a request's replies: none, chunks, the turn's result, its final reply",
+    () =>
+      Effect.gen(function*() {
+        const storage = yield* MessageStorage.MessageStorage
+        const log = yield* ReplyLog
+        const chunk = (requestId: number, id: number, sequence: number, type: "assistant" | "result") =>
+          storage.saveReply(
+            new Reply.ReplyWithContext({
+              reply: new Reply.Chunk<typeof Turn>({
+                id: Snowflake.Snowflake(BigInt(id)),
+                requestId: Snowflake.Snowflake(BigInt(requestId)),
+                sequence,
+                values: [{ type, session_id: "s" } as SdkMessage]
+              }),
+              rpc: Turn,
+              context: Context.empty()
+            })
+          )
+        expect(yield* log.replied("9000")).toBe("none")
+        yield* chunk(9000, 9001, 0, "assistant")
+        expect(yield* log.replied("9000")).toBe("chunks")
+        yield* chunk(9000, 9002, 1, "result")
+        expect(yield* log.replied("9000")).toBe("result")
+        yield* storage.saveReply(
+          new Reply.ReplyWithContext({
+            reply: new Reply.WithExit<typeof Turn>({
+              id: Snowflake.Snowflake(BigInt(9003)),
+              requestId: Snowflake.Snowflake(BigInt(9000)),
+              exit: Exit.void
+            }),
+            rpc: Turn,
+            context: Context.empty()
+          })
+        )
+        expect(yield* log.replied("9000")).toBe("final")
       }).pipe(Effect.provide(storageLayer)),
     20_000
   )

@@ -20,21 +20,12 @@ import { report } from "./support.js"
 const pgUrl = process.env["ECA_TEST_PG_URL"]
 /** A shell command restarting that server (.ci/postgres sets it with ECA_TEST_PG_URL). */
 const pgRestart = process.env["ECA_TEST_PG_RESTART"]
-/**
- * The scenarios that do not pass yet run only with ECA_STRESS_JEPSEN_OPEN=1, out of `npm run test:stress` in CI until
- * they pass (docs/GUARANTEES.md): (a) and (d) on PostgreSQL, whose runners did not start within 5 minutes in the merged
- * tree's CI (passed on the jepsen branch; untraced); (c) SQLite locked (one turn of 72 unacknowledged in one of two
- * runs); (b) PostgreSQL restarted and (c) disk full (they passed every run on the branch and one CI run, then (b) stalled
- * for over 10 minutes in the next CI run: traced and fixed, an entity restarted after a defect held its runner's shards;
- * open still, the lost wake-ups traced in (a), which (b) can meet when its shards move).
- */
-const openFaults = process.env["ECA_STRESS_JEPSEN_OPEN"] === "1"
 const SESSIONS = Number(process.env["ECA_STRESS_JEPSEN_SESSIONS"] ?? "24")
 const CONCURRENCY = 12
 
 const backends: ReadonlyArray<{ readonly name: string; readonly storage: (dir: string) => RunnerStorage }> = [
   { name: "SQLite", storage: (dir) => ({ sqlite: path.join(dir, "cluster.db") }) },
-  ...(pgUrl === undefined || !openFaults ? [] : [{ name: "PostgreSQL", storage: (): RunnerStorage => ({ pgUrl }) }])
+  ...(pgUrl === undefined ? [] : [{ name: "PostgreSQL", storage: (): RunnerStorage => ({ pgUrl }) }])
 ]
 
 const check = (result: ScenarioResult) => {
@@ -175,7 +166,7 @@ const shell = (command: string) =>
 describe.each(pgUrl === undefined || pgRestart === undefined ? [] : [{ pgUrl, pgRestart }])(
   "the cluster under faults (PostgreSQL)",
   ({ pgRestart, pgUrl }) => {
-    it.scopedLive.skipIf(!openFaults)(
+    it.scopedLive(
       "(b) PostgreSQL restarted mid-run (pg_ctl restart -m immediate): the runners reconnect; each turn in flight completes once or ends with session_restarted",
       () =>
         Effect.gen(function*() {
@@ -213,7 +204,7 @@ describe.each(pgUrl === undefined || pgRestart === undefined ? [] : [{ pgUrl, pg
       600_000
     )
 
-    it.scopedLive.skipIf(!openFaults)(
+    it.scopedLive(
       "(d) a runner cut off from PostgreSQL (not from its CLIs): its CLIs are ended once its lease lapses, the other runner takes its sessions over, it answers nothing during the cut, and rejoins once healed",
       () =>
         Effect.gen(function*() {
@@ -231,7 +222,7 @@ describe.each(pgUrl === undefined || pgRestart === undefined ? [] : [{ pgUrl, pg
             turns: 3,
             concurrency: CONCURRENCY,
             faultAt: 0.3,
-            fault: ({ acked, release, runners, slow, waitUntil }) =>
+            fault: ({ acked, release, restarted, runners, slow, waitUntil }) =>
               Effect.gen(function*() {
                 const victim = runners[0]!
                 slow(victim.index)
@@ -247,8 +238,13 @@ describe.each(pgUrl === undefined || pgRestart === undefined ? [] : [{ pgUrl, pg
                   () => clis.every((pid) => processState(pid) === undefined || processState(pid) === "Z"),
                   20_000
                 )
+                // the other runner takes the cut-off runner's sessions over: a session the cut-off runner answered before
+                // answers from it, or a turn in flight at the cut is cut off by the restart there (the only evidence when
+                // the cut-off runner's other sessions had no turn left, their last one ended by the next owner)
                 const takeover = yield* waitUntil(
-                  () => acked.some((a) => onVictim.has(a.session) && a.runner !== victim.pid && a.at > cutAt),
+                  () =>
+                    acked.some((a) => onVictim.has(a.session) && a.runner !== victim.pid && a.at > cutAt) ||
+                    restarted.some((r) => r.at > cutAt),
                   60_000
                 )
                 slow(victim.index, false)
@@ -266,12 +262,24 @@ describe.each(pgUrl === undefined || pgRestart === undefined ? [] : [{ pgUrl, pg
                 }
               })
           })
-          // answers of the cut-off runner acknowledged once its lease had lapsed, before the heal
+          // answers of the cut-off runner that reached the caller once its lease had lapsed, before the heal. By when
+          // the result arrived, not when the turn ended: a result the cut-off runner stored just before the cut is
+          // followed by the turn's end only once the next owner of the session has written it (answering the turn,
+          // whose end the cut-off runner could not record, as cut off), seconds into the cut
           const w = window
+          const fromVictim = w === undefined ? [] : result.acked.filter((a) => a.runner === w.victim)
           const staleAnswers = w === undefined
             ? []
-            : result.acked.filter((a) => a.runner === w.victim && a.at > w.from && a.at < w.to).map((a) => a.token)
-          report("cluster-jepsen-partition-postgresql", { ...result.figures, staleAnswers: staleAnswers.length })
+            : fromVictim.filter((a) => a.resultAt > w.from && a.resultAt < w.to).map((a) => a.token)
+          const endedByNextOwner = w === undefined
+            ? 0
+            : fromVictim.filter((a) => a.resultAt < w.from && a.at > w.from).length
+          report("cluster-jepsen-partition-postgresql", {
+            ...result.figures,
+            staleAnswers: staleAnswers.length,
+            victimAnswersEndedInCut: endedByNextOwner,
+            victimAnswersEndedAsCutOff: fromVictim.filter((a) => a.restartedAfterResult).length
+          })
           expect(result.figures["victimToolsMidTurnAtCut"]).toBeGreaterThan(0)
           expect(result.figures["cutToCliGoneMs"]).toBeLessThan(10_000)
           expect(result.figures["cutToFirstTakenOverTurnMs"]).not.toBeNaN()
@@ -284,8 +292,7 @@ describe.each(pgUrl === undefined || pgRestart === undefined ? [] : [{ pgUrl, pg
 )
 
 describe("the cluster under faults (SQLite)", () => {
-  // passed in one merged-tree stress run, left a turn unacknowledged in the next: open until it holds every run
-  it.scopedLive.skipIf(!openFaults)(
+  it.scopedLive(
     "(c) SQLite locked by another process past the shard lease: typed errors while it lasts, no corruption, recovery once it is released",
     () =>
       Effect.gen(function*() {
@@ -322,7 +329,7 @@ describe("the cluster under faults (SQLite)", () => {
   )
 
   // the database on a tmpfs of its own: mounting one needs root, as in CI
-  it.scopedLive.skipIf(!openFaults || process.getuid?.() !== 0)(
+  it.scopedLive.skipIf(process.getuid?.() !== 0)(
     "(c) SQLite's disk full (a tmpfs filled up): typed errors while it lasts, no corruption, recovery once space returns",
     () =>
       Effect.gen(function*() {

@@ -87,7 +87,15 @@ export interface Acked {
   readonly runner: number
   readonly cliSession: string
   readonly history: ReadonlyArray<string>
+  /** When the turn ended (its final reply reached the caller). */
   readonly at: number
+  /**
+   * When its `result` reached the caller: a turn whose result was stored before a fault may end only once the session's
+   * next owner has written its end (answering it as cut off, after the result), well after the fault.
+   */
+  readonly resultAt: number
+  /** Whether a `session_restarted` followed its `result` (its end written by the session's next owner). */
+  readonly restartedAfterResult: boolean
 }
 
 /** What a fault sees of the run. */
@@ -318,17 +326,27 @@ export const runScenario = (options: ScenarioOptions) =>
         const handle = yield* AgentCluster.session(id)
         for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
           const token = `s${session}-t${turn}-a${attempt}`
-          const exit = yield* Stream.runCollect(handle.turn(`P:${token}:P`, { turnId: `${prefix}-${token}` }))
-            .pipe(Effect.timeout("90 seconds"), Effect.sandbox, Effect.either)
+          let resultAt = Number.NaN
+          const exit = yield* Stream.runCollect(
+            handle.turn(`P:${token}:P`, { turnId: `${prefix}-${token}` }).pipe(
+              Stream.tap((m) =>
+                Effect.sync(() => {
+                  if (m.type === "result") resultAt = Date.now()
+                })
+              )
+            )
+          ).pipe(Effect.timeout("90 seconds"), Effect.sandbox, Effect.either)
           if (exit._tag === "Left") {
             failedAttempts++
             const error = Cause.squash(exit.left)
             const tag = Predicate.hasProperty(error, "_tag") ? String(error._tag) : String(error).slice(0, 80)
             const reason = Predicate.hasProperty(error, "reason") ? `/${String(error.reason)}` : ""
             failures.set(tag + reason, (failures.get(tag + reason) ?? 0) + 1)
-            // as a caller would, not at once: a fault that fails every send (a full disk) lasts longer than the
-            // attempts would without a pause
-            yield* Effect.sleep("2 seconds")
+            // as a caller would, not at once and longer each time: a fault that fails every send (a full disk, 8 s)
+            // lasts longer than the attempts would without a pause, and the runners take a few seconds more to
+            // acquire their shards again (6 attempts 2 s apart ran out once, the last one refused by the lock
+            // contention after the disk had space again)
+            yield* Effect.sleep(`${Math.min(2 * (attempt + 1), 8)} seconds`)
             continue
           }
           const messages = Chunk.toReadonlyArray(exit.right)
@@ -352,7 +370,9 @@ export const runScenario = (options: ScenarioOptions) =>
             runner: Number(runner),
             cliSession: result.session_id,
             history: (tokens ?? "").split(" "),
-            at: Date.now()
+            at: Date.now(),
+            resultAt,
+            restartedAfterResult: messages.slice(messages.indexOf(result)).some((m) => m.type === "session_restarted")
           })
           return yield* maybeFault
         }

@@ -68,9 +68,12 @@ export interface Claim {
 export interface Service {
   /**
    * Claims the entity's record for a new incarnation: its epoch goes up by one (a record never claimed starts at 1),
-   * which refuses every later write of the incarnations before.
+   * which refuses every later write of the incarnations before. `guard` runs before each attempt, the first and each
+   * one made again after the database refused the claim: it waits until the runner may claim (its shard's lease
+   * held), or interrupts the claim (the runner let the shard go), so that no attempt is made for a shard another
+   * runner may hold by then.
    */
-  readonly claim: (entityId: string, owner: string) => Effect.Effect<Claim>
+  readonly claim: (entityId: string, owner: string, guard?: Effect.Effect<void>) => Effect.Effect<Claim>
   /** Writes the record, unless a later incarnation claimed it since `epoch`. */
   readonly set: (entityId: string, epoch: number, record: SessionRecord) => Effect.Effect<void, Fenced>
   /**
@@ -108,12 +111,15 @@ export const layerMemory: Layer.Layer<SessionDirectory> = Layer.effect(
         (rows) => rows.get(entityId)?.epoch === epoch ? Effect.void : Effect.fail(new Fenced({ entityId, epoch }))
       )
     return SessionDirectory.of({
-      claim: (entityId) =>
-        Ref.modify(ref, (rows) => {
-          const row = rows.get(entityId)
-          const next = { epoch: (row?.epoch ?? 0) + 1, record: row?.record }
-          return [{ epoch: next.epoch, record: Option.fromNullable(row?.record) }, new Map(rows).set(entityId, next)]
-        }),
+      claim: (entityId, _owner, guard = Effect.void) =>
+        Effect.zipRight(
+          guard,
+          Ref.modify(ref, (rows) => {
+            const row = rows.get(entityId)
+            const next = { epoch: (row?.epoch ?? 0) + 1, record: row?.record }
+            return [{ epoch: next.epoch, record: Option.fromNullable(row?.record) }, new Map(rows).set(entityId, next)]
+          })
+        ),
       set: (entityId, epoch, record) =>
         Effect.zipRight(
           check(entityId, epoch),
@@ -201,11 +207,17 @@ export const layerSql = (prefix = "cluster"): Layer.Layer<SessionDirectory, neve
           Effect.flatMap((rows) => rows.length === 1 ? Effect.void : Effect.fail(new Fenced({ entityId, epoch })))
         )
       return SessionDirectory.of({
-        claim: (entityId, owner) =>
-          sql<{ readonly epoch: number | string | bigint; readonly record: string | null }>`
+        claim: (entityId, owner, guard = Effect.void) =>
+          // the guard before every attempt: a claim the database refused while the lease was held, tried again once
+          // it lapsed (a runner cut off from the database, healed after its shard moved), took the record from the
+          // runner that held the shard by then, cutting its turn off
+          Effect.zipRight(
+            guard,
+            sql<{ readonly epoch: number | string | bigint; readonly record: string | null }>`
             INSERT INTO ${table} (entity_id, record, epoch, owner) VALUES (${entityId}, NULL, 1, ${owner})
             ON CONFLICT (entity_id) DO UPDATE SET epoch = ${table}.epoch + 1, owner = excluded.owner
-            RETURNING epoch, record`.pipe(
+            RETURNING epoch, record`
+          ).pipe(
             Effect.retry(WRITE_RETRY),
             Effect.flatMap((rows) =>
               Effect.map(

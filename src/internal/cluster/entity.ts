@@ -7,6 +7,7 @@
 import * as ClusterSchema from "@effect/cluster/ClusterSchema"
 import * as Entity from "@effect/cluster/Entity"
 import * as Sharding from "@effect/cluster/Sharding"
+import type * as Reply from "@effect/cluster/Reply"
 import * as Rpc from "@effect/rpc/Rpc"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -36,7 +37,7 @@ import { hasTranscript, MirrorWatch, projectKeyOf, projectsDirOf } from "../tran
 import { Mirror, TranscriptStore, TranscriptStoreError } from "../transcript/store.js"
 import type * as TranscriptStoreApi from "../../TranscriptStore.js"
 import { Fenced, SessionDirectory, type SessionRecord } from "./directory.js"
-import { type Fence, ReplyFences, StoreInClusterDatabase } from "./fence.js"
+import { type Fence, type Replied, ReplyFences, ReplyLog, StoreInClusterDatabase } from "./fence.js"
 import { ShardLeases } from "./lease.js"
 
 /** An SDK message as it crosses the cluster: validated where the CLI wrote it, carried as JSON. */
@@ -197,6 +198,25 @@ const cutOff = (record: SessionRecord): Message.SessionRestartedMessage => ({
   interruptedTurn: true
 })
 
+/**
+ * What a turn delivered to an incarnation comes to, from the session's record, the last chunk its delivery says was
+ * sent, and what the store holds of its replies (whichever runner wrote them): answered already (a request delivered
+ * late, read before the runner was held up and answered by another runner meanwhile: never run again); ended already
+ * (its caller has its `result`: the runner that ran it lost the session before it could write the turn's end); answered
+ * as cut off (its prompt reached a CLI that is gone: never run twice, never end silently); or run.
+ */
+const deliveryOf = (
+  record: SessionRecord,
+  turnId: string,
+  lastSentChunk: Option.Option<Reply.Chunk<typeof Turn>>,
+  replied: Replied
+): "answered already" | "ended already" | "answered as cut off" | "run" => {
+  if (replied === "final") return "answered already"
+  if (record.openTurn !== turnId && Option.isNone(lastSentChunk) && replied === "none") return "run"
+  const resultSent = Option.exists(lastSentChunk, (chunk) => chunk.values.some((m) => m.type === "result"))
+  return resultSent || replied === "result" ? "ended already" : "answered as cut off"
+}
+
 /** How long the rest of a turn its caller left may take to come, once interrupted. */
 const SETTLE_TIMEOUT = "5 seconds"
 
@@ -225,16 +245,21 @@ const own = (entityId: string) =>
     const directory = yield* SessionDirectory
     const leases = yield* Effect.serviceOption(ShardLeases)
     const sharding = yield* Effect.serviceOption(Sharding.Sharding)
-    if (Option.isSome(leases)) {
-      // a claim waits for the lease to be held, while the runner still has the shard: one it let go (its entities are
-      // stopping) ends the wait as interrupted, which holds up neither the entity's stop nor the request waiting here
-      const letGo = Effect.gen(function*() {
-        while (Option.isNone(sharding) || sharding.value.hasShardId(address.shardId)) yield* Effect.sleep(POLL)
-        return yield* Effect.interrupt
-      })
-      yield* Effect.raceFirst(leases.value.awaitHeld(address.shardId), letGo)
-    }
-    const { epoch, record } = yield* directory.claim(entityId, `${runner.host}:${runner.port}`)
+    // a claim (each attempt of it) waits for the lease to be held, while the runner still has the shard: one it let go
+    // (its entities are stopping) ends the wait as interrupted, which holds up neither the entity's stop nor the
+    // request waiting here
+    const leaseHeld = Option.match(leases, {
+      onNone: () => Effect.void,
+      onSome: (leases) => {
+        const letGo = Effect.gen(function*() {
+          while (Option.isNone(sharding) || sharding.value.hasShardId(address.shardId)) yield* Effect.sleep(POLL)
+          return yield* Effect.interrupt
+        })
+        return Effect.raceFirst(leases.awaitHeld(address.shardId), letGo)
+      }
+    })
+    const { epoch, record } = yield* directory.claim(entityId, `${runner.host}:${runner.port}`, leaseHeld)
+    yield* Effect.logDebug(`AgentSession ${entityId} claimed epoch ${epoch}`)
     const lost = yield* Deferred.make<void>()
     const lose = Effect.flatMap(Deferred.succeed(lost, undefined), (first) =>
       first
@@ -259,7 +284,12 @@ const own = (entityId: string) =>
     })
     const losing = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       Effect.tapError(effect, (e) => Predicate.isTagged(e, "Fenced") ? lose : Effect.void)
-    const fence: Fence = (write) => losing(Effect.zipRight(owned, directory.fenced(entityId, epoch, write)))
+    const fence: Fence = (write, check = "lease") =>
+      losing(
+        check === "lease"
+          ? Effect.zipRight(owned, directory.fenced(entityId, epoch, write))
+          : directory.fenced(entityId, epoch, write)
+      )
     /** Checked first, then written: for a store outside the cluster's database. */
     const check = losing(Effect.zipRight(owned, directory.check(entityId, epoch)))
     /** Writes the record; a refused write loses the session. */
@@ -523,6 +553,30 @@ const isLoss = (inc: Incarnation, cause: Cause.Cause<AgentError | Fenced>) =>
 const unlessLost = <E extends AgentError>(cause: Cause.Cause<E | Fenced>): Cause.Cause<E | ProcessExited> =>
   Cause.map(cause, (e) => e._tag === "Fenced" ? gone() : e)
 
+/** Ends `inc` after `what` (its CLI at once), so that the next request runs on a new incarnation. */
+const abandon = (entityId: string, inc: Incarnation, what: unknown) =>
+  Effect.zipRight(
+    Effect.logWarning(`AgentSession ${entityId} (epoch ${inc.ownership.epoch}) ends: the session was lost`, what),
+    inc.ownership.lose
+  )
+
+/**
+ * What a request's failure on `inc` leads to: succeeds when the request is to run again on a new incarnation (`inc`
+ * lost the session and attempts are `left`; `inc` is ended first), fails with what the request ends with otherwise.
+ */
+const again = <E extends AgentError>(
+  entityId: string,
+  inc: Incarnation,
+  cause: Cause.Cause<E | Fenced>,
+  left: number
+): Effect.Effect<void, E | ProcessExited> =>
+  Cause.isInterruptedOnly(cause)
+    ? Effect.failCause(unlessLost(cause))
+    : Effect.flatMap(isLoss(inc, cause), (loss) =>
+      !loss
+        ? Effect.failCause(unlessLost(cause))
+        : Effect.zipRight(abandon(entityId, inc, cause), left > 1 ? Effect.void : Effect.fail(gone())))
+
 /**
  * The handlers of one entity. Runs in the entity's scope: the CLIs it starts are the entity's, and so are the
  * Permissions / Hooks / MCP services of the runner's context.
@@ -543,6 +597,7 @@ const build = (base: Options) =>
     // the stop's progress, for a runner that is slow to stop
     yield* Effect.addFinalizer(() => Effect.logDebug(`AgentSession ${entityId} stopped`))
     const replyFences = yield* Effect.serviceOption(ReplyFences)
+    const replyLog = yield* Effect.serviceOption(ReplyLog)
     const context = yield* Effect.context<
       Transport | SessionDirectory | Entity.CurrentAddress | Entity.CurrentRunnerAddress
     >()
@@ -614,27 +669,6 @@ const build = (base: Options) =>
             Effect.fail(gone())
           ))
       })
-    /** Ends `inc` after `what` (its CLI at once), so that the next request runs on a new incarnation. */
-    const abandon = (inc: Incarnation, what: unknown) =>
-      Effect.zipRight(
-        Effect.logWarning(`AgentSession ${entityId} (epoch ${inc.ownership.epoch}) ends: the session was lost`, what),
-        inc.ownership.lose
-      )
-    /**
-     * What a request's failure on `inc` leads to: succeeds when the request is to run again on a new incarnation (`inc`
-     * lost the session and attempts are `left`; `inc` is ended first), fails with what the request ends with otherwise.
-     */
-    const again = <E extends AgentError>(
-      inc: Incarnation,
-      cause: Cause.Cause<E | Fenced>,
-      left: number
-    ): Effect.Effect<void, E | ProcessExited> =>
-      Cause.isInterruptedOnly(cause)
-        ? Effect.failCause(unlessLost(cause))
-        : Effect.flatMap(isLoss(inc, cause), (loss) =>
-          !loss
-            ? Effect.failCause(unlessLost(cause))
-            : Effect.zipRight(abandon(inc, cause), left > 1 ? Effect.void : Effect.fail(gone())))
     /** Runs `request` on the current incarnation; on a loss of the session, again on a new one (up to `ATTEMPTS`). */
     const attempt = <A>(
       request: (inc: Incarnation) => Effect.Effect<A, AgentError | Fenced>,
@@ -642,7 +676,7 @@ const build = (base: Options) =>
     ): Effect.Effect<A, AgentError> =>
       Effect.flatMap(incarnationFor(undefined), (inc) =>
         Effect.catchAllCause(request(inc), (cause) =>
-          Effect.zipRight(again(inc, cause, left), attempt(request, left - 1))))
+          Effect.zipRight(again(entityId, inc, cause, left), attempt(request, left - 1))))
 
     // one turn at a time: a second waits for the first's result, as prompts queue in a local session
     const turns = yield* Effect.makeSemaphore(1)
@@ -652,7 +686,7 @@ const build = (base: Options) =>
       requestId: string,
       turnId: string,
       prompt: Message.Prompt,
-      lastSentChunk: Option.Option<unknown>
+      lastSentChunk: Option.Option<Reply.Chunk<typeof Turn>>
     ): Stream.Stream<Message.SdkMessage, SessionError | Fenced> =>
       Stream.unwrapScoped(Effect.gen(function*() {
         const { ownership, save, unanswered } = inc
@@ -663,6 +697,7 @@ const build = (base: Options) =>
         yield* turns.take(1).pipe(Effect.acquireRelease(() =>
           turns.release(1)
         ))
+        yield* Effect.logDebug(`AgentSession ${entityId} (epoch ${ownership.epoch}): turn ${turnId}`)
         // a CLI takes a prompt only once the store holds every entry it reported: one whose entries the store refused
         // is ended instead, and the prompt goes to a CLI resumed from the store
         let cli = yield* inc.liveCli
@@ -672,10 +707,18 @@ const build = (base: Options) =>
         }
         const session = cli.session
         const record = yield* SynchronizedRef.get(inc.cell)
-        if (record.openTurn === turnId || Option.isSome(lastSentChunk)) {
-          // its prompt reached a CLI that is gone: never run twice, never end silently
-          yield* save((r) => ({ ...r, openTurn: null }))
-          return Stream.make(cutOff(record))
+        const delivery = deliveryOf(
+          record,
+          turnId,
+          lastSentChunk,
+          Option.isSome(replyLog) ? yield* replyLog.value.replied(requestId) : "none"
+        )
+        if (delivery !== "run") {
+          if (delivery !== "answered already") {
+            yield* save((r) => ({ ...r, openTurn: null }))
+          }
+          yield* Effect.logDebug(`AgentSession ${entityId} (epoch ${ownership.epoch}): turn ${turnId} ${delivery}`)
+          return delivery === "answered as cut off" ? Stream.make(cutOff(record)) : Stream.empty
         }
         // a caller that left mid-turn left the CLI mid-turn: the rest of that turn is read first, so that this turn
         // reads only its own messages
@@ -699,7 +742,7 @@ const build = (base: Options) =>
         // the turn's end, written to the record: a write refused ends the incarnation, not this turn (its messages
         // were answered); the record's open turn is then cut off by the next incarnation only if delivered again
         const ended = Effect.catchAllCause(save((r) => ({ ...r, openTurn: null })), (cause) =>
-          abandon(inc, cause))
+          abandon(entityId, inc, cause))
         return session.turn(prompt).pipe(
           Stream.tap((m) =>
             m.type === "result" ? Ref.set(unanswered, undefined) : Effect.void
@@ -707,7 +750,9 @@ const build = (base: Options) =>
           // each message is answered only while the session is this incarnation's: one read from a CLI that ran on
           // after the session was lost (a paused runner's) is dropped, and the turn goes on in a new incarnation. Its
           // reply is fenced too, but a reply refused there would end the request outside the turn (below)
-          Stream.tap(() => ownership.owned),
+          Stream.tap(() =>
+            ownership.owned
+          ),
           // an interrupt is the runner shutting down (the turn is delivered again) or the caller leaving: the turn
           // stays open, so that its redelivery is announced instead of run again
           Stream.onDone(() => ended),
@@ -720,13 +765,15 @@ const build = (base: Options) =>
       requestId: string,
       turnId: string,
       prompt: Message.Prompt,
-      lastSentChunk: Option.Option<unknown>,
+      lastSentChunk: Option.Option<Reply.Chunk<typeof Turn>>,
       left = ATTEMPTS
     ): Stream.Stream<Message.SdkMessage, SessionError> =>
       Stream.unwrap(Effect.map(incarnationFor(requestId), (inc) =>
         runTurn(inc, requestId, turnId, prompt, lastSentChunk).pipe(
           Stream.catchAllCause((cause) =>
-            Stream.unwrap(Effect.as(again(inc, cause, left), turn(requestId, turnId, prompt, lastSentChunk, left - 1)))
+            Stream.unwrap(
+              Effect.as(again(entityId, inc, cause, left), turn(requestId, turnId, prompt, lastSentChunk, left - 1))
+            )
           )
         )))
 
@@ -745,7 +792,7 @@ const handlersOf = (
     requestId: string,
     turnId: string,
     prompt: Message.Prompt,
-    lastSentChunk: Option.Option<unknown>
+    lastSentChunk: Option.Option<Reply.Chunk<typeof Turn>>
   ) => Stream.Stream<Message.SdkMessage, SessionError>,
   attempt: <A>(request: (inc: Incarnation) => Effect.Effect<A, AgentError | Fenced>) => Effect.Effect<A, AgentError>,
   incarnation: SynchronizedRef.SynchronizedRef<Incarnation>

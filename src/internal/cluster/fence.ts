@@ -12,12 +12,25 @@ import type * as Effect from "effect/Effect"
 import type { Fenced } from "./directory.js"
 
 /**
- * A write made only while an incarnation owns its session (refused with `Fenced` otherwise), in one transaction with
- * the check when the write is to the cluster's database.
+ * What a fence checks before a write: `"lease"`, that the incarnation owns its session (its shard's lease held, its
+ * epoch still the record's); `"epoch"`, only that no later incarnation claimed the session (its epoch still the
+ * record's), for a write of what the incarnation made while it owned the session, whose lease may have lapsed since
+ * (a reply the database refused until then, a turn's end).
  *
  * @internal
  */
-export type Fence = <A, E, R>(write: Effect.Effect<A, E, R>) => Effect.Effect<A, E | Fenced | SqlError, R>
+export type FenceCheck = "lease" | "epoch"
+
+/**
+ * A write made only while an incarnation owns its session (refused with `Fenced` otherwise; see {@link FenceCheck}),
+ * in one transaction with the check when the write is to the cluster's database.
+ *
+ * @internal
+ */
+export type Fence = <A, E, R>(
+  write: Effect.Effect<A, E, R>,
+  check?: FenceCheck
+) => Effect.Effect<A, E | Fenced | SqlError, R>
 
 /** @internal */
 export interface Service {
@@ -50,6 +63,27 @@ export const make = (): Service => {
     }
   }
 }
+
+/**
+ * What the store holds of a request's replies: none, chunks, chunks the last of which holds a turn's `result` (the
+ * turn ended, its end perhaps not written), or its final reply (it was answered).
+ *
+ * @internal
+ */
+export type Replied = "none" | "chunks" | "result" | "final"
+
+/**
+ * The replies the store holds for a request, whichever runner wrote them: a request delivered to a runner can have been
+ * answered elsewhere meanwhile (the runner's storage read loop delivers a message it read before it was held up, by an
+ * entity's build waiting for its shard's lease, while another runner held the shard and answered it). `"none"` too when
+ * the store could not be read.
+ *
+ * @internal
+ */
+export class ReplyLog extends Context.Tag("effect-claude-agent/AgentCluster/ReplyLog")<
+  ReplyLog,
+  { readonly replied: (requestId: string) => Effect.Effect<Replied> }
+>() {}
 
 /**
  * Whether the runner's transcript store is the SQL one in the cluster's own database, so that an append and its

@@ -134,9 +134,8 @@ const fencedSaveReply = (
     Effect.suspend(() => {
       const requestId = String(reply.reply.requestId)
       const fence = fences.get(requestId)
-      const save = fence === undefined
-        ? storage.saveReply(reply)
-        : fence(storage.saveReply(reply)).pipe(
+      const save = (check: Fences.FenceCheck) =>
+        fence === undefined ? storage.saveReply(reply) : fence(storage.saveReply(reply), check).pipe(
           // @effect/sql ends a transaction whose COMMIT or ROLLBACK the database did not answer (its connection lost:
           // a restart) with a defect, which restarted the entity: the save is as unsure as a refused one, and tried
           // again the same way (each attempt first looking whether it was stored after all)
@@ -147,12 +146,23 @@ const fencedSaveReply = (
           ),
           Effect.catchTag("SqlError", (cause) => Effect.fail(new PersistenceError({ cause })))
         )
-      // a store that refuses (not the fence: a refusal of its is final) is tried again
+      // what a reply of the entity carries was made while its incarnation owned the session: each message of a turn
+      // is answered only once that was checked (`entity.ts`, `runTurn`), and a failure after the loss of the session
+      // is the loss's own answer (`ProcessExited`). So its save checks only that no later incarnation claimed the
+      // session, not the lease, which may lapse meanwhile (the database locked or slow past it, its save tried again
+      // meanwhile, below) with the runner keeping the shard: a reply refused then was left unanswered in
+      // @effect/cluster's active requests until its caller gave up. An interruption (the caller left, or the request
+      // is left to the session's next incarnation) is stored only while the lease is held: elsewhere it is the
+      // session's next owner that answers the request. A store that refuses (not the fence: a refusal of its is
+      // final) is tried again
       const refused = (e: { readonly _tag: string }) => e._tag === "PersistenceError"
-      return save.pipe(
+      const check: Fences.FenceCheck = reply.reply._tag === "WithExit" && Exit.isInterrupted(reply.reply.exit)
+        ? "lease"
+        : "epoch"
+      return save(check).pipe(
         Effect.catchIf(refused, () =>
           Effect.flatMap(isReplySaved(reply.reply), (saved) =>
-            saved ? Effect.void : save).pipe(
+            saved ? Effect.void : save(check)).pipe(
               Effect.retry({ schedule: REPLY_RETRY, while: refused })
             )),
         Effect.catchTag("Fenced", (cause) =>
@@ -282,6 +292,28 @@ const make = (prefix: string, fences: Fences.Service) =>
 
     const saveReply = fencedSaveReply(storage, sql, replies, fences)
 
+    const holdsResult = (payload: string) =>
+      Effect.try(() => {
+        const values: unknown = JSON.parse(payload)
+        return Array.isArray(values) &&
+          values.some((m: unknown) => Predicate.hasProperty(m, "type") && m.type === "result")
+      }).pipe(Effect.orElseSucceed(() => false))
+    const replyLog = Fences.ReplyLog.of({
+      replied: (requestId) =>
+        sql<{ readonly kind: string | number | bigint | null; readonly payload: string }>`
+          SELECT kind, payload FROM ${replies} WHERE request_id = ${requestId}`.pipe(
+          Effect.flatMap((rows): Effect.Effect<Fences.Replied> =>
+            rows.some((r) => r.kind !== null && Number(r.kind) === WITH_EXIT)
+              ? Effect.succeed("final")
+              : Effect.map(
+                Effect.exists(rows, (r) => holdsResult(r.payload)),
+                (result) => result ? "result" : rows.length > 0 ? "chunks" : "none"
+              )
+          ),
+          Effect.orElseSucceed((): Fences.Replied => "none")
+        )
+    })
+
     // a request read from storage is answered through the fenced `saveReply` (the package's own answers through its
     // inner storage, whose reply handlers are not the ones callers register)
     let answer: MessageStorage.MessageStorage["Type"]["saveReply"] = saveReply
@@ -334,7 +366,7 @@ const make = (prefix: string, fences: Fences.Service) =>
       unprocessedMessagesById: (ids) => Effect.map(storage.unprocessedMessagesById(ids), answeredHere)
     })
     answer = outer.saveReply
-    return outer
+    return { storage: outer, replyLog }
   })
 
 /**
@@ -345,12 +377,15 @@ const make = (prefix: string, fences: Fences.Service) =>
 export const layerMessageStorage = (
   prefix = "cluster"
 ): Layer.Layer<
-  MessageStorage.MessageStorage | Fences.ReplyFences,
+  MessageStorage.MessageStorage | Fences.ReplyFences | Fences.ReplyLog,
   never,
   SqlClient.SqlClient | ShardingConfig.ShardingConfig
 > =>
   Layer.scopedContext(Effect.gen(function*() {
     const fences = Fences.make()
-    const storage = yield* make(prefix, fences)
-    return Context.make(MessageStorage.MessageStorage, storage).pipe(Context.add(Fences.ReplyFences, fences))
+    const { replyLog, storage } = yield* make(prefix, fences)
+    return Context.make(MessageStorage.MessageStorage, storage).pipe(
+      Context.add(Fences.ReplyFences, fences),
+      Context.add(Fences.ReplyLog, replyLog)
+    )
   })).pipe(Layer.provide(Snowflake.layerGenerator))
