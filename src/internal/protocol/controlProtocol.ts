@@ -16,6 +16,7 @@ import type { ControlProtocol, Options, RequestError, RequestOptions } from "../
 import type * as Message from "../../Message.js"
 import type * as Transport from "../../Transport.js"
 import { refusal } from "../message/refusal.js"
+import { awaitWithin } from "./awaitWithin.js"
 import * as Handler from "./handler.js"
 import { makeWakeup } from "./wakeup.js"
 
@@ -112,7 +113,7 @@ const successResponse = (requestId: string, response: unknown): Message.ControlR
 
 /**
  * Our requests to the CLI: one `Deferred` per request id in `pending`, settled by the reader through `resolve`,
- * bounded by `Effect.timeoutFail` and cancelled on the wire on timeout or interruption.
+ * bounded by `awaitWithin` and cancelled on the wire on timeout or interruption.
  */
 interface Outbound extends Pick<ControlProtocol, "request" | "send" | "endInput" | "pendingCount"> {
   readonly begin: Owned["begin"]
@@ -192,13 +193,12 @@ const makeOutbound = (connection: Transport.Connection, options: OwnerOptions): 
         : toDuration(requestOptions.timeout)
       const deferred = Deferred.unsafeMake<unknown, RequestError>(FiberId.none)
       pending.set(requestId, { subtype, deferred })
-      const awaited = Deferred.await(deferred)
       const bounded: Effect.Effect<unknown, RequestError> = Duration.isFinite(timeout)
-        ? Effect.timeoutFail(awaited, {
+        ? awaitWithin(deferred, {
           duration: timeout,
           onTimeout: () => new ControlTimeout({ subtype, requestId, timeoutMillis: Duration.toMillis(timeout) })
         })
-        : awaited
+        : Deferred.await(deferred)
       const result = bounded.pipe(
         Effect.onExit((exit) => {
           pending.delete(requestId)
