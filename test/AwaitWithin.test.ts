@@ -52,6 +52,8 @@ describe("awaitWithin", () => {
         )
       )
         .toStrictEqual(Exit.fail("timed out"))
+      yield* settle
+      expect(yield* timers).toBe(0)
     }))
 
   it.effect("an answer after the deadline is too late: the timeout stays", () =>
@@ -64,6 +66,8 @@ describe("awaitWithin", () => {
       yield* TestClock.adjust("10 seconds")
       expect(yield* Deferred.succeed(deferred, 7)).toBe(false)
       expect(yield* Fiber.await(fiber)).toStrictEqual(Exit.fail("timed out"))
+      yield* settle
+      expect(yield* timers).toBe(0)
     }))
 
   it.effect("the waiter interrupted: the timer is gone, the Deferred is not failed", () =>

@@ -5,11 +5,13 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as FiberSet from "effect/FiberSet"
 import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
-import type * as Scope from "effect/Scope"
+import * as Runtime from "effect/Runtime"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { ControlError, ControlTimeout, InputClosed, ProcessExited } from "../../AgentError.js"
 import type { ControlProtocol, Options, RequestError, RequestOptions } from "../../ControlProtocol.js"
@@ -268,6 +270,9 @@ interface Inbound {
   readonly inFlightCount: Effect.Effect<number>
 }
 
+/** Forks a handler's fiber, interrupted when the protocol's scope closes. */
+type RunFork = (effect: Effect.Effect<void>) => Fiber.RuntimeFiber<void>
+
 const makeInbound = (
   connection: Transport.Connection,
   handlers: ReadonlyMap<string, Handler.Handler>
@@ -286,7 +291,22 @@ const makeInbound = (
         )
       }
     }
-    const runFork = yield* FiberSet.makeRuntime<never, void, never>()
+    // The handlers' fibers: a `FiberSet` made when a handler first forks one (most sessions never do), in a scope of
+    // its own that this finalizer closes, so the fibers are interrupted where the set's own finalizer would run.
+    let forked: { readonly scope: Scope.CloseableScope; readonly runFork: RunFork } | undefined
+    const scope = yield* Effect.scope
+    yield* Scope.addFinalizerExit(
+      scope,
+      (exit) => Effect.suspend(() => (forked === undefined ? Effect.void : Scope.close(forked.scope, exit)))
+    )
+    const runtime = yield* Effect.runtime<never>()
+    const runFork: RunFork = (effect) => {
+      forked ??= Runtime.runSync(runtime)(Effect.gen(function*() {
+        const scope = yield* Scope.make()
+        return { scope, runFork: yield* Scope.extend(FiberSet.makeRuntime<never, void, never>(), scope) }
+      }))
+      return forked.runFork(effect)
+    }
 
     // Requests being answered: an array, not a Map (see docs/PERFORMANCE.md, P2). Usually empty or nearly so.
     const pending: Array<{ readonly requestId: string; abandon: () => void }> = []
@@ -484,13 +504,15 @@ export const make = (
     const inbound = yield* makeInbound(connection, options.handlers ?? new Map())
     // Finalizers run in reverse: on close the reader stops, the callbacks still answering are abandoned, pending
     // requests fail and the buffer ends, and last the handlers' fibers are interrupted (the `FiberSet` in `inbound`).
-    yield* Effect.addFinalizer(() =>
+    const scope = yield* Effect.scope
+    yield* Scope.addFinalizer(
+      scope,
       Effect.zipRight(
         outbound.terminate(() => new InputClosed({ reason: "SessionClosed" })),
         options.onEnd === undefined ? buffer.endMessages : Effect.void
       )
     )
-    yield* Effect.addFinalizer(() => inbound.abandonAll)
+    yield* Scope.addFinalizer(scope, inbound.abandonAll)
     const readerDone = yield* Deferred.make<void>()
     yield* Effect.forkScoped(
       readConnection(connection, options, outbound, inbound, buffer).pipe(
