@@ -412,7 +412,7 @@ const makeMessageBuffer = (bufferSize: number): Effect.Effect<MessageBuffer> =>
  * The one reader of the connection: a batch of frames per stdout read, routed in order and synchronously where it
  * can be (SDK messages into the buffer, responses to `outbound`, the CLI's requests and cancels to `inbound`). When
  * the connection ends, the protocol is terminated with why, and the owner is told (`onEnd`), or else the buffer is done
- * with the same exit.
+ * with the same exit. The connection's pull is opened in the protocol's scope (no scope of the reader's own).
  */
 const readConnection = (
   connection: Transport.Connection,
@@ -420,7 +420,7 @@ const readConnection = (
   outbound: Outbound,
   inbound: Inbound,
   buffer: MessageBuffer
-): Effect.Effect<void> => {
+): Effect.Effect<void, never, Scope.Scope> => {
   const { resolve, terminate } = outbound
   const { cancel, dispatch } = inbound
   const { awaitConsumer, backlogged } = buffer
@@ -488,8 +488,7 @@ const readConnection = (
         if (failure === undefined) yield* onEnd(undefined)
         else if (failure._tag === "Some") yield* onEnd(failure.value)
       })
-    ),
-    Effect.scoped
+    )
   )
 }
 
