@@ -299,7 +299,19 @@ export const fromCallback: <E, R>(
 export const fromPromise = (
   callback: (request: PermissionRequest) => PromiseLike<PermissionResult> | PermissionResult,
   options?: { readonly timeout?: Duration.DurationInput | undefined }
-): Layer.Layer<Permissions> => Layer.succeed(Permissions, internal.makePromise(callback, options))
+): Layer.Layer<Permissions> => Layer.succeed(Permissions, makePromise(callback, options))
+
+/**
+ * The service {@link fromPromise} provides, as a value: for `Effect.provideService`, which costs a query less than
+ * building a layer (an adapter that provides it per query, as the Promise API does).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makePromise: (
+  callback: (request: PermissionRequest) => PromiseLike<PermissionResult> | PermissionResult,
+  options?: { readonly timeout?: Duration.DurationInput | undefined }
+) => Service = internal.makePromise
 
 /**
  * Allows every tool call.

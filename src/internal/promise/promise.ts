@@ -64,8 +64,8 @@ const noDecision: Permissions.PermissionResult = { behavior: "deny", message: "c
  * signal it gets is the request's, built only if the callback reads it (an `AbortController` per request was a large
  * share of a permission round trip); `null` (the official "answered out of band") has no channel here: fail closed.
  */
-const permissionsLayer = (canUseTool: CanUseTool, timeout: number | undefined): Layer.Layer<Permissions.Permissions> =>
-  Permissions.fromPromise(
+const permissionsService = (canUseTool: CanUseTool, timeout: number | undefined): Permissions.Service =>
+  Permissions.makePromise(
     (request) => {
       const options = {
         get signal(): AbortSignal {
@@ -526,7 +526,7 @@ const withExtensions = <A, E, R>(options: Options, effect: Effect.Effect<A, E, R
   const { canUseTool, hooks, permissionTimeoutMs } = options
   const permitted = canUseTool === undefined
     ? effect
-    : Effect.provide(effect, permissionsLayer(canUseTool, permissionTimeoutMs))
+    : Effect.provideService(effect, Permissions.Permissions, permissionsService(canUseTool, permissionTimeoutMs))
   const hooked = hooks === undefined ? permitted : Effect.provide(permitted, hooksLayer(hooks))
   return Transport.withActiveOpenTelemetry(SessionStoreOptions.withSessionStore(options)(hooked))
 }

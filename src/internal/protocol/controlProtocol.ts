@@ -5,17 +5,20 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as FiberSet from "effect/FiberSet"
 import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
-import type * as Scope from "effect/Scope"
+import * as Runtime from "effect/Runtime"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { ControlError, ControlTimeout, InputClosed, ProcessExited } from "../../AgentError.js"
 import type { ControlProtocol, Options, RequestError, RequestOptions } from "../../ControlProtocol.js"
 import type * as Message from "../../Message.js"
 import type * as Transport from "../../Transport.js"
 import { refusal } from "../message/refusal.js"
+import { awaitWithin } from "./awaitWithin.js"
 import * as Handler from "./handler.js"
 import { makeWakeup } from "./wakeup.js"
 
@@ -112,7 +115,7 @@ const successResponse = (requestId: string, response: unknown): Message.ControlR
 
 /**
  * Our requests to the CLI: one `Deferred` per request id in `pending`, settled by the reader through `resolve`,
- * bounded by `Effect.timeoutFail` and cancelled on the wire on timeout or interruption.
+ * bounded by `awaitWithin` and cancelled on the wire on timeout or interruption.
  */
 interface Outbound extends Pick<ControlProtocol, "request" | "send" | "endInput" | "pendingCount"> {
   readonly begin: Owned["begin"]
@@ -192,13 +195,12 @@ const makeOutbound = (connection: Transport.Connection, options: OwnerOptions): 
         : toDuration(requestOptions.timeout)
       const deferred = Deferred.unsafeMake<unknown, RequestError>(FiberId.none)
       pending.set(requestId, { subtype, deferred })
-      const awaited = Deferred.await(deferred)
       const bounded: Effect.Effect<unknown, RequestError> = Duration.isFinite(timeout)
-        ? Effect.timeoutFail(awaited, {
+        ? awaitWithin(deferred, {
           duration: timeout,
           onTimeout: () => new ControlTimeout({ subtype, requestId, timeoutMillis: Duration.toMillis(timeout) })
         })
-        : awaited
+        : Deferred.await(deferred)
       const result = bounded.pipe(
         Effect.onExit((exit) => {
           pending.delete(requestId)
@@ -268,6 +270,9 @@ interface Inbound {
   readonly inFlightCount: Effect.Effect<number>
 }
 
+/** Forks a handler's fiber, interrupted when the protocol's scope closes. */
+type RunFork = (effect: Effect.Effect<void>) => Fiber.RuntimeFiber<void>
+
 const makeInbound = (
   connection: Transport.Connection,
   handlers: ReadonlyMap<string, Handler.Handler>
@@ -286,7 +291,22 @@ const makeInbound = (
         )
       }
     }
-    const runFork = yield* FiberSet.makeRuntime<never, void, never>()
+    // The handlers' fibers: a `FiberSet` made when a handler first forks one (most sessions never do), in a scope of
+    // its own that this finalizer closes, so the fibers are interrupted where the set's own finalizer would run.
+    let forked: { readonly scope: Scope.CloseableScope; readonly runFork: RunFork } | undefined
+    const scope = yield* Effect.scope
+    yield* Scope.addFinalizerExit(
+      scope,
+      (exit) => Effect.suspend(() => (forked === undefined ? Effect.void : Scope.close(forked.scope, exit)))
+    )
+    const runtime = yield* Effect.runtime<never>()
+    const runFork: RunFork = (effect) => {
+      forked ??= Runtime.runSync(runtime)(Effect.gen(function*() {
+        const scope = yield* Scope.make()
+        return { scope, runFork: yield* Scope.extend(FiberSet.makeRuntime<never, void, never>(), scope) }
+      }))
+      return forked.runFork(effect)
+    }
 
     // Requests being answered: an array, not a Map (see docs/PERFORMANCE.md, P2). Usually empty or nearly so.
     const pending: Array<{ readonly requestId: string; abandon: () => void }> = []
@@ -392,7 +412,7 @@ const makeMessageBuffer = (bufferSize: number): Effect.Effect<MessageBuffer> =>
  * The one reader of the connection: a batch of frames per stdout read, routed in order and synchronously where it
  * can be (SDK messages into the buffer, responses to `outbound`, the CLI's requests and cancels to `inbound`). When
  * the connection ends, the protocol is terminated with why, and the owner is told (`onEnd`), or else the buffer is done
- * with the same exit.
+ * with the same exit. The connection's pull is opened in the protocol's scope (no scope of the reader's own).
  */
 const readConnection = (
   connection: Transport.Connection,
@@ -400,7 +420,7 @@ const readConnection = (
   outbound: Outbound,
   inbound: Inbound,
   buffer: MessageBuffer
-): Effect.Effect<void> => {
+): Effect.Effect<void, never, Scope.Scope> => {
   const { resolve, terminate } = outbound
   const { cancel, dispatch } = inbound
   const { awaitConsumer, backlogged } = buffer
@@ -468,8 +488,7 @@ const readConnection = (
         if (failure === undefined) yield* onEnd(undefined)
         else if (failure._tag === "Some") yield* onEnd(failure.value)
       })
-    ),
-    Effect.scoped
+    )
   )
 }
 
@@ -484,13 +503,15 @@ export const make = (
     const inbound = yield* makeInbound(connection, options.handlers ?? new Map())
     // Finalizers run in reverse: on close the reader stops, the callbacks still answering are abandoned, pending
     // requests fail and the buffer ends, and last the handlers' fibers are interrupted (the `FiberSet` in `inbound`).
-    yield* Effect.addFinalizer(() =>
+    const scope = yield* Effect.scope
+    yield* Scope.addFinalizer(
+      scope,
       Effect.zipRight(
         outbound.terminate(() => new InputClosed({ reason: "SessionClosed" })),
         options.onEnd === undefined ? buffer.endMessages : Effect.void
       )
     )
-    yield* Effect.addFinalizer(() => inbound.abandonAll)
+    yield* Scope.addFinalizer(scope, inbound.abandonAll)
     const readerDone = yield* Deferred.make<void>()
     yield* Effect.forkScoped(
       readConnection(connection, options, outbound, inbound, buffer).pipe(

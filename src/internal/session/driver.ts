@@ -5,6 +5,7 @@
  * @internal
  */
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -20,7 +21,7 @@ import * as State from "./state.js"
 import { interruptNow } from "./termination.js"
 
 /** How long the messages may go on after the last result before the stream ends without the CLI's exit. */
-const DRAIN_AFTER_LAST_RESULT = Duration.seconds(2)
+const DRAIN_MILLIS = 2_000
 
 /**
  * A driven query's messages, chunk by chunk, as `Stream.toPull` would give them: fails with `None` at the end.
@@ -80,10 +81,20 @@ export const drivePull = <E, R>(
           })
       })
     }
-    // after the last result: stdin closes, and the messages end when the CLI exits, or after a bounded drain
-    yield* Deferred.await(finished).pipe(Effect.zipRight(s.session.endInput), Effect.forkScoped)
+    // after the last result: stdin closes, and the messages end when the CLI exits, or once the drain's bound has
+    // passed since that result. One fiber does both: closing stdin waits for idle at most `IDLE_AFTER_RESULT` (on
+    // the wall clock), and the drain's bound is counted from the result, not from the close.
     const drain = yield* Deferred.await(finished).pipe(
-      Effect.zipRight(Effect.sleep(DRAIN_AFTER_LAST_RESULT)),
+      Effect.zipRight(Clock.currentTimeMillis),
+      Effect.flatMap((finishedAt) =>
+        Effect.zipRight(
+          s.session.endInput,
+          Effect.flatMap(
+            Clock.currentTimeMillis,
+            (now) => Effect.sleep(Duration.millis(Math.max(0, finishedAt + DRAIN_MILLIS - now)))
+          )
+        )
+      ),
       Effect.zipRight(s.termination.report({ _tag: "Drained" })),
       Effect.forkScoped
     )

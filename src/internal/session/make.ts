@@ -8,7 +8,7 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { IdleTimeout, InputClosed, ProcessExited } from "../../AgentError.js"
 import type { Options } from "../../AgentOptions.js"
@@ -63,6 +63,7 @@ export const make = (
     if (Option.isSome(transcripts)) yield* prepareTranscript(transcripts.value, yield* MirrorSettings, requested)
     const { options, origin } = resolveOrigin(requested)
     const limits = yield* Startup.limitsOf(options)
+    const scope = yield* Effect.scope
     const extensions = yield* collectExtensions(options, internals.permissionStore)
     const launch = yield* Opts.launchOf(options, extensions)
     const clock = yield* Effect.clock
@@ -93,7 +94,7 @@ export const make = (
       initialized: Deferred.await(initialized)
     })
     yield* Deferred.succeed(ended, termination)
-    yield* Effect.addFinalizer(() => termination.report({ _tag: "Closed" }))
+    yield* Scope.addFinalizer(scope, termination.report({ _tag: "Closed" }))
     yield* extensions.onProtocol(protocol)
 
     const awaitIdle = Effect.asVoid(liveTimeout(cell.idle.await, IDLE_AFTER_RESULT))
@@ -114,7 +115,7 @@ export const make = (
     // runs before the transport's own finalizer (registered earlier): let the turn settle first. It must stay
     // uninterruptible: when the scope closes because its fiber was interrupted, an interruptible region here would
     // end at once and skip the settling (every wait inside is bounded on the wall clock).
-    yield* Effect.addFinalizer(() => settleBeforeClose)
+    yield* Scope.addFinalizer(scope, Effect.uninterruptible(settleBeforeClose))
 
     const stop = (error: SessionError) => termination.report({ _tag: "Failed", error })
     if (extensions.failure !== undefined) yield* extensions.failure.pipe(Effect.catchAll(stop), Effect.forkScoped)

@@ -4,8 +4,11 @@
  *
  * @internal
  */
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { InvalidOptions, type ProcessExited, ProtocolViolation, StartupFailed } from "../../AgentError.js"
@@ -18,6 +21,7 @@ import { required as requiredTransport, type Transport } from "../../Transport.j
 import type * as TransportApi from "../../Transport.js"
 import { protectArgs } from "../transport/argv.js"
 import { compiledGuard } from "../message/decode.js"
+import { awaitWithin } from "../protocol/awaitWithin.js"
 import type { SessionExtensions } from "./extensions.js"
 import type { IdleLimits } from "./state.js"
 
@@ -108,7 +112,13 @@ export const spawn = (
       requirements: launch.requirements
     })
     if (!Duration.isFinite(limit)) return yield* open
-    return yield* Effect.timeoutFail(open, {
+    // `open` on a fiber of its own that settles `opened`, bounded by one timer (as `Effect.timeoutFail` would, without
+    // its race of two fibers): at the bound, or if the caller is interrupted, the opening is interrupted and waited for
+    const opened = yield* Deferred.make<TransportApi.Connection, SessionError>()
+    const opening = yield* Effect.forkDaemon(
+      Effect.flatMap(Effect.exit(Effect.interruptible(open)), (exit) => Deferred.done(opened, exit))
+    )
+    return yield* awaitWithin(opened, {
       duration: limit,
       onTimeout: () =>
         new StartupFailed({
@@ -118,7 +128,7 @@ export const spawn = (
             `spawning it)`,
           stderrTail: ""
         })
-    })
+    }).pipe(Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : Fiber.interrupt(opening)))
   })
 
 /**

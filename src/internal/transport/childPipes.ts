@@ -9,7 +9,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import type { Readable, Writable } from "node:stream"
 import type { ExitStatus, SpawnedProcess } from "../../Transport.js"
 
@@ -88,7 +88,7 @@ export const drain = (
     readable.on("error", finish)
     // nothing reaches `push` after the scope (the caller's callbacks included); the stream stays flowing, so a
     // process still writing to it is not blocked
-    yield* Effect.addFinalizer(() => Effect.sync(() => readable.off("data", onData)))
+    yield* Scope.addFinalizer(yield* Effect.scope, Effect.sync(() => readable.off("data", onData)))
     return Deferred.await(ended)
   })
 

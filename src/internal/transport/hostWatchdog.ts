@@ -22,7 +22,7 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import * as cp from "node:child_process"
 import * as net from "node:net"
 import * as os from "node:os"
@@ -168,18 +168,19 @@ export const make: Effect.Effect<HostWatchdog, never, Scope.Scope> = Effect.gen(
   return {
     watch: (pid, markerName) => {
       const marker = markerName !== undefined && MARKER.test(markerName) ? markerName : "-"
-      return Effect.acquireRelease(
-        Effect.sync(() => {
-          users++
-          if (input === undefined) input = start()
-          write(`+ ${pid} ${marker}\n`)
-        }),
-        () =>
+      // registered and its finalizer added with no interruption between them
+      return Effect.uninterruptible(Effect.flatMap(Effect.scope, (scope) => {
+        users++
+        if (input === undefined) input = start()
+        write(`+ ${pid} ${marker}\n`)
+        return Scope.addFinalizer(
+          scope,
           Effect.sync(() => {
             write(`- ${pid}\n`)
             leave()
           })
-      )
+        )
+      }))
     }
   }
 })

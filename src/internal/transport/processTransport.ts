@@ -7,7 +7,7 @@ import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import * as cp from "node:child_process"
 import type { Readable, Writable } from "node:stream"
 import { type CliNotFound, InvalidOptions, ProcessExited, SpawnFailed, VersionIncompatible } from "../../AgentError.js"
@@ -247,45 +247,50 @@ const spawnChild = (
   env: Record<string, string | undefined>,
   cwd: string | undefined
 ): Effect.Effect<Spawned, SpawnFailed, Scope.Scope> =>
-  Effect.acquireRelease(
-    Effect.async<Spawned, SpawnFailed>((resume) => {
-      const failed = (error: unknown) =>
-        resume(Effect.fail(new SpawnFailed({ command, description: errorText(error), cause: error })))
-      let proc: cp.ChildProcess
-      try {
-        proc = cp.spawn(command, args, {
-          stdio: "pipe",
-          env,
-          ...(cwd === undefined ? {} : { cwd }),
-          detached: process.platform !== "win32"
-        })
-      } catch (error) {
-        failed(error)
-        return
-      }
-      // no event of the process or its pipes is ever unhandled (the connection listens from its start on)
-      proc.on("error", noop)
-      for (const pipe of [proc.stdin, proc.stdout, proc.stderr]) pipe?.on("error", noop)
-      const onError = (error: Error) => {
-        proc.off("spawn", onSpawn)
-        failed(error)
-      }
-      const onSpawn = () => {
-        proc.off("error", onError)
-        const { pid, stderr, stdin, stdout } = proc
-        if (pid === undefined || stdin === null || stdout === null) {
+  Effect.flatMap(Effect.scope, (scope) =>
+    Effect.uninterruptible(Effect.tap(
+      Effect.async<Spawned, SpawnFailed>((resume) => {
+        const failed = (error: unknown) =>
+          resume(Effect.fail(new SpawnFailed({ command, description: errorText(error), cause: error })))
+        let proc: cp.ChildProcess
+        try {
+          proc = cp.spawn(command, args, {
+            stdio: "pipe",
+            env,
+            ...(cwd === undefined ? {} : { cwd }),
+            detached: process.platform !== "win32"
+          })
+        } catch (error) {
+          failed(error)
+          return
+        }
+        // no event of the process or its pipes is ever unhandled (the connection listens from its start on)
+        proc.on("error", noop)
+        for (const pipe of [proc.stdin, proc.stdout, proc.stderr]) pipe?.on("error", noop)
+        const onError = (error: Error) => {
+          proc.off("spawn", onSpawn)
+          failed(error)
+        }
+        const onSpawn = () => {
+          proc.off("error", onError)
+          const { pid, stderr, stdin, stdout } = proc
+          if (pid === undefined || stdin === null || stdout === null) {
+            proc.kill("SIGKILL")
+            failed(new Error("the process started without a pid or pipes"))
+          } else resume(Effect.succeed({ child: proc, pid, stdin, stdout, stderr: stderr ?? undefined }))
+        }
+        proc.once("error", onError)
+        proc.once("spawn", onSpawn)
+        return Effect.sync(() => {
           proc.kill("SIGKILL")
-          failed(new Error("the process started without a pid or pipes"))
-        } else resume(Effect.succeed({ child: proc, pid, stdin, stdout, stderr: stderr ?? undefined }))
-      }
-      proc.once("error", onError)
-      proc.once("spawn", onSpawn)
-      return Effect.sync(() => {
-        proc.kill("SIGKILL")
-      })
-    }),
-    ({ child, pid }) => ChildPipes.hasExited(child) ? Effect.void : signalGroup(pid)("SIGKILL", false)
-  )
+        })
+      }),
+      ({ child, pid }) =>
+        Scope.addFinalizer(
+          scope,
+          Effect.suspend(() => ChildPipes.hasExited(child) ? Effect.void : signalGroup(pid)("SIGKILL", false))
+        )
+    )))
 
 const noop = () => {}
 
@@ -460,7 +465,9 @@ export const connect = (
     }
     const stdout = ChildPipes.reader(started.stdout)
     // after the close (finalizers run in reverse): what was not read is dropped, and the pipes' descriptors closed
-    yield* Effect.addFinalizer(() =>
+    const scope = yield* Effect.scope
+    yield* Scope.addFinalizer(
+      scope,
       Effect.sync(() => {
         started.stdin.destroy()
         started.stdout.destroy()
@@ -492,7 +499,7 @@ export const connect = (
       spec
     )
     // Registered after everything else in this scope, so it runs first when the scope closes.
-    yield* Effect.addFinalizer(() => close)
+    yield* Scope.addFinalizer(scope, Effect.uninterruptible(close))
 
     const afterStdout = Effect.gen(function*() {
       const s = yield* Deferred.await(exited)
