@@ -66,6 +66,46 @@ const stored = (id: bigint) =>
       )
   )
 
+/** A turn request's final reply, as the entity's RPC server hands it to the storage. */
+const finalReply = (requestId: bigint, id: number, exit: Reply.WithExit<typeof Turn>["exit"]) =>
+  new Reply.ReplyWithContext({
+    reply: new Reply.WithExit<typeof Turn>({
+      id: Snowflake.Snowflake(BigInt(id)),
+      requestId: Snowflake.Snowflake(requestId),
+      exit
+    }),
+    rpc: Turn,
+    context: Context.empty()
+  })
+
+/** A chunk of a turn request's messages. */
+const chunkReply = (
+  requestId: bigint,
+  id: number,
+  values: Reply.Chunk<typeof Turn>["values"],
+  sequence = 0
+) =>
+  new Reply.ReplyWithContext({
+    reply: new Reply.Chunk<typeof Turn>({
+      id: Snowflake.Snowflake(BigInt(id)),
+      requestId: Snowflake.Snowflake(requestId),
+      sequence,
+      values
+    }),
+    rpc: Turn,
+    context: Context.empty()
+  })
+
+/** What the entity answers for a turn whose prompt reached a CLI that is gone. */
+const cutOffTurn: Reply.Chunk<typeof Turn>["values"] = [{
+  type: "session_restarted",
+  attempt: 1,
+  exit: { code: null, signal: null },
+  stderrTail: "",
+  session_id: "s",
+  interruptedTurn: true
+}]
+
 describe("the cluster's message storage while the database refuses writes", () => {
   it.scopedLive(
     "an acknowledgement waits until it is stored; an interrupt returns at once and is stored later",
@@ -115,16 +155,7 @@ describe("the cluster's message storage while the database refuses writes", () =
         const storage = yield* MessageStorage.MessageStorage
         const sql = yield* SqlClient.SqlClient
         const requestId = Snowflake.Snowflake(BigInt(2000))
-        const reply = (id: number) =>
-          new Reply.ReplyWithContext({
-            reply: new Reply.WithExit<typeof Turn>({
-              id: Snowflake.Snowflake(BigInt(id)),
-              requestId,
-              exit: Exit.void
-            }),
-            rpc: Turn,
-            context: Context.empty()
-          })
+        const reply = (id: number) => finalReply(requestId, id, Exit.void)
         const replies = Effect.map(
           sql<{ readonly id: number }>`SELECT id FROM t_replies WHERE request_id = ${String(requestId)}`,
           (rows) => rows.length
@@ -163,17 +194,7 @@ describe("the cluster's message storage while the database refuses writes", () =
               )
               : write)
         fences.register(String(requestId), fence)
-        yield* storage.saveReply(
-          new Reply.ReplyWithContext({
-            reply: new Reply.WithExit<typeof Turn>({
-              id: Snowflake.Snowflake(BigInt(3001)),
-              requestId,
-              exit: Exit.void
-            }),
-            rpc: Turn,
-            context: Context.empty()
-          })
-        )
+        yield* storage.saveReply(finalReply(requestId, 3001, Exit.void))
         expect(yield* Ref.get(attempts)).toBe(1)
         const rows = yield* sql<{ readonly id: number }>`SELECT id FROM t_replies WHERE request_id = ${
           String(requestId)
@@ -199,24 +220,7 @@ describe("the cluster's message storage while the database refuses writes", () =
             ([held, claimed]): Effect.Effect<A, E | Fenced, R> =>
               claimed || (check === "lease" && !held) ? Effect.fail(new Fenced({ entityId: "s1", epoch: 1 })) : write
           )
-        const chunk = (requestId: bigint, id: number) =>
-          new Reply.ReplyWithContext({
-            reply: new Reply.Chunk<typeof Turn>({
-              id: Snowflake.Snowflake(BigInt(id)),
-              requestId: Snowflake.Snowflake(requestId),
-              sequence: 0,
-              values: [{
-                type: "session_restarted",
-                attempt: 1,
-                exit: { code: null, signal: null },
-                stderrTail: "",
-                session_id: "s",
-                interruptedTurn: true
-              }]
-            }),
-            rpc: Turn,
-            context: Context.empty()
-          })
+        const chunk = (requestId: bigint, id: number) => chunkReply(requestId, id, cutOffTurn)
         const replies = (requestId: bigint) =>
           Effect.map(
             sql<{ readonly id: number }>`SELECT id FROM t_replies WHERE request_id = ${String(requestId)}`,
@@ -233,46 +237,22 @@ describe("the cluster's message storage while the database refuses writes", () =
         expect(Exit.isSuccess(yield* Fiber.await(saving))).toBe(true)
         expect(yield* replies(BigInt(5000))).toBe(1)
         // a turn's end (a final success) with the lease lapsed: stored (its chunks were made while the lease was held)
-        yield* storage.saveReply(
-          new Reply.ReplyWithContext({
-            reply: new Reply.WithExit<typeof Turn>({
-              id: Snowflake.Snowflake(BigInt(5002)),
-              requestId: Snowflake.Snowflake(BigInt(5000)),
-              exit: Exit.void
-            }),
-            rpc: Turn,
-            context: Context.empty()
-          })
-        )
+        yield* storage.saveReply(finalReply(BigInt(5000), 5002, Exit.void))
         expect(yield* replies(BigInt(5000))).toBe(2)
         // an interruption with the lease lapsed is refused (the request is the session's next owner's to answer)
         fences.register("6000", fence)
-        const interrupted = storage.saveReply(
-          new Reply.ReplyWithContext({
-            reply: new Reply.WithExit<typeof Turn>({
-              id: Snowflake.Snowflake(BigInt(6001)),
-              requestId: Snowflake.Snowflake(BigInt(6000)),
-              exit: Exit.interrupt(FiberId.none)
-            }),
-            rpc: Turn,
-            context: Context.empty()
-          })
-        )
+        const interrupted = storage.saveReply(finalReply(BigInt(6000), 6001, Exit.interrupt(FiberId.none)))
         expect(Exit.isInterrupted(yield* Effect.exit(interrupted))).toBe(true)
         // a chunk the handler checked before the lease lapsed, and a typed failure (what a request ends with once every
         // incarnation it was tried on lost the session): stored
         fences.register("8000", fence)
         yield* storage.saveReply(chunk(BigInt(8000), 8001))
         yield* storage.saveReply(
-          new Reply.ReplyWithContext({
-            reply: new Reply.WithExit<typeof Turn>({
-              id: Snowflake.Snowflake(BigInt(8002)),
-              requestId: Snowflake.Snowflake(BigInt(8000)),
-              exit: Exit.fail(new ProcessExited({ code: null, signal: "SIGKILL", stderrTail: "" }))
-            }),
-            rpc: Turn,
-            context: Context.empty()
-          })
+          finalReply(
+            BigInt(8000),
+            8002,
+            Exit.fail(new ProcessExited({ code: null, signal: "SIGKILL", stderrTail: "" }))
+          )
         )
         expect(yield* replies(BigInt(8000))).toBe(2)
         // a chunk the database refused, the session claimed meanwhile by a later incarnation: refused
@@ -297,34 +277,13 @@ describe("the cluster's message storage while the database refuses writes", () =
         const storage = yield* MessageStorage.MessageStorage
         const log = yield* ReplyLog
         const chunk = (requestId: number, id: number, sequence: number, type: "assistant" | "result") =>
-          storage.saveReply(
-            new Reply.ReplyWithContext({
-              reply: new Reply.Chunk<typeof Turn>({
-                id: Snowflake.Snowflake(BigInt(id)),
-                requestId: Snowflake.Snowflake(BigInt(requestId)),
-                sequence,
-                values: [{ type, session_id: "s" } as SdkMessage]
-              }),
-              rpc: Turn,
-              context: Context.empty()
-            })
-          )
+          storage.saveReply(chunkReply(BigInt(requestId), id, [{ type, session_id: "s" } as SdkMessage], sequence))
         expect(yield* log.replied("9000")).toBe("none")
         yield* chunk(9000, 9001, 0, "assistant")
         expect(yield* log.replied("9000")).toBe("chunks")
         yield* chunk(9000, 9002, 1, "result")
         expect(yield* log.replied("9000")).toBe("result")
-        yield* storage.saveReply(
-          new Reply.ReplyWithContext({
-            reply: new Reply.WithExit<typeof Turn>({
-              id: Snowflake.Snowflake(BigInt(9003)),
-              requestId: Snowflake.Snowflake(BigInt(9000)),
-              exit: Exit.void
-            }),
-            rpc: Turn,
-            context: Context.empty()
-          })
-        )
+        yield* storage.saveReply(finalReply(BigInt(9000), 9003, Exit.void))
         expect(yield* log.replied("9000")).toBe("final")
       }).pipe(Effect.provide(storageLayer)),
     20_000
@@ -339,36 +298,12 @@ describe("the cluster's message storage while the database refuses writes", () =
         const requestId = Snowflake.Snowflake(BigInt(4000))
         const fence: Fence = () => Effect.fail(new Fenced({ entityId: "s1", epoch: 1 }))
         fences.register(String(requestId), fence)
-        const chunk = yield* Effect.exit(storage.saveReply(
-          new Reply.ReplyWithContext({
-            reply: new Reply.Chunk<typeof Turn>({
-              id: Snowflake.Snowflake(BigInt(4001)),
-              requestId,
-              sequence: 0,
-              values: [{
-                type: "session_restarted",
-                attempt: 1,
-                exit: { code: null, signal: null },
-                stderrTail: "",
-                session_id: "s",
-                interruptedTurn: true
-              }]
-            }),
-            rpc: Turn,
-            context: Context.empty()
-          })
-        ))
+        const chunk = yield* Effect.exit(storage.saveReply(chunkReply(requestId, 4001, cutOffTurn)))
         expect(Exit.isInterrupted(chunk)).toBe(true)
         // and so does a final reply (its RPC server saves one for an interrupt of a request it no longer runs, where a
         // failure is a defect too)
         const final = (id: number, exit: Exit.Exit<void, never>) =>
-          Effect.exit(storage.saveReply(
-            new Reply.ReplyWithContext({
-              reply: new Reply.WithExit<typeof Turn>({ id: Snowflake.Snowflake(BigInt(id)), requestId, exit }),
-              rpc: Turn,
-              context: Context.empty()
-            })
-          ))
+          Effect.exit(storage.saveReply(finalReply(requestId, id, exit)))
         expect(Exit.isInterrupted(yield* final(4002, Exit.void))).toBe(true)
         // a defect the runner reports for the request fails (its storage read loop ignores a failure, not an interrupt)
         const defect = yield* final(4003, Exit.die("boom"))
