@@ -19,14 +19,20 @@ const settle = Effect.repeatN(Effect.yieldNow(), 3)
 /** The timers running: the daemon fibers waiting on the TestClock. */
 const running = Effect.map(Fiber.roots, (roots) => roots.filter((fiber) => fiber.unsafePoll() === null).length)
 
+/** A fiber waiting `within` on a new Deferred, its timer started; `timers` counts the timers started since. */
+const waiting = Effect.gen(function*() {
+  const deferred = yield* Deferred.make<number, string>()
+  const before = yield* running
+  const timers = Effect.map(running, (n) => n - before)
+  const fiber = yield* Effect.fork(within(deferred))
+  yield* settle
+  return { deferred, fiber, timers }
+})
+
 describe("awaitWithin", () => {
   it.effect("an answer before the deadline: its value, and the timer is gone", () =>
     Effect.gen(function*() {
-      const deferred = yield* Deferred.make<number, string>()
-      const before = yield* running
-      const timers = Effect.map(running, (n) => n - before)
-      const fiber = yield* Effect.fork(within(deferred))
-      yield* settle
+      const { deferred, fiber, timers } = yield* waiting
       expect(yield* timers).toBe(1)
       yield* TestClock.adjust("9999 millis")
       yield* Deferred.succeed(deferred, 7)
@@ -37,11 +43,7 @@ describe("awaitWithin", () => {
 
   it.effect("no answer: fails with onTimeout() at the deadline, not before, and fails the Deferred", () =>
     Effect.gen(function*() {
-      const deferred = yield* Deferred.make<number, string>()
-      const before = yield* running
-      const timers = Effect.map(running, (n) => n - before)
-      const fiber = yield* Effect.fork(within(deferred))
-      yield* settle
+      const { deferred, fiber, timers } = yield* waiting
       yield* TestClock.adjust("9999 millis")
       expect(fiber.unsafePoll()).toBeNull()
       yield* TestClock.adjust("1 millis")
@@ -58,11 +60,7 @@ describe("awaitWithin", () => {
 
   it.effect("an answer after the deadline is too late: the timeout stays", () =>
     Effect.gen(function*() {
-      const deferred = yield* Deferred.make<number, string>()
-      const before = yield* running
-      const timers = Effect.map(running, (n) => n - before)
-      const fiber = yield* Effect.fork(within(deferred))
-      yield* settle
+      const { deferred, fiber, timers } = yield* waiting
       yield* TestClock.adjust("10 seconds")
       expect(yield* Deferred.succeed(deferred, 7)).toBe(false)
       expect(yield* Fiber.await(fiber)).toStrictEqual(Exit.fail("timed out"))
@@ -72,11 +70,7 @@ describe("awaitWithin", () => {
 
   it.effect("the waiter interrupted: the timer is gone, the Deferred is not failed", () =>
     Effect.gen(function*() {
-      const deferred = yield* Deferred.make<number, string>()
-      const before = yield* running
-      const timers = Effect.map(running, (n) => n - before)
-      const fiber = yield* Effect.fork(within(deferred))
-      yield* settle
+      const { deferred, fiber, timers } = yield* waiting
       expect(yield* timers).toBe(1)
       yield* Fiber.interrupt(fiber)
       yield* settle
