@@ -179,30 +179,63 @@ describe("Reaping tool processes (process)", () => {
       const marker: Reaper.Marker = { ...name, origin: Reaper.origin(scans.pidMax) }
       expect(marker.origin).toBeDefined()
       const after = yield* Effect.forEach(Array.from({ length: 20 }, () => env), start)
-      const floor = Reaper.floorSince(marker.origin, Reaper.origin(scans.pidMax))
-      expect(floor).toBe(marker.origin!.lastPid)
-      // every process started since the origin has a pid above the floor: the window holds on this kernel
-      for (const child of after) expect(child.pid!).toBeGreaterThan(floor)
+      const window = Reaper.windowSince(marker.origin, Reaper.origin(scans.pidMax))
+      // every process started since the origin has a pid in the window: the window holds on this kernel (the
+      // counter may have wrapped meanwhile on a machine with a low pid_max)
+      expect(window.above).toBe(marker.origin!.lastPid)
+      for (const child of after) expect(child.pid! > window.above || child.pid! <= window.upTo).toBe(true)
       expect(pids(Reaper.marked(marker))).toEqual(pids(after.map((c) => ({ pid: c.pid!, start: "" }))))
       expect(pids(scans.markedSince(marker, scans.exited()))).toEqual(pids(Reaper.marked(marker)))
       // without an origin every pid is read
       expect(pids(Reaper.marked(name))).toEqual(pids([before, ...after].map((c) => ({ pid: c.pid!, start: "" }))))
     }).pipe(Effect.scoped))
 
-  it("the window closes when the pid counter may have wrapped", () => {
+  it("the window holds the pids given out since the origin, across one wrap of the pid counter, and no more", () => {
     const since: Reaper.Origin = { lastPid: 30_000, forks: 1_000, tasks: 200, pidMax: 32_768 }
     const now = (lastPid: number, forks: number): Reaper.Origin => ({ lastPid, forks, tasks: 150, pidMax: 32_768 })
-    expect(Reaper.floorSince(since, now(30_100, 1_100))).toBe(30_000)
-    // 32,768 − 1 − 30,000 − 200 = 2,567 tasks could have wrapped it: from there on, every pid is read
-    expect(Reaper.floorSince(since, now(30_100, 1_000 + 2_566))).toBe(30_000)
-    expect(Reaper.floorSince(since, now(30_100, 1_000 + 2_567))).toBe(0)
-    // the last pid below the origin's: it wrapped
-    expect(Reaper.floorSince(since, now(400, 1_100))).toBe(0)
+    const above = (n: number) => ({ above: n, upTo: 0 })
+    expect(Reaper.windowSince(since, now(30_100, 1_100))).toEqual(above(30_000))
+    // 32,768 − 1 − 30,000 − 200 = 2,567 tasks could have wrapped it and brought it back above the origin: every pid
+    expect(Reaper.windowSince(since, now(30_100, 1_000 + 2_566))).toEqual(above(30_000))
+    expect(Reaper.windowSince(since, now(30_100, 1_000 + 2_567))).toEqual(Reaper.EVERY_PID)
+    // the last pid below the origin's: it wrapped once; the pids above the origin's and those up to where it is now
+    expect(Reaper.windowSince(since, now(400, 1_100))).toEqual({ above: 30_000, upTo: 400 })
+    // a second wrap takes a whole round from 300 giving out every pid not in use: 32,768 − 300 − 200 = 32,268 tasks
+    expect(Reaper.windowSince(since, now(400, 1_000 + 32_267))).toEqual({ above: 30_000, upTo: 400 })
+    expect(Reaper.windowSince(since, now(400, 1_000 + 32_268))).toEqual(Reaper.EVERY_PID)
     // a different bound, a counter that went back, or an unknown origin: every pid
-    expect(Reaper.floorSince(since, { ...now(30_100, 1_100), pidMax: 4_194_304 })).toBe(0)
-    expect(Reaper.floorSince(since, now(30_100, 900))).toBe(0)
-    expect(Reaper.floorSince(undefined, now(30_100, 1_100))).toBe(0)
-    expect(Reaper.floorSince(since, undefined)).toBe(0)
+    expect(Reaper.windowSince(since, { ...now(30_100, 1_100), pidMax: 4_194_304 })).toEqual(Reaper.EVERY_PID)
+    expect(Reaper.windowSince(since, now(30_100, 900))).toEqual(Reaper.EVERY_PID)
+    expect(Reaper.windowSince(undefined, now(30_100, 1_100))).toEqual(Reaper.EVERY_PID)
+    expect(Reaper.windowSince(since, undefined)).toEqual(Reaper.EVERY_PID)
+  })
+
+  it.live("a scan reads the pids of both ranges of a window, and only those", () =>
+    Effect.gen(function*() {
+      const marker = Reaper.makeMarker()
+      const child = yield* Effect.acquireRelease(
+        Effect.sync(() => spawn("sleep", ["30"], { stdio: "ignore", env: { ...process.env, [marker.name]: "1" } })),
+        (child) => Effect.sync(() => child.kill("SIGKILL"))
+      )
+      const pid = child.pid!
+      const found = (window: Reaper.Window) => (Reaper.scan(window).get(marker.name) ?? []).map((p) => p.pid)
+      // as after a wrap: nothing above the origin's pid, the process among the pids given out since the wrap
+      expect(found({ above: Number.MAX_SAFE_INTEGER, upTo: pid })).toEqual([pid])
+      expect(found({ above: Number.MAX_SAFE_INTEGER, upTo: pid - 1 })).toEqual([])
+      expect(found({ above: pid - 1, upTo: 0 })).toEqual([pid])
+      expect(found({ above: pid, upTo: 0 })).toEqual([])
+      expect(found(Reaper.EVERY_PID)).toEqual([pid])
+    }).pipe(Effect.scoped))
+
+  it("a scan that read a window is reused only for a window it holds", () => {
+    const every = Reaper.EVERY_PID
+    expect(Reaper.covers(every, { above: 30_000, upTo: 400 })).toBe(true)
+    expect(Reaper.covers({ above: 30_000, upTo: 0 }, every)).toBe(false)
+    expect(Reaper.covers({ above: 29_000, upTo: 0 }, { above: 30_000, upTo: 0 })).toBe(true)
+    expect(Reaper.covers({ above: 30_000, upTo: 0 }, { above: 29_000, upTo: 0 })).toBe(false)
+    // after a wrap: the pids given out since it must have been read too
+    expect(Reaper.covers({ above: 30_000, upTo: 0 }, { above: 30_000, upTo: 400 })).toBe(false)
+    expect(Reaper.covers({ above: 29_000, upTo: 500 }, { above: 30_000, upTo: 400 })).toBe(true)
   })
 
   it("finds processes by parentage, never the host, and tells a reused pid apart", () => {

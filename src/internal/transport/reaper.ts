@@ -40,7 +40,9 @@ export interface Proc {
  * `lastPid` up to `pidMax` giving out every pid that was free at the start: at least `pidMax − 1 − lastPid − tasks`
  * new tasks (pids in use are skipped, and there were at most `tasks` of them; a pid freed meanwhile and given out
  * again is a new task too). So while fewer tasks than that have been started, no pid at or below `lastPid` can
- * belong to a process started later. See {@link floorSince}.
+ * belong to a process started later. After one wrap the counter starts again low (at 300 in the initial pid
+ * namespace, 1 in others) and gives out pids up to where it stands now; to give out one between there and `lastPid`
+ * it must wrap a second time. See {@link windowSince}.
  *
  * @internal
  */
@@ -139,17 +141,50 @@ export const pidMax = (): number | undefined => {
 export const origin = (max: number | undefined): Origin | undefined => max === undefined ? undefined : counter(max)
 
 /**
- * The highest pid no process started after `since` can have, given the counter `now`: `since.lastPid` while the
- * counter cannot have wrapped in between (see {@link Origin}), else 0 (every pid is a candidate). Pure.
+ * The pids a scan reads: those above `above`, and those at or below `upTo` (the pids given out after the counter
+ * wrapped once; 0 when it did not). With `above` 0, every pid.
  *
  * @internal
  */
-export const floorSince = (since: Origin | undefined, now: Origin | undefined): number => {
-  if (since === undefined || now === undefined || now.pidMax !== since.pidMax) return 0
-  if (now.lastPid < since.lastPid) return 0
-  const started = now.forks - since.forks
-  return started >= 0 && started < since.pidMax - 1 - since.lastPid - since.tasks ? since.lastPid : 0
+export interface Window {
+  readonly above: number
+  readonly upTo: number
 }
+
+/** Every pid. @internal */
+export const EVERY_PID: Window = { above: 0, upTo: 0 }
+
+/**
+ * The lowest pid the counter gives out after it wraps in the initial pid namespace (the kernel's `RESERVED_PIDS`;
+ * other namespaces start again at 1, which only widens the second round).
+ */
+const WRAP_START = 300
+
+/**
+ * The pids a process started after `since` can have, given the counter `now` (see {@link Origin}). Pure.
+ * - The counter still at or above where it stood: the pids above `since.lastPid`, while too few tasks were started
+ *   for it to have wrapped (`pidMax − 1 − lastPid − tasks`).
+ * - The counter below where it stood: it wrapped. The pids above `since.lastPid` (given out before the wrap) and
+ *   those up to `now.lastPid` (after it), while too few tasks were started for a second wrap: that takes a whole
+ *   round from {@link WRAP_START} to `pidMax` giving out every pid not in use, in use being at most the `tasks` of
+ *   the origin and the tasks started since, so at least `pidMax − WRAP_START − tasks` tasks in all.
+ * - Otherwise (or when either counter is unknown, or the bound changed): {@link EVERY_PID}.
+ *
+ * @internal
+ */
+export const windowSince = (since: Origin | undefined, now: Origin | undefined): Window => {
+  if (since === undefined || now === undefined || now.pidMax !== since.pidMax) return EVERY_PID
+  const started = now.forks - since.forks
+  if (started < 0) return EVERY_PID
+  if (now.lastPid >= since.lastPid) {
+    return started < since.pidMax - 1 - since.lastPid - since.tasks ? { above: since.lastPid, upTo: 0 } : EVERY_PID
+  }
+  return started < since.pidMax - WRAP_START - since.tasks ? { above: since.lastPid, upTo: now.lastPid } : EVERY_PID
+}
+
+/** Whether a scan of `outer` read every pid a scan of `inner` reads. @internal */
+export const covers = (outer: Window, inner: Window): boolean =>
+  outer.above === 0 || (inner.above !== 0 && outer.above <= inner.above && outer.upTo >= inner.upTo)
 
 /**
  * The start time of a process in clock ticks since boot (`/proc/<pid>/stat` field 22), which tells a process from a
@@ -165,12 +200,16 @@ export const startTime = (pid: number | "self"): string | undefined => {
 const running = (stat: Stat | undefined): stat is Stat =>
   stat !== undefined && stat.state !== "Z" && stat.state !== "X" && stat.state !== "x"
 
-/** The pids listed in `/proc` above `floor` (0: every pid). */
-const pidEntries = (floor = 0): ReadonlyArray<string> => {
+/** The pids listed in `/proc` within `window`. */
+const pidEntries = (window: Window = EVERY_PID): ReadonlyArray<string> => {
+  const { above, upTo } = window
   try {
     return fs.readdirSync("/proc").filter((entry) => {
       const first = entry.charCodeAt(0)
-      return first >= 48 && first <= 57 && (floor === 0 || Number(entry) > floor)
+      if (first < 48 || first > 57) return false
+      if (above === 0) return true
+      const pid = Number(entry)
+      return pid > above || pid <= upTo
     })
   } catch {
     return []
@@ -199,20 +238,20 @@ const markerNames = (environ: Buffer): Array<string> => {
 }
 
 /**
- * Every running process (other than the host) with a pid above `floor` whose initial environment holds a marker
+ * Every running process (other than the host) with a pid in `window` whose initial environment holds a marker
  * variable, by variable name (a process started under nested sessions holds several). Processes the host may not
  * read (other users', unless it runs as root) are skipped. A process inherits a marker only from the CLI that was
- * started with it, so a scan for the markers of CLIs started after a counter {@link Origin} reads only the pids
- * above {@link floorSince}: the processes started since, not every process of the machine.
+ * started with it, so a scan for the markers of CLIs started after a counter {@link Origin} reads only the pids of
+ * {@link windowSince}: the processes started since, not every process of the machine.
  *
  * @internal
  */
-export const scan = (floor = 0): Map<string, Array<Proc>> => {
+export const scan = (window: Window = EVERY_PID): Map<string, Array<Proc>> => {
   const self = String(process.pid)
   const environ = Buffer.allocUnsafe(ENVIRON_BYTES)
   const stat = Buffer.allocUnsafe(STAT_BYTES)
   const out = new Map<string, Array<Proc>>()
-  for (const entry of pidEntries(floor)) {
+  for (const entry of pidEntries(window)) {
     if (entry === self) continue
     const file = `/proc/${entry}/environ`
     const length = readInto(file, environ)
@@ -240,12 +279,12 @@ export const scan = (floor = 0): Map<string, Array<Proc>> => {
   return out
 }
 
-/** The lowest pid a scan for `marker` must read above (see {@link floorSince}). */
-const floorOf = (marker: Marker): number =>
-  marker.origin === undefined ? 0 : floorSince(marker.origin, counter(marker.origin.pidMax))
+/** The pids a scan for `marker` must read (see {@link windowSince}). */
+const windowOf = (marker: Marker): Window =>
+  marker.origin === undefined ? EVERY_PID : windowSince(marker.origin, counter(marker.origin.pidMax))
 
 /** The running processes that carry `marker`'s variable (see {@link scan}). @internal */
-export const marked = (marker: Marker): Array<Proc> => scan(floorOf(marker)).get(marker.name) ?? []
+export const marked = (marker: Marker): Array<Proc> => scan(windowOf(marker)).get(marker.name) ?? []
 
 /**
  * Scans shared by the sessions of one Transport. A session whose CLI has exited may use any scan that started after
@@ -267,14 +306,14 @@ export interface Scans {
 /** @internal */
 export const makeScans = (): Scans => {
   let exits = 0
-  let last: { readonly after: number; readonly floor: number; readonly found: Map<string, Array<Proc>> } | undefined
+  let last: { readonly after: number; readonly window: Window; readonly found: Map<string, Array<Proc>> } | undefined
   return {
     pidMax: supported ? pidMax() : undefined,
     exited: () => ++exits,
     markedSince: (marker, exit) => {
-      const floor = floorOf(marker)
-      if (last === undefined || last.after < exit || last.floor > floor) {
-        last = { after: exits, floor, found: scan(floor) }
+      const window = windowOf(marker)
+      if (last === undefined || last.after < exit || !covers(last.window, window)) {
+        last = { after: exits, window, found: scan(window) }
       }
       return last.found.get(marker.name) ?? []
     }
