@@ -1,7 +1,8 @@
 // One contender's fixed workload, run under callgrind by bench/icount.mjs: `node bench/icount-worker.mjs <sdk>`
 // (ours: this checkout's `dist/promise.js`; official: `@anthropic-ai/claude-agent-sdk`). The workload's parts are
 // marked by calls to `process.constrainedMemory()`: callgrind dumps (and zeroes) its counters on entering Node's
-// `GetConstrainedMemory`, which neither SDK calls, so each dump holds exactly one part:
+// `GetConstrainedMemory`, which neither SDK calls, so each dump holds exactly one part (and, after each, one dump holds
+// the full collection made between parts):
 //   1. start-up and the SDK's import (not compared: the import has its own bench row)
 //   2. the first query of the process, on the fake CLI (bench/fake-cli.mjs, mode "short")
 //   3. `queries` more such queries
@@ -18,7 +19,14 @@ const here = path.dirname(new URL(import.meta.url).pathname)
 const FAKE = path.join(here, "fake-cli.mjs")
 const sdkName = process.argv[2]
 const params = JSON.parse(process.env.ICOUNT_PARAMS ?? "{}")
-const part = () => process.constrainedMemory()
+// Between two parts, a full collection in a dump of its own (not counted): each part starts from a collected heap, so
+// a major collection owed to what came before (the import, an earlier part) never falls in it, and its count depends
+// on its own work only. Needs `--expose-gc` (bench/icount-ceilings.json's nodeFlags).
+const part = () => {
+  process.constrainedMemory()
+  globalThis.gc()
+  process.constrainedMemory()
+}
 
 // ICOUNT_OURS: another build of ours to count (bench/icount.mjs --ours <file>), else this checkout's dist/promise.js
 const { query } = sdkName === "ours"

@@ -113,14 +113,15 @@ const measure = (sdk, env) =>
             const total = /^totals:\s+(\d+)/m.exec(text) ?? /^summary:\s+(\d+)/m.exec(text)
             return Number(total?.[1])
           })
-        // one mark after each part: import | first | queries | permissions | cli
-        if (totals.length !== 5) throw new Error(`${sdk}: ${totals.length} parts counted, expected 5`)
+        // two marks after each part, around a full collection: import | gc | first | gc | queries | gc | permissions
+        // | gc | cli | gc (the collections are not counted)
+        if (totals.length !== 10) throw new Error(`${sdk}: ${totals.length} dumps, expected 10`)
         resolve({
           import: totals[0],
-          first: totals[1],
-          queries: totals[2],
-          permissions: totals[3],
-          cli: totals[4],
+          first: totals[2],
+          queries: totals[4],
+          permissions: totals[6],
+          cli: totals[8],
           seconds: (Date.now() - started) / 1000
         })
       } catch (error) {
