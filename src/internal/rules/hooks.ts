@@ -240,8 +240,7 @@ export const contribution = (
     // aborted when the answer is abandoned: timeout, control_cancel_request, session close
     const signal = lazySignal()
     return decide<unknown>({
-      make: () =>
-        registered.callback(typedInput, toolUseId, withLazySignal({}, signal.signal)),
+      make: () => registered.callback(typedInput, toolUseId, withLazySignal({}, signal.signal)),
       reply,
       deadlines: registered.deadlines,
       abandon: signal.abort,
