@@ -1094,6 +1094,40 @@ describe("promise API: hooks are called directly (no fiber per request)", () => 
     expect(plain).toEqual({ continue: true })
   })
 
+  it("a hook's options carry signal as an own enumerable property, through one getter for every call", async () => {
+    const seen: Array<{ readonly signal: AbortSignal }> = []
+    const transport = ScriptedCli.layer((cli) =>
+      Effect.gen(function*() {
+        yield* cli.expectUser
+        for (const id of ["t1", "t2"]) {
+          yield* cli.request("hook_callback", { callback_id: "hook_0", input: preToolUse, tool_use_id: id })
+        }
+        yield* cli.turn("done")
+      })
+    )
+    await collect(query({
+      prompt: "go",
+      options: {
+        transport,
+        hooks: {
+          PreToolUse: [{
+            hooks: [async (_input, _id, options) => {
+              seen.push(options)
+              return {}
+            }]
+          }]
+        }
+      }
+    }))
+    expect(seen).toHaveLength(2)
+    const [first, second] = seen.map((o) => Object.getOwnPropertyDescriptor(o, "signal"))
+    expect(first?.enumerable).toBe(true)
+    // one getter for every call: a getter per object leaves each in V8's slow dictionary mode
+    expect(second?.get).toBe(first?.get)
+    expect({ ...seen[0]! }.signal).toBe(seen[0]!.signal)
+    expect(seen[0]!.signal).toBeInstanceOf(AbortSignal)
+  })
+
   it("a hook_callback the CLI withdraws aborts the hook's signal and gets no answer", async () => {
     const aborted: Array<boolean> = []
     const started = resolvable()
