@@ -202,6 +202,27 @@ describe("Permissions in a session", () => {
       expect(request.signal.aborted).toBe(false)
     }))
 
+  it.scoped("a request's signal is an own enumerable property, built on read through one getter for all requests", () =>
+    Effect.gen(function*() {
+      const requests: Array<Permissions.PermissionRequest> = []
+      const { layer, answers } = yield* asking([["Bash", { command: "ls" }], ["Read", { file_path: "/x" }]])
+      const PermissionsLive = Permissions.layer((request) =>
+        Effect.sync(() => {
+          requests.push(request)
+          return Permissions.allow()
+        })
+      )
+      yield* withSession(layer, answers).pipe(Effect.provide(PermissionsLive))
+      expect(requests).toHaveLength(2)
+      const [first, second] = requests.map((r) => Object.getOwnPropertyDescriptor(r, "signal"))
+      expect(first?.enumerable).toBe(true)
+      expect(typeof first?.get).toBe("function")
+      // one getter for every request: a getter per object leaves each in V8's slow dictionary mode
+      expect(second?.get).toBe(first?.get)
+      expect({ ...requests[0]! }.signal).toBe(requests[0]!.signal)
+      expect(requests[0]!.signal.aborted).toBe(false)
+    }))
+
   it.scoped("a decision that times out is a deny, and the next request is still decided by the policy", () =>
     Effect.gen(function*() {
       let calls = 0

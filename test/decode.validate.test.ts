@@ -3,7 +3,10 @@ import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { Message } from "effect-claude-agent"
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
 import { compiledIs } from "../src/internal/message/decode.js"
+import { checkDecision, Decision } from "../src/internal/rules/outputs.js"
 
 // The compiled validator of the decode hot path must answer exactly what `Schema.is` answers, for every wire schema
 // and any value: recorded frames, every value nested in them, and many deterministic mutations of both.
@@ -111,5 +114,48 @@ describe("compiledIs", () => {
       const fast = compiledIs(schema)
       for (const value of corpus) expect(fast(value), JSON.stringify(value)).toBe(reference(value))
     }
+  })
+
+  it("agrees with the decoder on permission decisions, and checkDecision accepts only what the decoder accepts", () => {
+    // checkDecision judges a decision with the compiled check first: it must never accept what decoding rejects
+    const update = (type: string) => ({ type, rules: [{ toolName: "Bash", ruleContent: "ls" }], behavior: "allow" })
+    const corpus: Array<unknown> = [
+      { behavior: "allow" },
+      { behavior: "allow", updatedInput: { command: "ls", nested: { deep: [1, "two", null] } } },
+      { behavior: "allow", updatedInput: undefined, toolUseID: "toolu_1", decisionClassification: "user_temporary" },
+      {
+        behavior: "allow",
+        updatedPermissions: [
+          { ...update("addRules"), destination: "session" },
+          { ...update("replaceRules"), destination: "localSettings" },
+          { ...update("removeRules"), destination: "userSettings" },
+          { type: "setMode", mode: "acceptEdits", destination: "session" },
+          { type: "addDirectories", directories: ["/tmp"], destination: "projectSettings" },
+          { type: "removeDirectories", directories: [], destination: "cliArg" },
+          { type: "newerKind", destination: "session", extra: 1 }
+        ]
+      },
+      { behavior: "allow", updatedPermissions: [{ type: "addRules", destination: "session" }] },
+      { behavior: "allow", updatedPermissions: [{ type: "setMode", destination: "session" }] },
+      { behavior: "deny", message: "no" },
+      { behavior: "deny", message: "no", interrupt: true, decisionClassification: "user_reject" },
+      { behavior: "deny" },
+      { behavior: "ask" },
+      { behavior: "allow", updatedInput: ["not", "an", "object"] },
+      { behavior: "allow", decisionClassification: "sometimes" },
+      ...replacements
+    ]
+    for (const value of [...corpus]) for (let i = 0; i < 40; i++) corpus.push(mutate(value))
+    const decode = ParseResult.decodeUnknownEither(Decision)
+    const fast = compiledIs(Decision)
+    let accepted = 0
+    for (const value of corpus) {
+      const expected = Either.isRight(decode(value))
+      expect(fast(value), JSON.stringify(value)).toBe(expected)
+      expect(Either.isRight(checkDecision(value)), JSON.stringify(value)).toBe(expected)
+      if (expected) accepted++
+    }
+    expect(accepted).toBeGreaterThan(50)
+    expect(corpus.length - accepted).toBeGreaterThan(200)
   })
 })

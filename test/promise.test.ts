@@ -8,6 +8,7 @@ import * as zm from "zod/mini"
 import * as z3 from "zod/v3"
 import {
   AbortError,
+  type CanUseTool,
   CliNotFound,
   ControlError,
   createSdkMcpServer,
@@ -253,6 +254,38 @@ describe("promise API (scripted CLI)", () => {
     const pending = q.next()
     await expect(pending).rejects.toBeInstanceOf(AbortError)
     await expect(q.next()).rejects.toBeInstanceOf(AbortError)
+  })
+
+  it("canUseTool's options carry signal as an own enumerable property, built on read through one shared getter", async () => {
+    const seen: Array<Parameters<CanUseTool>[2]> = []
+    const transport = ScriptedCli.layer((cli) =>
+      Effect.gen(function*() {
+        yield* cli.expectUser
+        yield* cli.canUseTool("Bash", { command: "ls" })
+        yield* cli.canUseTool("Read", { file_path: "/tmp/x" })
+        yield* cli.turn("done")
+      })
+    )
+    await collect(query({
+      prompt: "go",
+      options: {
+        transport,
+        canUseTool: async (_toolName, input, options) => {
+          seen.push(options)
+          return { behavior: "allow", updatedInput: input }
+        }
+      }
+    }))
+    expect(seen).toHaveLength(2)
+    const [first, second] = seen.map((o) => Object.getOwnPropertyDescriptor(o, "signal"))
+    expect(first?.enumerable).toBe(true)
+    expect(typeof first?.get).toBe("function")
+    // one getter for every call's options: a getter per object leaves each in V8's slow dictionary mode
+    expect(second?.get).toBe(first?.get)
+    expect(Object.keys(seen[0]!).slice(0, 4)).toEqual(["signal", "suggestions", "toolUseID", "requestId"])
+    const copy = { ...seen[0]! }
+    expect(copy.signal).toBeInstanceOf(AbortSignal)
+    expect(copy.signal).toBe(seen[0]!.signal)
   })
 
   it("canUseTool and hooks run as async callbacks", async () => {
@@ -1059,6 +1092,40 @@ describe("promise API: hooks are called directly (no fiber per request)", () => 
     expect(signals.map((s) => s.aborted)).toEqual([true])
     expect(unprintable.hookSpecificOutput.permissionDecisionReason).toContain("an error that cannot be printed")
     expect(plain).toEqual({ continue: true })
+  })
+
+  it("a hook's options carry signal as an own enumerable property, through one getter for every call", async () => {
+    const seen: Array<{ readonly signal: AbortSignal }> = []
+    const transport = ScriptedCli.layer((cli) =>
+      Effect.gen(function*() {
+        yield* cli.expectUser
+        for (const id of ["t1", "t2"]) {
+          yield* cli.request("hook_callback", { callback_id: "hook_0", input: preToolUse, tool_use_id: id })
+        }
+        yield* cli.turn("done")
+      })
+    )
+    await collect(query({
+      prompt: "go",
+      options: {
+        transport,
+        hooks: {
+          PreToolUse: [{
+            hooks: [async (_input, _id, options) => {
+              seen.push(options)
+              return {}
+            }]
+          }]
+        }
+      }
+    }))
+    expect(seen).toHaveLength(2)
+    const [first, second] = seen.map((o) => Object.getOwnPropertyDescriptor(o, "signal"))
+    expect(first?.enumerable).toBe(true)
+    // one getter for every call: a getter per object leaves each in V8's slow dictionary mode
+    expect(second?.get).toBe(first?.get)
+    expect({ ...seen[0]! }.signal).toBe(seen[0]!.signal)
+    expect(seen[0]!.signal).toBeInstanceOf(AbortSignal)
   })
 
   it("a hook_callback the CLI withdraws aborts the hook's signal and gets no answer", async () => {

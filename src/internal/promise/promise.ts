@@ -57,6 +57,48 @@ const squash = (cause: Cause.Cause<unknown>, aborted: boolean): unknown => {
   return Cause.squash(cause)
 }
 
+/** The options a `canUseTool` callback gets. */
+type CanUseToolOptions = Parameters<CanUseTool>[2]
+
+type Mutable<A> = { -readonly [K in keyof A]: A[K] }
+
+/**
+ * The options of one `canUseTool` call, the optional fields left to set. `signal` is an own enumerable property, as
+ * the official SDK's, and the request's signal is built only if read: through one getter shared by every call's
+ * options. A getter written in an object literal is a new function per object, which leaves V8 every such object in
+ * dictionary mode, about a microsecond to build (docs/PERFORMANCE.md, round 6).
+ */
+class CallbackOptions implements Mutable<CanUseToolOptions> {
+  static readonly #signal: PropertyDescriptor = {
+    get(this: CallbackOptions): AbortSignal {
+      return this.#request.signal
+    },
+    enumerable: true,
+    configurable: true
+  }
+  readonly #request: Permissions.PermissionRequest
+  // declared, not initialized: the fields are created in the constructor, `signal` first as in the official SDK
+  declare signal: AbortSignal
+  declare suggestions: CanUseToolOptions["suggestions"]
+  declare toolUseID: string
+  declare requestId: string
+  declare blockedPath?: string
+  declare decisionReason?: string
+  declare title?: string
+  declare displayName?: string
+  declare description?: string
+  declare agentID?: string
+  declare mcpServer?: NonNullable<CanUseToolOptions["mcpServer"]>
+
+  constructor(request: Permissions.PermissionRequest) {
+    this.#request = request
+    Object.defineProperty(this, "signal", CallbackOptions.#signal)
+    this.suggestions = request.suggestions
+    this.toolUseID = request.toolUseId
+    this.requestId = request.requestId
+  }
+}
+
 const noDecision: Permissions.PermissionResult = { behavior: "deny", message: "canUseTool returned no decision" }
 
 /**
@@ -67,21 +109,16 @@ const noDecision: Permissions.PermissionResult = { behavior: "deny", message: "c
 const permissionsService = (canUseTool: CanUseTool, timeout: number | undefined): Permissions.Service =>
   Permissions.makePromise(
     (request) => {
-      const options = {
-        get signal(): AbortSignal {
-          return request.signal
-        },
-        suggestions: request.suggestions,
-        toolUseID: request.toolUseId,
-        requestId: request.requestId,
-        ...(request.blockedPath !== undefined ? { blockedPath: request.blockedPath } : {}),
-        ...(request.decisionReason !== undefined ? { decisionReason: request.decisionReason } : {}),
-        ...(request.title !== undefined ? { title: request.title } : {}),
-        ...(request.displayName !== undefined ? { displayName: request.displayName } : {}),
-        ...(request.description !== undefined ? { description: request.description } : {}),
-        ...(request.agentId !== undefined ? { agentID: request.agentId } : {}),
-        ...(request.mcpServer !== undefined ? { mcpServer: request.mcpServer } : {})
-      }
+      // the optional fields set one by one: a spread of a conditional object per field cost a round trip two
+      // temporary objects per field (docs/PERFORMANCE.md, round 6)
+      const options: Mutable<CanUseToolOptions> = new CallbackOptions(request)
+      if (request.blockedPath !== undefined) options.blockedPath = request.blockedPath
+      if (request.decisionReason !== undefined) options.decisionReason = request.decisionReason
+      if (request.title !== undefined) options.title = request.title
+      if (request.displayName !== undefined) options.displayName = request.displayName
+      if (request.description !== undefined) options.description = request.description
+      if (request.agentId !== undefined) options.agentID = request.agentId
+      if (request.mcpServer !== undefined) options.mcpServer = request.mcpServer
       // `await`-like: a callback that returns its decision without a Promise is accepted too
       return Promise.resolve(canUseTool(request.toolName, request.input as Record<string, unknown>, options)).then(
         (result) => result === null || result === undefined ? noDecision : result

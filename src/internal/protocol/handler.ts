@@ -94,6 +94,38 @@ export const lazySignal = (): { readonly signal: () => AbortSignal; readonly abo
   }
 }
 
+/** Where {@link withLazySignal} keeps an object's signal builder: a non-enumerable property, so a spread leaves it. */
+const SIGNAL_SOURCE: unique symbol = Symbol("effect-claude-agent/signalSource")
+
+interface SignalCarrier {
+  readonly [SIGNAL_SOURCE]: () => AbortSignal
+}
+
+/** The one getter of every {@link withLazySignal} object. */
+const signalProperty: PropertyDescriptor = {
+  get(this: SignalCarrier): AbortSignal {
+    return this[SIGNAL_SOURCE]()
+  },
+  enumerable: true,
+  configurable: true
+}
+
+/**
+ * `target` with an enumerable `signal` that `signal()` builds on first read (see {@link lazySignal}). The accessor is
+ * one function shared by every such object: a getter written in an object literal is a new function per object, and
+ * V8 keeps each such object in dictionary mode (about a microsecond to build and a hash lookup per field read;
+ * docs/PERFORMANCE.md, round 6).
+ *
+ * @internal
+ */
+export const withLazySignal = <A extends object>(
+  target: A,
+  signal: () => AbortSignal
+): A & { readonly signal: AbortSignal } => {
+  Object.defineProperty(target, SIGNAL_SOURCE, { value: signal })
+  return Object.defineProperty(target, "signal", signalProperty) as A & { readonly signal: AbortSignal }
+}
+
 /**
  * What a service hands over for one request: an Effect (run on a fiber of the protocol's), or a Promise (from a Promise
  * callback: its settlement answers, with no fiber of its own), or the value itself (as `await` takes it).
@@ -152,9 +184,21 @@ export const decide = <A>(options: {
         onFailure: failed
       }))
     } else {
+      // one reaction, no second Promise for a throwing callback: it is caught here (and, as `settle` has run,
+      // ignored like any call after the first settlement)
       Promise.resolve(decision).then((value) => {
-        if (settle()) options.onValue(value)
-      }, (error) => failed(Cause.fail(error))).then(undefined, (error) => failed(Cause.die(error)))
+        try {
+          if (settle()) options.onValue(value)
+        } catch (error) {
+          failed(Cause.die(error))
+        }
+      }, (error) => {
+        try {
+          failed(Cause.fail(error))
+        } catch (error) {
+          failed(Cause.die(error))
+        }
+      })
     }
   } catch (error) {
     failed(Cause.die(error))

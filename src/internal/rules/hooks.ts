@@ -19,7 +19,7 @@ import type {
 } from "../../Hooks.js"
 import * as Deadlines from "../protocol/deadlines.js"
 import type { Contribution } from "../protocol/contribution.js"
-import { decide, type Handler, lazySignal, noop, untilCliExits } from "../protocol/handler.js"
+import { decide, type Handler, lazySignal, noop, untilCliExits, withLazySignal } from "../protocol/handler.js"
 import { hookOutputCheck } from "./outputs.js"
 
 /** The hooks service's tag, defined here so that this module needs nothing but types from Hooks.ts. @internal */
@@ -240,12 +240,7 @@ export const contribution = (
     // aborted when the answer is abandoned: timeout, control_cancel_request, session close
     const signal = lazySignal()
     return decide<unknown>({
-      make: () =>
-        registered.callback(typedInput, toolUseId, {
-          get signal(): AbortSignal {
-            return signal.signal()
-          }
-        }),
+      make: () => registered.callback(typedInput, toolUseId, withLazySignal({}, signal.signal)),
       reply,
       deadlines: registered.deadlines,
       abandon: signal.abort,

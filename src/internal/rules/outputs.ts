@@ -13,6 +13,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type { HookEvent, HookOutput } from "../../Hooks.js"
 import type { PermissionResult } from "../../Permissions.js"
+import { compiledIs } from "../message/decode.js"
 
 const opt = <S extends Schema.Schema.Any>(s: S) => Schema.optionalWith(s, { exact: true })
 
@@ -82,8 +83,10 @@ const Classification = Schema.optional(oneOf("user_temporary", "user_permanent",
 /**
  * A `canUseTool` / `Permissions` decision. `Schema.optional` (not exact): an `undefined` field is absent, as the
  * answer built from it leaves it out.
+ *
+ * @internal
  */
-const Decision = Schema.Union(
+export const Decision = Schema.Union(
   Schema.Struct({
     behavior: Schema.Literal("allow"),
     updatedInput: Schema.optional(JsonObject),
@@ -101,6 +104,9 @@ const Decision = Schema.Union(
 )
 
 const decodeDecision = ParseResult.decodeUnknownEither(Decision)
+// the same predicate, compiled (decode.validate.test holds compiled checks to `Schema.is`): a valid decision is judged
+// without the parser's allocations; an invalid one is decoded again for its first issue
+const isDecision = compiledIs(Decision)
 
 const MAX_DETAIL = 200
 
@@ -133,6 +139,7 @@ const notAnObject = (u: unknown): string | undefined =>
 export const checkDecision = (result: unknown): Either.Either<PermissionResult, string> => {
   const why = notAnObject(result)
   if (why !== undefined) return Either.left(why)
+  if (isDecision(result)) return Either.right(result as PermissionResult)
   const decoded = decodeDecision(result)
   // validated: the fields the answer reads have the official types (a newer kind of permission update included)
   return Either.isRight(decoded) ? Either.right(result as PermissionResult) : Either.left(firstIssue(decoded.left))

@@ -20,7 +20,16 @@ import type {
 } from "../../Permissions.js"
 import * as Deadlines from "../protocol/deadlines.js"
 import type { Contribution } from "../protocol/contribution.js"
-import { type Decision, decide, type Handler, lazySignal, noop, toEffect, untilCliExits } from "../protocol/handler.js"
+import {
+  type Decision,
+  decide,
+  type Handler,
+  lazySignal,
+  noop,
+  toEffect,
+  untilCliExits,
+  withLazySignal
+} from "../protocol/handler.js"
 import { checkDecision } from "./outputs.js"
 import type { BashLanguage } from "./bashParser.js"
 import * as ShellPaths from "./shellPaths.js"
@@ -1065,35 +1074,27 @@ export const contribution = (
     const toolUseId = str(body["tool_use_id"]) ?? ""
     const toolName = str(body["tool_name"])
     const input = body["input"]
-    const answer = (result: PermissionResult): Answer =>
-      result.behavior === "allow"
-        ? {
-          behavior: "allow",
-          updatedInput: result.updatedInput ?? (isRecord(input) ? input : {}),
-          ...(result.updatedPermissions !== undefined && result.updatedPermissions.length > 0
-            ? { updatedPermissions: result.updatedPermissions }
-            : {}),
-          ...(result.decisionClassification !== undefined
-            ? { decisionClassification: result.decisionClassification }
-            : {}),
-          toolUseID: toolUseId
+    // the optional fields set one by one, in the order the CLI gets them (no temporary object per field)
+    const answer = (result: PermissionResult): Answer => {
+      const out: Record<string, unknown> = result.behavior === "allow"
+        ? { behavior: "allow", updatedInput: result.updatedInput ?? (isRecord(input) ? input : {}) }
+        : { behavior: "deny", message: result.message }
+      if (result.behavior === "allow") {
+        if (result.updatedPermissions !== undefined && result.updatedPermissions.length > 0) {
+          out["updatedPermissions"] = result.updatedPermissions
         }
-        : {
-          behavior: "deny",
-          message: result.message,
-          ...(result.interrupt === true ? { interrupt: true } : {}),
-          ...(result.decisionClassification !== undefined
-            ? { decisionClassification: result.decisionClassification }
-            : {}),
-          toolUseID: toolUseId
-        }
+      } else if (result.interrupt === true) out["interrupt"] = true
+      if (result.decisionClassification !== undefined) out["decisionClassification"] = result.decisionClassification
+      out["toolUseID"] = toolUseId
+      return out
+    }
     if (toolName === undefined || !isRecord(input)) {
       return { _tag: "Answered", answer: answer({ behavior: "deny", message: "Malformed can_use_tool request" }) }
     }
     // aborted whenever the decision is abandoned: timeout, control_cancel_request, session close
     const signal = lazySignal()
     const mcp = body["mcp_server"]
-    const request: PermissionRequest = {
+    const request: PermissionRequest = withLazySignal({
       toolName,
       input,
       toolUseId,
@@ -1114,11 +1115,8 @@ export const contribution = (
       requestId,
       cwd,
       store,
-      get signal(): AbortSignal {
-        return signal.signal()
-      },
       raw: body
-    }
+    }, signal.signal)
 
     const mode = store.mode()
     if (mode === "allow") return { _tag: "Answered", answer: answer({ behavior: "allow" }) }

@@ -47,11 +47,11 @@ export const reader = (readable: Readable): Effect.Effect<Uint8Array | undefined
     const chunk: unknown = readable.read()
     if (chunk !== null) return Effect.succeed(bytesOf(readable, chunk))
     if (done || readable.readableEnded || readable.destroyed) return Effect.succeed(undefined)
+    // No canceler: an interrupted wait is settled by the runtime through this same `resume`, so a later wake-up is
+    // a no-op, and the next wait replaces `waiter`. A canceler would wrap every wait in `onInterrupt` (an
+    // uninterruptible region and an exit handler per stdout read; docs/PERFORMANCE.md, round 6).
     return Effect.async<Uint8Array | undefined>((resume) => {
       waiter = () => resume(read)
-      return Effect.sync(() => {
-        waiter = undefined
-      })
     })
   })
   return read
