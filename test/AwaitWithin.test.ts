@@ -107,12 +107,19 @@ describe("awaitUntil (a deadline whose timer is another fiber's)", () => {
     return { wrapped, live: () => live }
   }
 
+  /** A fiber waiting `awaitUntil` a deadline due at 10 s, registered; `live` counts its registrations. */
+  const waitingUntil = Effect.gen(function*() {
+    const expiry = makeExpiry(10_000)
+    const { live, wrapped } = counted(expiry)
+    const deferred = yield* Deferred.make<number, string>()
+    const fiber = yield* Effect.fork(awaitUntil(deferred, wrapped, () => "timed out"))
+    yield* settle
+    return { deferred, expiry, fiber, live }
+  })
+
   it.effect("the deadline passes: fails with onTimeout(), and the answer after it is too late", () =>
     Effect.gen(function*() {
-      const expiry = makeExpiry(10_000)
-      const deferred = yield* Deferred.make<number, string>()
-      const fiber = yield* Effect.fork(awaitUntil(deferred, expiry, () => "timed out"))
-      yield* settle
+      const { deferred, expiry, fiber } = yield* waitingUntil
       expect(fiber.unsafePoll()).toBeNull()
       expiry.expire()
       expect(yield* Fiber.await(fiber)).toStrictEqual(Exit.fail("timed out"))
@@ -121,11 +128,7 @@ describe("awaitUntil (a deadline whose timer is another fiber's)", () => {
 
   it.effect("an answer first: its value, and the registration is forgotten", () =>
     Effect.gen(function*() {
-      const expiry = makeExpiry(10_000)
-      const { live, wrapped } = counted(expiry)
-      const deferred = yield* Deferred.make<number, string>()
-      const fiber = yield* Effect.fork(awaitUntil(deferred, wrapped, () => "timed out"))
-      yield* settle
+      const { deferred, fiber, live } = yield* waitingUntil
       expect(live()).toBe(1)
       yield* Deferred.succeed(deferred, 7)
       expect(yield* Fiber.join(fiber)).toBe(7)
@@ -134,11 +137,7 @@ describe("awaitUntil (a deadline whose timer is another fiber's)", () => {
 
   it.effect("the waiter interrupted: the registration is forgotten, the Deferred is not failed", () =>
     Effect.gen(function*() {
-      const expiry = makeExpiry(10_000)
-      const { live, wrapped } = counted(expiry)
-      const deferred = yield* Deferred.make<number, string>()
-      const fiber = yield* Effect.fork(awaitUntil(deferred, wrapped, () => "timed out"))
-      yield* settle
+      const { deferred, expiry, fiber, live } = yield* waitingUntil
       yield* Fiber.interrupt(fiber)
       expect(live()).toBe(0)
       expiry.expire()
