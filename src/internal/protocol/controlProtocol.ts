@@ -89,6 +89,8 @@ export interface Owned extends ControlProtocol {
   readonly endMessages: Effect.Effect<void>
   /** Completes once the reader has seen the end of the CLI's stdout (every frame it wrote has been routed). */
   readonly readerDone: Effect.Effect<void>
+  /** Calls `f` (synchronously, on the reader) once `readerDone` completes; at once if it has. `f` must not throw. */
+  readonly whenReaderDone: (f: () => void) => void
 }
 
 /**
@@ -524,9 +526,22 @@ export const make = (
     )
     yield* Scope.addFinalizer(scope, inbound.abandonAll)
     const readerDone = yield* Deferred.make<void>()
+    // told when the reader is done, without a fiber waiting for `readerDone`
+    let atReaderDone: Array<() => void> | undefined = []
+    const whenReaderDone = (f: () => void) => {
+      if (atReaderDone === undefined) f()
+      else atReaderDone.push(f)
+    }
     yield* Effect.forkScoped(
       readConnection(connection, options, outbound, inbound, buffer).pipe(
-        Effect.ensuring(Deferred.succeed(readerDone, undefined))
+        Effect.ensuring(Effect.zipRight(
+          Deferred.succeed(readerDone, undefined),
+          Effect.sync(() => {
+            const told = atReaderDone ?? []
+            atReaderDone = undefined
+            for (const f of told) f()
+          })
+        ))
       )
     )
 
@@ -540,6 +555,7 @@ export const make = (
       pullMessages: buffer.pullMessages,
       endMessages: buffer.endMessages,
       readerDone: Deferred.await(readerDone),
+      whenReaderDone,
       pendingCount: outbound.pendingCount,
       inFlightCount: inbound.inFlightCount,
       connection

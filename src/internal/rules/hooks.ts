@@ -268,7 +268,7 @@ export const contribution = (
     initialize: { hooks: wire },
     handlers: new Map([["hook_callback", handler]]),
     onProtocol: (protocol) =>
-      Effect.forEach(bySeconds.values(), (deadlines) => Effect.forkScoped(untilCliExits(deadlines.run, protocol)), {
+      Effect.forEach(bySeconds.values(), (deadlines) => untilCliExits(deadlines.run, protocol), {
         discard: true
       })
   }
