@@ -10,7 +10,6 @@
  */
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
-import * as Record from "effect/Record"
 import * as Schema from "effect/Schema"
 import type { HookEvent, HookOutput } from "../../Hooks.js"
 import type { PermissionResult } from "../../Permissions.js"
@@ -297,12 +296,6 @@ const syncOutput = (event: HookEvent) =>
     hookSpecificOutput: opt(Schema.Struct({ hookEventName: Schema.Literal(event), ...SPECIFIC[event] }))
   })
 
-/**
- * Each event's synchronous output schema, built once with the module: Effect compiles a parser once per schema (it
- * memoizes them by schema), so the checks every session makes for its hooks reuse it instead of compiling a new one.
- */
-const SYNC_OUTPUTS = Record.map(SPECIFIC, (_fields, event) => syncOutput(event))
-
 const AsyncOutput = Schema.Struct({ async: Schema.Literal(true), asyncTimeout: opt(Schema.Number) })
 
 type Decode = (u: unknown) => Either.Either<unknown, ParseResult.ParseIssue>
@@ -314,7 +307,7 @@ type Decode = (u: unknown) => Either.Either<unknown, ParseResult.ParseIssue>
  * @internal
  */
 export const hookOutputCheck = (event: HookEvent): (output: unknown) => Either.Either<HookOutput, string> => {
-  const decodeSync: Decode = ParseResult.decodeUnknownEither(SYNC_OUTPUTS[event])
+  const decodeSync: Decode = ParseResult.decodeUnknownEither(syncOutput(event))
   const decodeAsync: Decode = ParseResult.decodeUnknownEither(AsyncOutput)
   const misplacedIn = misplaced(event)
   return (output) => {
