@@ -482,6 +482,16 @@ export const DEFAULT_TIMEOUT_SECONDS: 60 = internal.DEFAULT_TIMEOUT_SECONDS
 export const layer: (...registrations: ReadonlyArray<HookRegistrations>) => Layer.Layer<Hooks> = internal.layer
 
 /**
+ * The service of these hooks alone, as a value: for `Effect.provideService`, which costs a query less than building a
+ * layer (an adapter that provides hooks per query, as the Promise API does). Unlike {@link layer}, it does not add to
+ * hooks provided already: it replaces them where it is provided.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: (...registrations: ReadonlyArray<HookRegistrations>) => Service = internal.make
+
+/**
  * Like {@link layer}, with registrations built by an Effect (so callbacks can close over your services).
  *
  * @since 0.1.0

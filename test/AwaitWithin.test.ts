@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/TestClock"
-import { awaitWithin } from "../src/internal/protocol/awaitWithin.js"
+import { awaitUntil, awaitWithin, type Expiry, makeExpiry } from "../src/internal/protocol/awaitWithin.js"
 
 const within = (deferred: Deferred.Deferred<number, string>) =>
   awaitWithin(deferred, { duration: Duration.seconds(10), onTimeout: () => "timed out" })
@@ -87,5 +87,70 @@ describe("awaitWithin", () => {
       yield* Deferred.fail(deferred, "refused")
       expect(yield* Effect.exit(within(deferred))).toStrictEqual(Exit.fail("refused"))
       expect(yield* timers).toBe(0)
+    }))
+})
+
+describe("awaitUntil (a deadline whose timer is another fiber's)", () => {
+  /** `expiry`, counting the registrations not forgotten yet. */
+  const counted = (expiry: Expiry) => {
+    let live = 0
+    const wrapped: Expiry = {
+      onExpired: (fire) => {
+        live++
+        const forget = expiry.onExpired(fire)
+        return () => {
+          live--
+          forget()
+        }
+      }
+    }
+    return { wrapped, live: () => live }
+  }
+
+  /** A fiber waiting `awaitUntil` a deadline due at 10 s, registered; `live` counts its registrations. */
+  const waitingUntil = Effect.gen(function*() {
+    const expiry = makeExpiry(10_000)
+    const { live, wrapped } = counted(expiry)
+    const deferred = yield* Deferred.make<number, string>()
+    const fiber = yield* Effect.fork(awaitUntil(deferred, wrapped, () => "timed out"))
+    yield* settle
+    return { deferred, expiry, fiber, live }
+  })
+
+  it.effect("the deadline passes: fails with onTimeout(), and the answer after it is too late", () =>
+    Effect.gen(function*() {
+      const { deferred, expiry, fiber } = yield* waitingUntil
+      expect(fiber.unsafePoll()).toBeNull()
+      expiry.expire()
+      expect(yield* Fiber.await(fiber)).toStrictEqual(Exit.fail("timed out"))
+      expect(yield* Deferred.succeed(deferred, 7)).toBe(false)
+    }))
+
+  it.effect("an answer first: its value, and the registration is forgotten", () =>
+    Effect.gen(function*() {
+      const { deferred, fiber, live } = yield* waitingUntil
+      expect(live()).toBe(1)
+      yield* Deferred.succeed(deferred, 7)
+      expect(yield* Fiber.join(fiber)).toBe(7)
+      expect(live()).toBe(0)
+    }))
+
+  it.effect("the waiter interrupted: the registration is forgotten, the Deferred is not failed", () =>
+    Effect.gen(function*() {
+      const { deferred, expiry, fiber, live } = yield* waitingUntil
+      yield* Fiber.interrupt(fiber)
+      expect(live()).toBe(0)
+      expiry.expire()
+      expect(yield* Deferred.isDone(deferred)).toBe(false)
+    }))
+
+  it.effect("a deadline passed already: fails at once", () =>
+    Effect.gen(function*() {
+      const expiry = makeExpiry(0)
+      expiry.expire()
+      const deferred = yield* Deferred.make<number, string>()
+      expect(yield* Effect.exit(awaitUntil(deferred, expiry, () => "timed out"))).toStrictEqual(
+        Exit.fail("timed out")
+      )
     }))
 })

@@ -188,6 +188,21 @@ describe("ControlProtocol: outbound requests", () => {
       expect(yield* Fiber.join(fiber).pipe(Effect.flip)).toMatchObject({ _tag: "ProcessExited", code: 0 })
     }))
 
+  it.scoped("whenReaderDone: told once the reader has read the CLI's stdout to its end, at once after that", () =>
+    Effect.gen(function*() {
+      const { connection, peer } = yield* Transport.makeMemoryConnection()
+      const protocol = yield* ProtocolInternal.make(connection)
+      const told: Array<string> = []
+      protocol.whenReaderDone(() => told.push("before"))
+      yield* Effect.yieldNow()
+      expect(told).toEqual([])
+      yield* peer.exit({ code: 0, signal: null })
+      yield* protocol.readerDone
+      expect(told).toEqual(["before"])
+      protocol.whenReaderDone(() => told.push("after"))
+      expect(told).toEqual(["before", "after"])
+    }))
+
   it.scoped("responses for unknown ids are ignored and nothing leaks into messages", () =>
     Effect.gen(function*() {
       const { protocol, peer } = yield* setup()

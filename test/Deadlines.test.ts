@@ -6,6 +6,7 @@ import * as Effect from "effect/Effect"
 import * as FiberId from "effect/FiberId"
 import * as TestClock from "effect/TestClock"
 import * as Deadlines from "../src/internal/protocol/deadlines.js"
+import { untilCliExits } from "../src/internal/protocol/handler.js"
 
 /** Lets the forked timer loop run up to its next wait. */
 const settle = Effect.yieldNow()
@@ -138,5 +139,26 @@ describe("Deadlines", () => {
       yield* TestClock.adjust(500)
       yield* firedAll("last")
       expect(fired).toEqual(["first", "last"])
+    }))
+
+  it.scoped("untilCliExits: the loop runs until the reader is done, then stops (a later deadline never fires)", () =>
+    Effect.gen(function*() {
+      const { fired, firedAll, track } = yield* recorder
+      let readerDone: () => void = () => undefined
+      const deadlines = Deadlines.make(1000)
+      yield* untilCliExits(deadlines.run, {
+        whenReaderDone: (f) => {
+          readerDone = f
+        }
+      })
+      yield* settle
+      deadlines.start(track("a"))
+      yield* TestClock.adjust(1000)
+      yield* firedAll("a")
+      deadlines.start(track("b"))
+      readerDone()
+      yield* settle
+      yield* TestClock.adjust(5000)
+      expect(fired).toEqual(["a"])
     }))
 })

@@ -68,6 +68,23 @@ describe("Hooks", () => {
       })
     }))
 
+  it.scoped("Hooks.make: the service of the given hooks, as a value, registers them as the layer would", () =>
+    Effect.gen(function*() {
+      const made = Hooks.make(
+        { PreToolUse: [{ matcher: "Bash", hooks: [Hooks.log()], timeout: 30 }] },
+        { PreToolUse: [{ hooks: [Hooks.log()] }] }
+      )
+      const { init } = yield* Fiber.join(
+        yield* run(Layer.succeed(Hooks.Hooks, made), [])
+      )
+      expect(init["hooks"]).toEqual({
+        PreToolUse: [
+          { matcher: "Bash", hookCallbackIds: ["hook_0"], timeout: 30 },
+          { hookCallbackIds: ["hook_1"] }
+        ]
+      })
+    }))
+
   it.scoped("dispatches by callback id; an unknown id gets the official error response", () =>
     Effect.gen(function*() {
       const seen: Array<unknown> = []

@@ -4,26 +4,29 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/TestClock"
+import { type ExpiryTimer, makeExpiry } from "../src/internal/protocol/awaitWithin.js"
 import * as State from "../src/internal/session/state.js"
 import * as Watchdog from "../src/internal/session/watchdog.js"
 import { assistant } from "./support/messages.js"
 
 /** A watchdog over a state the test steps, counting how often it looks; `fired` gets the expired deadline. */
-const watched = (limits: State.IdleLimits) =>
+const watched = (limits: State.IdleLimits, startup?: ExpiryTimer) =>
   Effect.gen(function*() {
     let state = State.initial({ requested: undefined, sessionId: "s" }, 0)
     let inFlight = 0
     let looks = 0
     const fired = yield* Deferred.make<State.Deadline>()
-    yield* Watchdog.run({
+    const fiber = yield* Watchdog.run({
       state: () => state,
       inFlight: Effect.sync(() => {
         looks++
         return inFlight
       }),
       limits,
-      expired: (deadline) => Deferred.succeed(fired, deadline)
+      expired: (deadline) => Deferred.succeed(fired, deadline),
+      startup
     }).pipe(Effect.forkScoped)
     yield* Effect.yieldNow()
     const at = (event: (now: number) => State.Event) =>
@@ -32,6 +35,7 @@ const watched = (limits: State.IdleLimits) =>
           state = State.step(state, event(now))
         }))
     return {
+      fiber,
       fired,
       looks: () => looks,
       sent: at((now) => ({ _tag: "PromptSent", startsTurn: true, at: now })),
@@ -109,5 +113,48 @@ describe("idle watchdog", () => {
       yield* TestClock.adjust("1 day")
       expect(yield* Deferred.isDone(w.fired)).toBe(false)
       expect(w.looks()).toBe(1)
+    }))
+
+  /** A start-up deadline due at `at` ms, and when (on the TestClock) it passed. */
+  const startupAt = (at: number) =>
+    Effect.gen(function*() {
+      const expiry = makeExpiry(at)
+      const passed = yield* Deferred.make<number>()
+      const clock = yield* Effect.clock
+      expiry.onExpired(() => Deferred.unsafeDone(passed, Effect.succeed(clock.unsafeCurrentTimeMillis())))
+      return { expiry, passed }
+    })
+
+  it.scoped("the start-up deadline passes at its due time on the same fiber, which goes on watching the idle clock", () =>
+    Effect.gen(function*() {
+      const startup = yield* startupAt(20_000)
+      const w = yield* watched(limits, startup.expiry)
+      yield* TestClock.adjust(Duration.millis(19_999))
+      expect(yield* Deferred.isDone(startup.passed)).toBe(false)
+      yield* TestClock.adjust(Duration.millis(1))
+      expect(yield* Deferred.await(startup.passed)).toBe(20_000)
+      yield* w.sent
+      yield* TestClock.adjust("60 seconds")
+      expect(yield* Deferred.await(w.fired)).toMatchObject({ reason: "FirstMessage", at: 80_000 })
+    }))
+
+  it.scoped("an idle clock shorter than the start-up bound is not slept past", () =>
+    Effect.gen(function*() {
+      const startup = yield* startupAt(60_000)
+      const w = yield* watched({ firstMessage: Duration.seconds(10), idle: Duration.seconds(10) }, startup.expiry)
+      yield* w.sent
+      yield* TestClock.adjust("10 seconds")
+      expect(yield* Deferred.await(w.fired)).toMatchObject({ reason: "FirstMessage", at: 10_000 })
+      expect(yield* Deferred.isDone(startup.passed)).toBe(false)
+    }))
+
+  it.scoped("no finite idle limit: the timer ends once the start-up deadline passed", () =>
+    Effect.gen(function*() {
+      const startup = yield* startupAt(20_000)
+      const w = yield* watched({ firstMessage: Duration.infinity, idle: Duration.infinity }, startup.expiry)
+      yield* TestClock.adjust("20 seconds")
+      expect(yield* Deferred.await(startup.passed)).toBe(20_000)
+      yield* Fiber.join(w.fiber)
+      expect(w.looks()).toBe(2)
     }))
 })

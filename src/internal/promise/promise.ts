@@ -127,9 +127,9 @@ const permissionsService = (canUseTool: CanUseTool, timeout: number | undefined)
     timeout !== undefined ? { timeout: Duration.millis(timeout) } : undefined
   )
 
-const hooksLayer = (
+const hooksService = (
   hooks: Partial<Record<Hooks.HookEvent, ReadonlyArray<HookCallbackMatcher>>>
-): Layer.Layer<Hooks.Hooks> => {
+): Hooks.Service => {
   const registrations: Record<string, Array<Hooks.HookMatcher>> = {}
   for (const [event, matchers] of Object.entries(hooks)) {
     if (matchers === undefined) continue
@@ -141,7 +141,7 @@ const hooksLayer = (
       hooks: m.hooks
     }))
   }
-  return Hooks.layer(registrations as Hooks.HookRegistrations)
+  return Hooks.make(registrations as Hooks.HookRegistrations)
 }
 
 /** Why `value` is not a timeout in milliseconds (a number ≥ 0; `Infinity`: none), if it is not. */
@@ -564,7 +564,7 @@ const withExtensions = <A, E, R>(options: Options, effect: Effect.Effect<A, E, R
   const permitted = canUseTool === undefined
     ? effect
     : Effect.provideService(effect, Permissions.Permissions, permissionsService(canUseTool, permissionTimeoutMs))
-  const hooked = hooks === undefined ? permitted : Effect.provide(permitted, hooksLayer(hooks))
+  const hooked = hooks === undefined ? permitted : Effect.provideService(permitted, Hooks.Hooks, hooksService(hooks))
   return Transport.withActiveOpenTelemetry(SessionStoreOptions.withSessionStore(options)(hooked))
 }
 

@@ -2,6 +2,7 @@
 import * as Deferred from "effect/Deferred"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 
 /**
@@ -37,3 +38,73 @@ export const awaitWithin = <A, E>(
       )
     })
   )
+
+/**
+ * A deadline whose timer is someone else's fiber (the session's one timer, ../session/watchdog.ts, for the start-up
+ * bound): the waits bounded by it register what to do when it passes, and cost no fiber of their own.
+ *
+ * @internal
+ */
+export interface Expiry {
+  /** Runs `fire` once the deadline passes (at once if it has); returns what forgets it. `fire` must not throw. */
+  readonly onExpired: (fire: () => void) => () => void
+}
+
+/**
+ * An {@link Expiry} and what its timer needs: when it is due, and the call that makes it pass.
+ *
+ * @internal
+ */
+export interface ExpiryTimer extends Expiry {
+  /** Due time, in milliseconds on the session's `Clock`. */
+  readonly at: number
+  /** Whether it passed already. */
+  readonly expired: () => boolean
+  /** Makes it pass: runs every `fire` registered and not forgotten (once; later calls do nothing). */
+  readonly expire: () => void
+}
+
+/** @internal */
+export const makeExpiry = (at: number): ExpiryTimer => {
+  let expired = false
+  const waiting = new Set<() => void>()
+  return {
+    at,
+    expired: () => expired,
+    onExpired: (fire) => {
+      if (expired) {
+        fire()
+        return noop
+      }
+      // a wrapper of its own, so that the same function registered twice is forgotten once per registration
+      const entry = () => fire()
+      waiting.add(entry)
+      return () => void waiting.delete(entry)
+    },
+    expire: () => {
+      if (expired) return
+      expired = true
+      const fires = [...waiting]
+      waiting.clear()
+      for (const fire of fires) fire()
+    }
+  }
+}
+
+const noop = (): void => undefined
+
+/**
+ * {@link awaitWithin} with the deadline of an {@link Expiry}: waits for `deferred`, failing it with `onTimeout()` once
+ * the deadline passes (at once if it has), with no fiber; whatever ends the wait forgets the registration.
+ *
+ * @internal
+ */
+export const awaitUntil = <A, E>(
+  deferred: Deferred.Deferred<A, E>,
+  expiry: Expiry,
+  onTimeout: () => E
+): Effect.Effect<A, E> =>
+  Effect.suspend(() => {
+    const forget = expiry.onExpired(() => Deferred.unsafeDone(deferred, Exit.fail(onTimeout())))
+    return Effect.ensuring(Deferred.await(deferred), Effect.sync(forget))
+  })

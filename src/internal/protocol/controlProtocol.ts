@@ -18,7 +18,7 @@ import type { ControlProtocol, Options, RequestError, RequestOptions } from "../
 import type * as Message from "../../Message.js"
 import type * as Transport from "../../Transport.js"
 import { refusal } from "../message/refusal.js"
-import { awaitWithin } from "./awaitWithin.js"
+import { awaitUntil, awaitWithin, type Expiry } from "./awaitWithin.js"
 import * as Handler from "./handler.js"
 import { makeWakeup } from "./wakeup.js"
 
@@ -73,7 +73,7 @@ export interface Owned extends ControlProtocol {
   readonly begin: (
     subtype: string,
     payload?: Readonly<Record<string, unknown>>,
-    options?: RequestOptions
+    options?: BeginOptions
   ) => Effect.Effect<Effect.Effect<unknown, RequestError>, RequestError>
   /**
    * Takes every SDK message buffered so far (waiting for at least one), and whether the buffer is done: the same
@@ -89,6 +89,18 @@ export interface Owned extends ControlProtocol {
   readonly endMessages: Effect.Effect<void>
   /** Completes once the reader has seen the end of the CLI's stdout (every frame it wrote has been routed). */
   readonly readerDone: Effect.Effect<void>
+  /** Calls `f` (synchronously, on the reader) once `readerDone` completes; at once if it has. `f` must not throw. */
+  readonly whenReaderDone: (f: () => void) => void
+}
+
+/**
+ * Options of {@link Owned.begin}: `expiry`, when given, is the deadline of the wait (its timer is the owner's), and
+ * `timeout` only what its `ControlTimeout` reports.
+ *
+ * @internal
+ */
+export interface BeginOptions extends RequestOptions {
+  readonly expiry?: Expiry | undefined
 }
 
 /**
@@ -184,7 +196,7 @@ const makeOutbound = (connection: Transport.Connection, options: OwnerOptions): 
   const begin = (
     subtype: string,
     payload?: Readonly<Record<string, unknown>>,
-    requestOptions?: RequestOptions
+    requestOptions?: BeginOptions
   ): Effect.Effect<Effect.Effect<unknown, RequestError>, RequestError> =>
     Effect.suspend(() => {
       const refused = refusal(inputEnded, terminated)
@@ -195,11 +207,12 @@ const makeOutbound = (connection: Transport.Connection, options: OwnerOptions): 
         : toDuration(requestOptions.timeout)
       const deferred = Deferred.unsafeMake<unknown, RequestError>(FiberId.none)
       pending.set(requestId, { subtype, deferred })
-      const bounded: Effect.Effect<unknown, RequestError> = Duration.isFinite(timeout)
-        ? awaitWithin(deferred, {
-          duration: timeout,
-          onTimeout: () => new ControlTimeout({ subtype, requestId, timeoutMillis: Duration.toMillis(timeout) })
-        })
+      const onTimeout = () => new ControlTimeout({ subtype, requestId, timeoutMillis: Duration.toMillis(timeout) })
+      const expiry = requestOptions?.expiry
+      const bounded: Effect.Effect<unknown, RequestError> = expiry !== undefined
+        ? awaitUntil(deferred, expiry, onTimeout)
+        : Duration.isFinite(timeout)
+        ? awaitWithin(deferred, { duration: timeout, onTimeout })
         : Deferred.await(deferred)
       const result = bounded.pipe(
         Effect.onExit((exit) => {
@@ -513,9 +526,22 @@ export const make = (
     )
     yield* Scope.addFinalizer(scope, inbound.abandonAll)
     const readerDone = yield* Deferred.make<void>()
+    // told when the reader is done, without a fiber waiting for `readerDone`
+    let atReaderDone: Array<() => void> | undefined = []
+    const whenReaderDone = (f: () => void) => {
+      if (atReaderDone === undefined) f()
+      else atReaderDone.push(f)
+    }
     yield* Effect.forkScoped(
       readConnection(connection, options, outbound, inbound, buffer).pipe(
-        Effect.ensuring(Deferred.succeed(readerDone, undefined))
+        Effect.ensuring(Effect.zipRight(
+          Deferred.succeed(readerDone, undefined),
+          Effect.sync(() => {
+            const told = atReaderDone ?? []
+            atReaderDone = undefined
+            for (const f of told) f()
+          })
+        ))
       )
     )
 
@@ -529,6 +555,7 @@ export const make = (
       pullMessages: buffer.pullMessages,
       endMessages: buffer.endMessages,
       readerDone: Deferred.await(readerDone),
+      whenReaderDone,
       pendingCount: outbound.pendingCount,
       inFlightCount: inbound.inFlightCount,
       connection

@@ -7,6 +7,8 @@
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as FiberId from "effect/FiberId"
+import type * as Scope from "effect/Scope"
 import type { HandlerFailure, InboundRequest } from "../../ControlProtocol.js"
 import type { Owned } from "./controlProtocol.js"
 import type * as Deadlines from "./deadlines.js"
@@ -220,10 +222,17 @@ export const decide = <A>(options: {
 }
 
 /**
- * Runs a session's deadline loop until the CLI has exited (its stdout fully read): no request can be pending then,
- * and its timer must not keep the host process alive.
+ * Runs a session's deadline loop in the scope until the CLI has exited (its stdout fully read): no request can be
+ * pending then, and its timer must not keep the host process alive. One fiber, interrupted when the reader is done
+ * (not a race of the loop with a second fiber waiting for the reader).
  *
  * @internal
  */
-export const untilCliExits = (loop: Effect.Effect<never>, protocol: Pick<Owned, "readerDone">): Effect.Effect<void> =>
-  Effect.raceFirst(loop, protocol.readerDone)
+export const untilCliExits = (
+  loop: Effect.Effect<never>,
+  protocol: Pick<Owned, "whenReaderDone">
+): Effect.Effect<void, never, Scope.Scope> =>
+  Effect.flatMap(
+    Effect.forkScoped(loop),
+    (fiber) => Effect.sync(() => protocol.whenReaderDone(() => fiber.unsafeInterruptAsFork(FiberId.none)))
+  )

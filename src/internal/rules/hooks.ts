@@ -32,6 +32,10 @@ export const DEFAULT_TIMEOUT_SECONDS = 60 as const
 export const layer = (...registrations: ReadonlyArray<HookRegistrations>): Layer.Layer<Hooks> =>
   layerEffect(Effect.succeed(mergeAll(registrations)))
 
+/** @internal */
+export const make = (...registrations: ReadonlyArray<HookRegistrations>): Service =>
+  Hooks.of({ registrations: [mergeAll(registrations)] })
+
 const mergeAll = (registrations: ReadonlyArray<HookRegistrations>): HookRegistrations => {
   const out: { [E in HookEvent]?: Array<HookMatcher<E>> } = {}
   for (const r of registrations) {
@@ -259,7 +263,7 @@ export const contribution = (
     initialize: { hooks: wire },
     handlers: new Map([["hook_callback", handler]]),
     onProtocol: (protocol) =>
-      Effect.forEach(bySeconds.values(), (deadlines) => Effect.forkScoped(untilCliExits(deadlines.run, protocol)), {
+      Effect.forEach(bySeconds.values(), (deadlines) => untilCliExits(deadlines.run, protocol), {
         discard: true
       })
   }

@@ -1198,7 +1198,7 @@ export const contribution = (
     onProtocol: (protocol) =>
       deadlines === undefined
         ? warnShadowing(options)
-        : Effect.zipRight(Effect.forkScoped(untilCliExits(deadlines.run, protocol)), warnShadowing(options))
+        : Effect.zipRight(untilCliExits(deadlines.run, protocol), warnShadowing(options))
   }
 }
 

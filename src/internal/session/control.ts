@@ -7,7 +7,7 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { InterruptTimeout } from "../../AgentError.js"
+import { InterruptTimeout, type ProtocolViolation } from "../../AgentError.js"
 import type { Options } from "../../AgentOptions.js"
 import type { ControlMethodError, Session, SessionError } from "../../ClaudeAgent.js"
 import type * as ControlProtocol from "../../ControlProtocol.js"
@@ -15,6 +15,15 @@ import * as Message from "../../Message.js"
 import type { SessionExtensions } from "./extensions.js"
 import * as Opts from "./options.js"
 import { decodeResponse } from "./startup.js"
+
+/**
+ * Checks `mcp_status` answers. `mcpServerStatus` is built with every session: its guard is compiled once, here (see
+ * `decodeResponse`), not per session.
+ */
+const decodeMcpStatus = decodeResponse(
+  Schema.Struct({ mcpServers: Schema.Array(Message.McpServerStatus) }),
+  "mcp_status"
+)
 
 /**
  * The members of a {@link Session} that are control requests.
@@ -60,14 +69,18 @@ export const make = (
     requestOptions?: ControlProtocol.RequestOptions
   ): Effect.Effect<unknown, ControlMethodError> => protocol.request(subtype, payload, requestOptions)
 
+  const checked = <A>(
+    decode: (u: unknown) => Effect.Effect<A, ProtocolViolation>,
+    subtype: string,
+    payload?: Readonly<Record<string, unknown>>
+  ): Effect.Effect<A, ControlMethodError> =>
+    Effect.flatMap(request(subtype, payload), decode).pipe(Effect.withSpan(`Session.${subtype}`))
+
   const typed = <A, I>(
     schema: Schema.Schema<A, I>,
     subtype: string,
     payload?: Readonly<Record<string, unknown>>
-  ): Effect.Effect<A, ControlMethodError> =>
-    Effect.flatMap(request(subtype, payload), decodeResponse(schema, subtype)).pipe(
-      Effect.withSpan(`Session.${subtype}`)
-    )
+  ): Effect.Effect<A, ControlMethodError> => checked(decodeResponse(schema, subtype), subtype, payload)
 
   const unit = (subtype: string, payload?: Readonly<Record<string, unknown>>) =>
     Effect.asVoid(request(subtype, payload)).pipe(Effect.withSpan(`Session.${subtype}`))
@@ -99,7 +112,7 @@ export const make = (
     supportedAgents: Effect.map(initializationResult, (init) => init.agents),
     accountInfo: Effect.map(initializationResult, (init) => init.account),
     mcpServerStatus: Effect.flatMap(
-      typed(Schema.Struct({ mcpServers: Schema.Array(Message.McpServerStatus) }), "mcp_status"),
+      checked(decodeMcpStatus, "mcp_status"),
       (response) => extensions.mcpServers.status(response.mcpServers)
     ),
     getContextUsage: (opts) =>

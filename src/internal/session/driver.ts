@@ -11,7 +11,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Chunk from "effect/Chunk"
 import * as Option from "effect/Option"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { Prompt, SessionError } from "../../ClaudeAgent.js"
 import type * as Message from "../../Message.js"
@@ -149,6 +149,7 @@ const feedStream = <E, R>(
       }),
       Effect.forkDaemon
     )
-    yield* Effect.addFinalizer(() => interruptNow(reader))
+    // on the scope itself: `Effect.addFinalizer` would diff the fiber's whole `FiberRefs` at close for nothing
+    yield* Scope.addFinalizer(yield* Effect.scope, interruptNow(reader))
     yield* Deferred.await(inputFailed).pipe(Effect.catchAll(on.failed), Effect.forkScoped)
   })

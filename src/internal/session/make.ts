@@ -70,8 +70,10 @@ export const make = (
     const now = () => clock.unsafeCurrentTimeMillis()
     // start-up is bounded as a whole (`initializeTimeout`), from here to the answer to `initialize`
     const startedAt = now()
-    const connection = yield* Startup.spawn(options, launch, limits.startup)
     const cell = yield* makeCell(origin, startedAt)
+    // one timer for the session: the start-up bound, then the idle watchdog
+    const timer = yield* Watchdog.start(cell.get, limits, startedAt)
+    const connection = yield* Startup.spawn(options, launch, timer.bound)
     const initialized = yield* Deferred.make<Message.InitializeResponse, SessionError>()
     // the protocol's reader reports the end of the CLI's stdout to the termination, made right after the protocol
     const ended = yield* Deferred.make<Termination>()
@@ -121,7 +123,7 @@ export const make = (
     if (extensions.failure !== undefined) yield* extensions.failure.pipe(Effect.catchAll(stop), Effect.forkScoped)
     const answer = yield* Startup.initialize(protocol, launch.initialize, extensions, {
       startedAt,
-      limit: limits.startup
+      bound: timer.bound
     }, {
       answered: Effect.sync(() => cell.advance({ _tag: "InitializeAnswered" })),
       explain: (exit) => State.explainExit(cell.get(), exit),
@@ -135,28 +137,24 @@ export const make = (
       Effect.flatMap((exit) => Deferred.done(initialized, exit)),
       Effect.forkScoped
     )
-    if (Duration.isFinite(limits.idle) || Duration.isFinite(limits.firstMessage)) {
-      const watchdog = yield* Watchdog.run({
-        state: cell.get,
-        inFlight: protocol.inFlightCount,
-        limits,
-        expired: (deadline) =>
-          Effect.gen(function*() {
-            // reported before the kill: the exit the kill causes is only a consequence
-            yield* stop(
-              new IdleTimeout({
-                lastEventAt: deadline.lastEventAt,
-                timeoutMillis: Duration.toMillis(deadline.limit),
-                reason: deadline.reason,
-                stderrTail: yield* connection.stderrTail
-              })
-            )
-            yield* connection.kill
-          })
-      }).pipe(Effect.forkScoped)
-      // once the session has ended no deadline matters: the watchdog's sleep must not keep the host alive
-      yield* termination.onEnd(interruptNow(watchdog))
-    }
+    timer.watch({
+      inFlight: protocol.inFlightCount,
+      expired: (deadline) =>
+        Effect.gen(function*() {
+          // reported before the kill: the exit the kill causes is only a consequence
+          yield* stop(
+            new IdleTimeout({
+              lastEventAt: deadline.lastEventAt,
+              timeoutMillis: Duration.toMillis(deadline.limit),
+              reason: deadline.reason,
+              stderrTail: yield* connection.stderrTail
+            })
+          )
+          yield* connection.kill
+        })
+    })
+    // once the session has ended no deadline matters: the timer's sleep must not keep the host alive
+    if (timer.fiber !== undefined) yield* termination.onEnd(interruptNow(timer.fiber))
 
     // when the session ends, whoever waits for the session id learns why (no one waits for an id known already)
     if (!(yield* Deferred.isDone(cell.sessionIdKnown))) {

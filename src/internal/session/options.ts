@@ -11,6 +11,7 @@ import * as Schema from "effect/Schema"
 import { InvalidOptions, type OptionProblem, type ProcessExited } from "../../AgentError.js"
 import type { CliRequirement, Extensions, Launch, Options } from "../../AgentOptions.js"
 import * as Message from "../../Message.js"
+import { compiledIs } from "../message/decode.js"
 import { processMcpServers } from "../mcp/sdkMcp.js"
 import { isInlineJson, isRecord } from "../transport/argv.js"
 import { STRIPPED_ENV } from "../transport/env.js"
@@ -488,10 +489,16 @@ export const checker = <A, I>(schema: Schema.Schema<A, I>) => {
   return (options: unknown): InvalidOptions | undefined => invalidAll(problems(options))
 }
 
-/** Every problem `options` have against `schema`, in order (none when they are valid). */
+/**
+ * Every problem `options` have against `schema`, in order (none when they are valid). Valid options, what nearly
+ * every query passes, are told by the schema's compiled guard (what `Schema.is` answers, without a parse per option);
+ * only options it rejects are parsed, to name every problem.
+ */
 const problemsChecker = <A, I>(schema: Schema.Schema<A, I>) => {
+  const valid = compiledIs(schema)
   const validate = ParseResult.validateEither(schema, { errors: "all", onExcessProperty: "ignore" })
   return (options: unknown): ReadonlyArray<OptionProblem> => {
+    if (valid(options)) return []
     const result = validate(options)
     return Either.isRight(result) ? [] : problemsOf(allIssues(result.left, []), options)
   }

@@ -21,7 +21,7 @@ import { required as requiredTransport, type Transport } from "../../Transport.j
 import type * as TransportApi from "../../Transport.js"
 import { protectArgs } from "../transport/argv.js"
 import { compiledGuard } from "../message/decode.js"
-import { awaitWithin } from "../protocol/awaitWithin.js"
+import { awaitUntil, type Expiry } from "../protocol/awaitWithin.js"
 import type { SessionExtensions } from "./extensions.js"
 import type { IdleLimits } from "./state.js"
 
@@ -82,6 +82,17 @@ export const limitsOf = (options: Options): Effect.Effect<Limits, InvalidOptions
   })
 
 /**
+ * The start-up bound (`initializeTimeout`, from the spawn to the answer to `initialize`): its length, and the deadline
+ * the waits of start-up register with (the session's timer makes it pass); none when the limit is infinite.
+ *
+ * @internal
+ */
+export interface Bound {
+  readonly limit: Duration.Duration
+  readonly expiry: Expiry | undefined
+}
+
+/**
  * Finds, checks and spawns the CLI (start-up phase "spawn"), within the start-up bound.
  *
  * @internal
@@ -89,7 +100,7 @@ export const limitsOf = (options: Options): Effect.Effect<Limits, InvalidOptions
 export const spawn = (
   options: Options,
   launch: Launch,
-  limit: Duration.Duration
+  bound: Bound
 ): Effect.Effect<TransportApi.Connection, SessionError, Transport | Scope.Scope> =>
   Effect.gen(function*() {
     const transport = yield* requiredTransport
@@ -111,24 +122,23 @@ export const spawn = (
       cliVersions: options.cliVersions,
       requirements: launch.requirements
     })
-    if (!Duration.isFinite(limit)) return yield* open
-    // `open` on a fiber of its own that settles `opened`, bounded by one timer (as `Effect.timeoutFail` would, without
-    // its race of two fibers): at the bound, or if the caller is interrupted, the opening is interrupted and waited for
+    const { expiry, limit } = bound
+    if (expiry === undefined) return yield* open
+    // `open` on a fiber of its own that settles `opened`, bounded by the start-up deadline (as `Effect.timeoutFail`
+    // would, without its race of two fibers): at the bound, or if the caller is interrupted, the opening is
+    // interrupted and waited for
     const opened = yield* Deferred.make<TransportApi.Connection, SessionError>()
     const opening = yield* Effect.forkDaemon(
       Effect.flatMap(Effect.exit(Effect.interruptible(open)), (exit) => Deferred.done(opened, exit))
     )
-    return yield* awaitWithin(opened, {
-      duration: limit,
-      onTimeout: () =>
-        new StartupFailed({
-          reason: "Spawn",
-          description:
-            `the CLI was not started within ${Duration.toMillis(limit)} ms (finding it, checking its version, ` +
-            `spawning it)`,
-          stderrTail: ""
-        })
-    }).pipe(Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : Fiber.interrupt(opening)))
+    return yield* awaitUntil(opened, expiry, () =>
+      new StartupFailed({
+        reason: "Spawn",
+        description:
+          `the CLI was not started within ${Duration.toMillis(limit)} ms (finding it, checking its version, ` +
+          `spawning it)`,
+        stderrTail: ""
+      })).pipe(Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : Fiber.interrupt(opening)))
   })
 
 /**
@@ -185,16 +195,19 @@ export const initialize = (
   protocol: ProtocolInternal.Owned,
   request: Readonly<Record<string, unknown>>,
   extensions: SessionExtensions,
-  timing: { readonly startedAt: number; readonly limit: Duration.Duration },
+  timing: { readonly startedAt: number; readonly bound: Bound },
   hooks: InitializeHooks
 ): Effect.Effect<Effect.Effect<Message.InitializeResponse, SessionError>> =>
   Effect.gen(function*() {
-    const startupMillis = Duration.toMillis(timing.limit)
+    const { expiry, limit } = timing.bound
+    const startupMillis = Duration.toMillis(limit)
     const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
     const answer = yield* protocol.begin("initialize", request, {
-      timeout: Duration.isFinite(timing.limit)
+      // what is left of the start-up bound, as its `ControlTimeout` reports it; the deadline is the bound's own
+      timeout: Duration.isFinite(limit)
         ? Duration.millis(Math.max(0, startupMillis - (now - timing.startedAt)))
-        : Duration.infinity
+        : Duration.infinity,
+      expiry
     }).pipe(
       Effect.catchAll((error) =>
         Effect.succeed<Effect.Effect<unknown, ControlProtocol.RequestError>>(Effect.fail(error))
