@@ -8,18 +8,9 @@
 import * as Effect from "effect/Effect"
 import * as Mailbox from "effect/Mailbox"
 import { spawn } from "node:child_process"
+import { cliArgs as args } from "./floor.mjs"
 
 const NL = 0x0a
-
-const args = (options) => [
-  "--output-format",
-  "stream-json",
-  "--verbose",
-  "--input-format",
-  "stream-json",
-  ...(options.canUseTool ? ["--permission-prompt-tool=stdio"] : []),
-  ...(options.includePartialMessages ? ["--include-partial-messages"] : [])
-]
 
 /** The CLI in the scope: SIGTERM at close if it still runs. */
 const acquire = (options) =>

@@ -7,16 +7,19 @@ import { spawn } from "node:child_process"
 
 const NL = 0x0a
 
+/** The CLI's arguments for `options` (shared with bench/effect-floor.mjs). */
+export const cliArgs = (options) => [
+  "--output-format",
+  "stream-json",
+  "--verbose",
+  "--input-format",
+  "stream-json",
+  ...(options.canUseTool ? ["--permission-prompt-tool=stdio"] : []),
+  ...(options.includePartialMessages ? ["--include-partial-messages"] : [])
+]
+
 const launch = (options) => {
-  const args = [
-    "--output-format",
-    "stream-json",
-    "--verbose",
-    "--input-format",
-    "stream-json",
-    ...(options.canUseTool ? ["--permission-prompt-tool=stdio"] : []),
-    ...(options.includePartialMessages ? ["--include-partial-messages"] : [])
-  ]
+  const args = cliArgs(options)
   const exe = options.pathToClaudeCodeExecutable
   const script = /\.(?:m|c)?js$/.test(exe)
   const child = spawn(script ? process.execPath : exe, script ? [exe, ...args] : args, {
