@@ -310,6 +310,41 @@ describe("G7 start-up is bounded and phased", () => {
       )
     }))
 
+  it.scoped("G7 a start-up that fails leaves no timer behind in the caller's scope", () =>
+    Effect.gen(function*() {
+      const failing = Layer.succeed(
+        Transport.Transport,
+        Transport.Transport.of({
+          open: () => Effect.fail(new AgentError.SpawnFailed({ command: "claude", description: "no such file" }))
+        })
+      )
+      const error = yield* Effect.flip(ClaudeAgent.session({}).pipe(Effect.provide(failing)))
+      expect(error._tag).toBe("SpawnFailed")
+      // the caller's scope is still open: nothing of the failed session may sleep in it (it would keep a host alive)
+      yield* advance(3_600)
+      expect(Chunk.toReadonlyArray(yield* TestClock.sleeps())).toEqual([])
+    }))
+
+  it.scoped("G7 a query whose input fails before initialize is answered still ends its start-up at the bound", () =>
+    Effect.gen(function*() {
+      const pending = yield* ClaudeAgent.startQuery({ initializeTimeout: "20 seconds" }).pipe(
+        Effect.provide(ScriptedCli.neverAnswersInitialize)
+      )
+      const pull = yield* pending.pull(Stream.fail("no prompt after all"))
+      expect(yield* Effect.flip(pull)).toEqual(Option.some("no prompt after all"))
+      // the session has ended (its input failed), its CLI not answered yet: initializationResult keeps the bound
+      const result = yield* pending.control.initializationResult.pipe(timed, Effect.fork)
+      yield* advance(21)
+      const done = yield* Fiber.poll(result)
+      expect(Option.isSome(done)).toBe(true)
+      const { at, exit } = yield* Fiber.join(result)
+      expect(at).toBe(20_000)
+      expect(yield* Effect.flip(exit)).toMatchObject({
+        _tag: "StartupFailed",
+        description: "no answer to initialize within 20000 ms"
+      })
+    }))
+
   it.scoped("G7 initializeTimeout \"infinity\": start-up is waited for", () =>
     Effect.gen(function*() {
       const fiber = yield* ClaudeAgent.query("x", { initializeTimeout: "infinity" }).pipe(

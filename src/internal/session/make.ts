@@ -56,8 +56,11 @@ export interface SessionInternal {
 export const make = (
   requested: Options = {},
   internals: { readonly permissionStore?: InternalStore } = {}
-): Effect.Effect<SessionInternal, SessionError, Transport | Scope.Scope> =>
-  Effect.gen(function*() {
+): Effect.Effect<SessionInternal, SessionError, Transport | Scope.Scope> => {
+  // the session's timer runs from before the spawn: a start-up that fails stops it (the caller's scope may live on,
+  // and the timer's sleeps must not keep the host alive)
+  let stopTimer: Effect.Effect<void> = Effect.void
+  return Effect.gen(function*() {
     yield* Opts.validate(requested)
     const transcripts = yield* Effect.serviceOption(TranscriptStore)
     if (Option.isSome(transcripts)) yield* prepareTranscript(transcripts.value, yield* MirrorSettings, requested)
@@ -73,6 +76,7 @@ export const make = (
     const cell = yield* makeCell(origin, startedAt)
     // one timer for the session: the start-up bound, then the idle watchdog
     const timer = yield* Watchdog.start(cell.get, limits, startedAt)
+    if (timer.fiber !== undefined) stopTimer = interruptNow(timer.fiber)
     const connection = yield* Startup.spawn(options, launch, timer.bound)
     const initialized = yield* Deferred.make<Message.InitializeResponse, SessionError>()
     // the protocol's reader reports the end of the CLI's stdout to the termination, made right after the protocol
@@ -153,8 +157,14 @@ export const make = (
           yield* connection.kill
         })
     })
-    // once the session has ended no deadline matters: the timer's sleep must not keep the host alive
-    if (timer.fiber !== undefined) yield* termination.onEnd(interruptNow(timer.fiber))
+    // once the session has ended no idle deadline matters (the timer's sleep must not keep the host alive); a start-up
+    // still waiting for the answer to `initialize` keeps its bound: then the timer stops once that wait is settled
+    yield* termination.onEnd(
+      Effect.flatMap(Deferred.isDone(initialized), (done) =>
+        done
+          ? stopTimer
+          : Effect.asVoid(Effect.forkIn(Effect.zipRight(Effect.exit(Deferred.await(initialized)), stopTimer), scope)))
+    )
 
     // when the session ends, whoever waits for the session id learns why (no one waits for an id known already)
     if (!(yield* Deferred.isDone(cell.sessionIdKnown))) {
@@ -199,7 +209,8 @@ export const make = (
       settleAfterResult,
       permissionStore: extensions.permissionStore
     }
-  })
+  }).pipe(Effect.onError(() => stopTimer))
+}
 
 /** The `Session` value: prompts step the cell; the messages are the protocol's, ended by the session's reason. */
 const assemble = (parts: {
