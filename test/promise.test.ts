@@ -286,6 +286,10 @@ describe("promise API (scripted CLI)", () => {
     const copy = { ...seen[0]! }
     expect(copy.signal).toBeInstanceOf(AbortSignal)
     expect(copy.signal).toBe(seen[0]!.signal)
+    // a plain object, whose signal also reads through a Proxy or an object inheriting from it (as a data property does)
+    expect(Object.getPrototypeOf(seen[0])).toBe(Object.prototype)
+    expect(new Proxy(seen[0]!, {}).signal).toBe(seen[0]!.signal)
+    expect((Object.create(seen[0]!) as Parameters<CanUseTool>[2]).signal).toBe(seen[0]!.signal)
   })
 
   it("canUseTool and hooks run as async callbacks", async () => {

@@ -62,41 +62,37 @@ type CanUseToolOptions = Parameters<CanUseTool>[2]
 
 type Mutable<A> = { -readonly [K in keyof A]: A[K] }
 
-/**
- * The options of one `canUseTool` call, the optional fields left to set. `signal` is an own enumerable property, as
- * the official SDK's, and the request's signal is built only if read: through one getter shared by every call's
- * options. A getter written in an object literal is a new function per object, which leaves V8 every such object in
- * dictionary mode, about a microsecond to build (docs/PERFORMANCE.md, round 6).
- */
-class CallbackOptions implements Mutable<CanUseToolOptions> {
-  static readonly #signal: PropertyDescriptor = {
-    get(this: CallbackOptions): AbortSignal {
-      return this.#request.signal
-    },
-    enumerable: true,
-    configurable: true
-  }
-  readonly #request: Permissions.PermissionRequest
-  // declared, not initialized: the fields are created in the constructor, `signal` first as in the official SDK
-  declare signal: AbortSignal
-  declare suggestions: CanUseToolOptions["suggestions"]
-  declare toolUseID: string
-  declare requestId: string
-  declare blockedPath?: string
-  declare decisionReason?: string
-  declare title?: string
-  declare displayName?: string
-  declare description?: string
-  declare agentID?: string
-  declare mcpServer?: NonNullable<CanUseToolOptions["mcpServer"]>
+/** Where a `canUseTool` call's options keep their request: a non-enumerable property, so a spread leaves it. */
+const REQUEST: unique symbol = Symbol("effect-claude-agent/canUseToolRequest")
 
-  constructor(request: Permissions.PermissionRequest) {
-    this.#request = request
-    Object.defineProperty(this, "signal", CallbackOptions.#signal)
-    this.suggestions = request.suggestions
-    this.toolUseID = request.toolUseId
-    this.requestId = request.requestId
-  }
+interface RequestCarrier {
+  readonly [REQUEST]: Permissions.PermissionRequest
+}
+
+/** The one `signal` getter of every call's options: the request's signal, built only if read. */
+const requestSignal: PropertyDescriptor = {
+  get(this: RequestCarrier): AbortSignal {
+    return this[REQUEST].signal
+  },
+  enumerable: true,
+  configurable: true
+}
+
+/**
+ * The options of one `canUseTool` call, a plain object, the optional fields left to set. `signal` is an own
+ * enumerable property (first, as in the official SDK's), read through one getter shared by every call's options: a
+ * getter written in an object literal is a new function per object, which leaves V8 every such object in dictionary
+ * mode, about a microsecond to build (docs/PERFORMANCE.md, round 6). The getter reads a symbol-keyed property, so it
+ * also works through a `Proxy` of the options or an object that inherits from them.
+ */
+const callbackOptions = (request: Permissions.PermissionRequest): Mutable<CanUseToolOptions> => {
+  const options = {} as Mutable<CanUseToolOptions>
+  Object.defineProperty(options, REQUEST, { value: request })
+  Object.defineProperty(options, "signal", requestSignal)
+  options.suggestions = request.suggestions
+  options.toolUseID = request.toolUseId
+  options.requestId = request.requestId
+  return options
 }
 
 const noDecision: Permissions.PermissionResult = { behavior: "deny", message: "canUseTool returned no decision" }
@@ -111,7 +107,7 @@ const permissionsService = (canUseTool: CanUseTool, timeout: number | undefined)
     (request) => {
       // the optional fields set one by one: a spread of a conditional object per field cost a round trip two
       // temporary objects per field (docs/PERFORMANCE.md, round 6)
-      const options: Mutable<CanUseToolOptions> = new CallbackOptions(request)
+      const options = callbackOptions(request)
       if (request.blockedPath !== undefined) options.blockedPath = request.blockedPath
       if (request.decisionReason !== undefined) options.decisionReason = request.decisionReason
       if (request.title !== undefined) options.title = request.title
