@@ -227,6 +227,21 @@ describe("Reaping tool processes (process)", () => {
       expect(found(Reaper.EVERY_PID)).toEqual([pid])
     }).pipe(Effect.scoped))
 
+  it.live("a scan reads every pid when the pid counter's bound changed since the origin", () =>
+    Effect.gen(function*() {
+      const marker = Reaper.makeMarker()
+      const child = yield* Effect.acquireRelease(
+        Effect.sync(() => spawn("sleep", ["30"], { stdio: "ignore", env: { ...process.env, [marker.name]: "1" } })),
+        (child) => Effect.sync(() => child.kill("SIGKILL"))
+      )
+      // taken after the process started: its pid is below the window
+      const origin = Reaper.origin(Reaper.pidMax())!
+      const found = (m: Reaper.Marker) => Reaper.marked(m).map((p) => p.pid)
+      expect(found({ ...marker, origin })).toEqual([])
+      // a bound lowered (or raised) since: the counter may have wrapped below pids the window would leave out
+      expect(found({ ...marker, origin: { ...origin, pidMax: origin.pidMax + 1 } })).toEqual([child.pid])
+    }).pipe(Effect.scoped))
+
   it("a scan that read a window is reused only for a window it holds", () => {
     const every = Reaper.EVERY_PID
     expect(Reaper.covers(every, { above: 30_000, upTo: 400 })).toBe(true)

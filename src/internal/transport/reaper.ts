@@ -40,9 +40,9 @@ export interface Proc {
  * `lastPid` up to `pidMax` giving out every pid that was free at the start: at least `pidMax − 1 − lastPid − tasks`
  * new tasks (pids in use are skipped, and there were at most `tasks` of them; a pid freed meanwhile and given out
  * again is a new task too). So while fewer tasks than that have been started, no pid at or below `lastPid` can
- * belong to a process started later. After one wrap the counter starts again low (at 300 in the initial pid
- * namespace, 1 in others) and gives out pids up to where it stands now; to give out one between there and `lastPid`
- * it must wrap a second time. See {@link windowSince}.
+ * belong to a process started later. After one wrap the counter starts again low (at 300, the kernel's
+ * `RESERVED_PIDS`) and gives out pids up to where it stands now; to give out one between there and `lastPid` it must
+ * wrap a second time. See {@link windowSince}.
  *
  * @internal
  */
@@ -155,8 +155,8 @@ export interface Window {
 export const EVERY_PID: Window = { above: 0, upTo: 0 }
 
 /**
- * The lowest pid the counter gives out after it wraps in the initial pid namespace (the kernel's `RESERVED_PIDS`;
- * other namespaces start again at 1, which only widens the second round).
+ * The lowest pid the counter gives out after it wraps (the kernel's `RESERVED_PIDS`, in every pid namespace once its
+ * counter has passed it).
  */
 const WRAP_START = 300
 
@@ -279,9 +279,12 @@ export const scan = (window: Window = EVERY_PID): Map<string, Array<Proc>> => {
   return out
 }
 
-/** The pids a scan for `marker` must read (see {@link windowSince}). */
+/**
+ * The pids a scan for `marker` must read (see {@link windowSince}). The counter's bound is read again: lowered since
+ * the origin (by root), the counter may have wrapped below pids the window would leave out, and every pid is read.
+ */
 const windowOf = (marker: Marker): Window =>
-  marker.origin === undefined ? EVERY_PID : windowSince(marker.origin, counter(marker.origin.pidMax))
+  marker.origin === undefined ? EVERY_PID : windowSince(marker.origin, origin(pidMax()))
 
 /** The running processes that carry `marker`'s variable (see {@link scan}). @internal */
 export const marked = (marker: Marker): Array<Proc> => scan(windowOf(marker)).get(marker.name) ?? []
