@@ -210,13 +210,17 @@ describe("Reaping tool processes (process)", () => {
     expect(Reaper.windowSince(since, undefined)).toEqual(Reaper.EVERY_PID)
   })
 
+  /** A `sleep` carrying `marker`'s variable, killed with the scope. */
+  const sleeperWith = (marker: Reaper.Marker) =>
+    Effect.acquireRelease(
+      Effect.sync(() => spawn("sleep", ["30"], { stdio: "ignore", env: { ...process.env, [marker.name]: "1" } })),
+      (child) => Effect.sync(() => child.kill("SIGKILL"))
+    )
+
   it.live("a scan reads the pids of both ranges of a window, and only those", () =>
     Effect.gen(function*() {
       const marker = Reaper.makeMarker()
-      const child = yield* Effect.acquireRelease(
-        Effect.sync(() => spawn("sleep", ["30"], { stdio: "ignore", env: { ...process.env, [marker.name]: "1" } })),
-        (child) => Effect.sync(() => child.kill("SIGKILL"))
-      )
+      const child = yield* sleeperWith(marker)
       const pid = child.pid!
       const found = (window: Reaper.Window) => (Reaper.scan(window).get(marker.name) ?? []).map((p) => p.pid)
       // as after a wrap: nothing above the origin's pid, the process among the pids given out since the wrap
@@ -230,10 +234,7 @@ describe("Reaping tool processes (process)", () => {
   it.live("a scan reads every pid when the pid counter's bound changed since the origin", () =>
     Effect.gen(function*() {
       const marker = Reaper.makeMarker()
-      const child = yield* Effect.acquireRelease(
-        Effect.sync(() => spawn("sleep", ["30"], { stdio: "ignore", env: { ...process.env, [marker.name]: "1" } })),
-        (child) => Effect.sync(() => child.kill("SIGKILL"))
-      )
+      const child = yield* sleeperWith(marker)
       // taken after the process started: its pid is below the window
       const origin = Reaper.origin(Reaper.pidMax())!
       const found = (m: Reaper.Marker) => Reaper.marked(m).map((p) => p.pid)
