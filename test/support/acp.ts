@@ -203,9 +203,12 @@ const serveEditor = (app: acp.ClientApp, editor: Editor): acp.ClientApp => {
       return { output: t.output, truncated: false, exitStatus: exitStatus(t) }
     })
     .onRequest("terminal/wait_for_exit", async ({ params }) => terminal(params.terminalId).exited)
-    .onRequest("terminal/kill", ({ params }) => {
+    // an editor that answers a kill once its command is gone (SIGKILL is delivered after kill() returns)
+    .onRequest("terminal/kill", async ({ params }) => {
       editor.calls.push({ method: "terminal/kill", params })
-      terminal(params.terminalId).child.kill("SIGKILL")
+      const t = terminal(params.terminalId)
+      t.child.kill("SIGKILL")
+      await t.exited
       return {}
     })
     .onRequest("terminal/release", ({ params }) => {
