@@ -1,12 +1,19 @@
 // Wall-clock bounds for the SDK's own clean-up waits (src/internal/transport/liveTimer.ts).
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
 import { makeWakeup } from "../src/internal/protocol/wakeup.js"
-import { liveAwaitBounded, liveTimeout } from "../src/internal/transport/liveTimer.js"
+import {
+  liveAwaitBounded,
+  liveTimeout,
+  liveWaitFor,
+  makeWaiters,
+  type Waiters
+} from "../src/internal/transport/liveTimer.js"
 
 const elapsed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
@@ -126,5 +133,92 @@ describe("makeWakeup", () => {
       wakeup.wake()
       const { millis } = yield* elapsed(wakeup.wait)
       expect(millis).toBeGreaterThanOrEqual(45)
+    }))
+})
+
+/** `makeWaiters`, counting the registrations not yet fired or forgotten. */
+const counted = (): Waiters & { readonly live: () => number } => {
+  const inner = makeWaiters()
+  let live = 0
+  return {
+    add: (wake) => {
+      live++
+      let done = false
+      const forget = inner.add(() => {
+        if (!done) live--
+        done = true
+        wake()
+      })
+      return () => {
+        if (!done) live--
+        done = true
+        forget()
+      }
+    },
+    fire: inner.fire,
+    live: () => live
+  }
+}
+
+describe("liveWaitFor", () => {
+  it.live("true at once for what happened already: no registration", () =>
+    Effect.gen(function*() {
+      const waiters = counted()
+      const { millis, value } = yield* elapsed(liveWaitFor(() => true, waiters, "10 seconds"))
+      expect(value).toBe(true)
+      expect(millis).toBeLessThan(1000)
+      expect(waiters.live()).toBe(0)
+    }))
+
+  it.live("true at the fire after which it holds; a fire before that keeps the wait", () =>
+    Effect.gen(function*() {
+      const waiters = counted()
+      let happened = false
+      const waiter = yield* Effect.fork(elapsed(liveWaitFor(() => happened, waiters, "10 seconds")))
+      yield* Effect.sleep("5 millis")
+      waiters.fire()
+      yield* Effect.sleep("5 millis")
+      expect(Option.isNone(yield* Fiber.poll(waiter))).toBe(true)
+      expect(waiters.live()).toBe(1)
+      happened = true
+      waiters.fire()
+      const { millis, value } = yield* Fiber.join(waiter)
+      expect(value).toBe(true)
+      expect(millis).toBeLessThan(5000)
+      expect(waiters.live()).toBe(0)
+    }))
+
+  it.effect("false once the bound passed on the wall clock (TestClock here), its registration forgotten", () =>
+    Effect.gen(function*() {
+      const waiters = counted()
+      const { millis, value } = yield* elapsed(liveWaitFor(() => false, waiters, "30 millis"))
+      expect(value).toBe(false)
+      expect(millis).toBeGreaterThanOrEqual(25)
+      expect(waiters.live()).toBe(0)
+    }))
+
+  it.live("an infinite bound has no timer: the wait ends only when it happens", () =>
+    Effect.gen(function*() {
+      const waiters = counted()
+      let happened = false
+      const waiter = yield* Effect.fork(liveWaitFor(() => happened, waiters, Duration.infinity))
+      yield* Effect.sleep("30 millis")
+      expect(Option.isNone(yield* Fiber.poll(waiter))).toBe(true)
+      happened = true
+      waiters.fire()
+      expect(yield* Fiber.join(waiter)).toBe(true)
+    }))
+
+  it.live("interrupted, it forgets its registration; it bounds a wait inside an uninterruptible region", () =>
+    Effect.gen(function*() {
+      const waiters = counted()
+      const waiter = yield* Effect.fork(liveWaitFor(() => false, waiters, "10 seconds"))
+      yield* Effect.sleep("5 millis")
+      expect(waiters.live()).toBe(1)
+      yield* Fiber.interrupt(waiter)
+      expect(waiters.live()).toBe(0)
+      const { millis, value } = yield* elapsed(Effect.uninterruptible(liveWaitFor(() => false, waiters, "30 millis")))
+      expect(value).toBe(false)
+      expect(millis).toBeLessThan(5000)
     }))
 })

@@ -1,6 +1,7 @@
 // The cell holding a session's state (src/internal/session/cell.ts): what follows from each transition.
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { makeCell } from "../src/internal/session/cell.js"
@@ -25,22 +26,39 @@ describe("session cell", () => {
       expect(yield* Deferred.await(cell.sessionIdKnown)).toBe("sdk-id")
     }))
 
-  it.effect("the idle latch is open exactly while the CLI reports idle", () =>
+  it.effect("awaitIdle ends at the CLI's report of idle, for every waiter; at once while it is idle", () =>
     Effect.gen(function*() {
       const cell = yield* makeCell(fresh, 0)
-      const waiter = yield* Effect.fork(cell.idle.await)
+      const long = Duration.hours(1)
+      const waiters = [yield* Effect.fork(cell.awaitIdle(long)), yield* Effect.fork(cell.awaitIdle(long))]
       yield* Effect.yieldNow()
-      expect(waiter.unsafePoll()).toBe(null)
+      expect(waiters.map((w) => w.unsafePoll())).toEqual([null, null])
       cell.advance({ _tag: "Message", message: stateChanged("running"), at: 1 })
       yield* Effect.yieldNow()
-      expect(waiter.unsafePoll()).toBe(null)
+      expect(waiters.map((w) => w.unsafePoll())).toEqual([null, null])
       cell.advance({ _tag: "Message", message: stateChanged("idle"), at: 2 })
-      yield* Fiber.join(waiter)
+      yield* Fiber.joinAll(waiters)
+      // idle: at once
+      yield* cell.awaitIdle(long)
       cell.advance({ _tag: "Message", message: stateChanged("running"), at: 3 })
-      const next = yield* Effect.fork(cell.idle.await)
+      const next = yield* Effect.fork(cell.awaitIdle(long))
       yield* Effect.yieldNow()
       expect(next.unsafePoll()).toBe(null)
+      // an interrupted wait is forgotten: the next report of idle wakes only the waits still under way
       yield* Fiber.interrupt(next)
+      const last = yield* Effect.fork(cell.awaitIdle(long))
+      yield* Effect.yieldNow()
+      cell.advance({ _tag: "Message", message: stateChanged("idle"), at: 4 })
+      yield* Fiber.join(last)
+    }))
+
+  it.effect("awaitIdle ends at its bound (on the wall clock) when the CLI never reports idle", () =>
+    Effect.gen(function*() {
+      const cell = yield* makeCell(fresh, 0)
+      cell.advance({ _tag: "Message", message: stateChanged("running"), at: 1 })
+      // TestClock is installed and never adjusted: only the wall clock can end this wait
+      yield* cell.awaitIdle(Duration.millis(1))
+      expect(cell.get().status).toBe("running")
     }))
 
   it.effect("result listeners run once per result, not for other messages", () =>

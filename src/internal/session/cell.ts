@@ -5,17 +5,19 @@
  * @internal
  */
 import * as Deferred from "effect/Deferred"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as MutableRef from "effect/MutableRef"
 import * as Runtime from "effect/Runtime"
 import type { SessionError, SessionOrigin } from "../../ClaudeAgent.js"
 import { make as makeConnection } from "../transport/connection.js"
+import { liveWaitFor, makeWaiters } from "../transport/liveTimer.js"
 import type * as TransportApi from "../../Transport.js"
 import * as State from "./state.js"
 
 /**
  * The one cell holding a session's state, and what follows from its transitions: the session id becoming known,
- * the CLI reporting idle (the `idle` latch is open exactly while it is), a result, another session id than expected.
+ * the CLI reporting idle (which ends the waits of `awaitIdle`), a result, another session id than expected.
  *
  * @internal
  */
@@ -23,7 +25,12 @@ export interface Cell {
   readonly get: () => State.SessionState
   readonly advance: (event: State.Event) => void
   readonly sessionIdKnown: Deferred.Deferred<string, SessionError>
-  readonly idle: Effect.Latch
+  /**
+   * Waits until the CLI reports idle (at once while it does), or until `bound` has passed on the wall clock,
+   * whichever comes first. A bound for the SDK's own settling (as `liveTimeout`), with no fiber per wait: a timer and
+   * a callback the transition to idle runs (docs/PERFORMANCE.md, "Issue 32 item 6").
+   */
+  readonly awaitIdle: (bound: Duration.Duration) => Effect.Effect<void>
   readonly onResult: (f: () => void) => void
 }
 
@@ -37,7 +44,8 @@ export const makeCell = (origin: SessionOrigin, startedAt: number): Effect.Effec
     const ref = MutableRef.make(State.initial(origin, startedAt))
     const sessionIdKnown = yield* Deferred.make<string, SessionError>()
     if (origin.sessionId !== undefined) yield* Deferred.succeed(sessionIdKnown, origin.sessionId)
-    const idle = yield* Effect.makeLatch(false)
+    // the waits of `awaitIdle` under way: each ends at the transition to idle or at its own timer
+    const idleWaiters = makeWaiters()
     const resultCallbacks: Array<() => void> = []
     // a rare event no fiber waits for: logged from a fiber of its own, with the session's logger and annotations
     const runtime = yield* Effect.runtime<never>()
@@ -57,17 +65,14 @@ export const makeCell = (origin: SessionOrigin, startedAt: number): Effect.Effec
       }
       const other = State.otherSessionId(before, after)
       if (other !== undefined) reportOtherId(other)
-      if (before.status !== after.status) {
-        if (after.status === "idle") idle.unsafeOpen()
-        else idle.unsafeClose()
-      }
+      if (before.status !== after.status && after.status === "idle") idleWaiters.fire()
       if (before.results !== after.results) { for (const f of resultCallbacks) f() }
     }
     return {
       get: () => MutableRef.get(ref),
       advance,
       sessionIdKnown,
-      idle,
+      awaitIdle: (bound) => Effect.asVoid(liveWaitFor(() => MutableRef.get(ref).status === "idle", idleWaiters, bound)),
       onResult: (f) => {
         resultCallbacks.push(f)
       }

@@ -103,7 +103,7 @@ export const make = (
     yield* Scope.addFinalizer(scope, termination.report({ _tag: "Closed" }))
     yield* extensions.onProtocol(protocol)
 
-    const awaitIdle = Effect.asVoid(liveTimeout(cell.idle.await, IDLE_AFTER_RESULT))
+    const awaitIdle = cell.awaitIdle(IDLE_AFTER_RESULT)
     const settleAfterResult = Effect.suspend(() => State.awaitsIdle(cell.get()) ? awaitIdle : Effect.void)
     // Closing stdin mid-turn (or right after a result) makes the CLI slow to exit, SIGTERM included; interrupting a
     // running turn first and waiting for idle lets it exit at once.

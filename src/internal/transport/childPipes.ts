@@ -5,10 +5,7 @@
  *
  * @internal
  */
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as FiberId from "effect/FiberId"
 import * as Scope from "effect/Scope"
 import type { Readable, Writable } from "node:stream"
 import type { ExitStatus, SpawnedProcess } from "../../Transport.js"
@@ -59,7 +56,7 @@ export const reader = (readable: Readable): Effect.Effect<Uint8Array | undefined
 
 /**
  * Hands every chunk of `readable` to `push` as it comes, until the scope closes, and calls `onEnd` once it has ended
- * (at once when there is none); the effect returned completes then too. A pipe that fails just ends.
+ * (at once when there is none). A pipe that fails just ends.
  *
  * @internal
  */
@@ -67,19 +64,14 @@ export const drain = (
   readable: Readable | undefined,
   push: (chunk: Uint8Array) => void,
   onEnd: () => void
-): Effect.Effect<Effect.Effect<void>, never, Scope.Scope> =>
+): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function*() {
-    if (readable === undefined) {
-      onEnd()
-      return Effect.void
-    }
-    const ended = Deferred.unsafeMake<void>(FiberId.none)
+    if (readable === undefined) return onEnd()
     let done = false
     const finish = () => {
       if (done) return
       done = true
       onEnd()
-      Deferred.unsafeDone(ended, Exit.void)
     }
     const onData = (chunk: unknown) => push(bytesOf(readable, chunk))
     readable.on("data", onData)
@@ -89,7 +81,6 @@ export const drain = (
     // nothing reaches `push` after the scope (the caller's callbacks included); the stream stays flowing, so a
     // process still writing to it is not blocked
     yield* Scope.addFinalizer(yield* Effect.scope, Effect.sync(() => readable.off("data", onData)))
-    return Deferred.await(ended)
   })
 
 /**

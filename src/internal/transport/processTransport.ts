@@ -27,7 +27,7 @@ import * as Conn from "./connection.js"
 import { refusal } from "../message/refusal.js"
 import { DEFAULT_MAX_LINE_BYTES, makeLineFramer } from "./framing.js"
 import * as HostWatchdog from "./hostWatchdog.js"
-import { liveTimeout } from "./liveTimer.js"
+import { liveWaitFor, makeWaiters, type Waiters } from "./liveTimer.js"
 import * as Reaper from "./reaper.js"
 import * as TraceContext from "./traceContext.js"
 import { makeStderrTail } from "./stderrTail.js"
@@ -332,6 +332,8 @@ interface Child {
   readonly signal: (sig: NodeJS.Signals, exited: boolean) => Effect.Effect<void>
   readonly marker: Marker | undefined
   readonly exited: Deferred.Deferred<ExitStatus>
+  /** Fired when the process has exited (`status` then holds), for the bounded waits of {@link liveWaitFor}. */
+  readonly exitWaiters: Waiters
   readonly status: () => ExitStatus | undefined
   /** Which exit of this Transport's CLIs it was (see `Reaper.Scans`). */
   readonly exitNumber: () => number | undefined
@@ -348,7 +350,9 @@ const makeShutdown = (
   scans: Reaper.Scans,
   spec: LaunchSpec
 ): { readonly terminate: Effect.Effect<void>; readonly close: Effect.Effect<void> } => {
-  const { exited, marker, pid, signal } = child
+  const { marker, pid, signal } = child
+  // bounded on the wall clock, with no fiber of its own: whether the CLI exited within `millis`
+  const exitWithin = (millis: number) => liveWaitFor(() => child.status() !== undefined, child.exitWaiters, millis)
   const killGraceMillis = spec.killGraceMillis ?? DEFAULT_KILL_GRACE_MILLIS
   // the CLI's descendants when the SDK had to signal it (those that cleared their environment have no marker);
   // a CLI that exits by itself had the chance to end its own tools
@@ -371,23 +375,18 @@ const makeShutdown = (
         Reaper.send(tools, "SIGTERM")
       })
     }
-    const terminated = yield* liveTimeout(Effect.interruptible(Deferred.await(exited)), killGraceMillis)
-    if (Option.isNone(terminated)) {
+    if (!(yield* exitWithin(killGraceMillis))) {
       toolsHadGrace = true
       yield* Effect.logWarning("CLI ignored SIGTERM: SIGKILL").pipe(Effect.annotateLogs({ pid }))
       yield* signal("SIGKILL", child.status() !== undefined)
-      yield* liveTimeout(Effect.interruptible(Deferred.await(exited)), REAP_TIMEOUT_MILLIS)
+      yield* exitWithin(REAP_TIMEOUT_MILLIS)
     }
   })
 
   const close = Effect.gen(function*() {
     yield* child.endInput
     if (child.status() === undefined) {
-      const graceful = yield* liveTimeout(
-        Effect.interruptible(Deferred.await(exited)),
-        spec.closeGraceMillis ?? DEFAULT_CLOSE_GRACE_MILLIS
-      )
-      if (Option.isNone(graceful)) {
+      if (!(yield* exitWithin(spec.closeGraceMillis ?? DEFAULT_CLOSE_GRACE_MILLIS))) {
         yield* Effect.logDebug("CLI still running after stdin closed: SIGTERM").pipe(Effect.annotateLogs({ pid }))
         yield* terminate
       }
@@ -474,15 +473,19 @@ export const connect = (
         started.stderr?.destroy()
       })
     )
-    const stderrDrained = yield* ChildPipes.drain(started.stderr, (chunk) => stderr.push(chunk), () => {
+    const stderrWaiters = makeWaiters()
+    yield* ChildPipes.drain(started.stderr, (chunk) => stderr.push(chunk), () => {
       stderrEnded = true
       flushErrors()
+      stderrWaiters.fire()
     })
+    const exitWaiters = makeWaiters()
     ChildPipes.watchExit(started.process, (error) => errors.push(error), (s) => {
       status = s
       if (marker !== undefined) exitNumber = scans.exited()
       flushErrors()
       Deferred.unsafeDone(exited, Exit.succeed(s))
+      exitWaiters.fire()
     })
 
     const { close, terminate } = makeShutdown(
@@ -491,6 +494,7 @@ export const connect = (
         signal: started.signal,
         marker,
         exited,
+        exitWaiters,
         status: () => status,
         exitNumber: () => exitNumber,
         endInput
@@ -503,7 +507,7 @@ export const connect = (
 
     const afterStdout = Effect.gen(function*() {
       const s = yield* Deferred.await(exited)
-      if (!stderrEnded) yield* liveTimeout(stderrDrained, STDERR_DRAIN_MILLIS)
+      yield* liveWaitFor(() => stderrEnded, stderrWaiters, STDERR_DRAIN_MILLIS)
       if (s.code !== 0) return yield* Effect.fail(processExited(s))
     })
 
