@@ -29,6 +29,7 @@ import * as Directory from "./directory.js"
 import * as AgentSessionEntity from "./entity.js"
 import { StoreInClusterDatabase } from "./fence.js"
 import * as Lease from "./lease.js"
+import * as Socket from "./socket.js"
 import { layerMessageStorage } from "./storage.js"
 
 type Failure = MailboxFull | AlreadyProcessingMessage | PersistenceError
@@ -213,13 +214,13 @@ export const layerSocketStorage = (
 ) => {
   const prefix = options.prefix ?? "cluster"
   const runners = clientOnly
-    ? Layer.provide(SocketRunner.layerClientOnly, NodeClusterSocket.layerClientProtocol)
+    ? Layer.provide(SocketRunner.layerClientOnly, Socket.layerClientProtocol)
     : Layer.provide(SocketRunner.layer, [
       NodeClusterSocket.layerSocketServer,
-      NodeClusterSocket.layerClientProtocol,
+      Socket.layerClientProtocol,
       layerRunnerHealth.pipe(
         Layer.provide(Runners.layerRpc),
-        Layer.provide(NodeClusterSocket.layerClientProtocol)
+        Layer.provide(Socket.layerClientProtocol)
       )
     ])
   return runners.pipe(
