@@ -17,6 +17,7 @@ import * as ShardId from "@effect/cluster/ShardId"
 import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as Snowflake from "@effect/cluster/Snowflake"
 import * as Headers from "@effect/platform/Headers"
+import * as PlatformSocket from "@effect/platform/Socket"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import { describe, expect, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
@@ -194,6 +195,38 @@ const proxyTo = (port: number) =>
       })
     }
   })
+
+describe("the cluster's client protocol: which defects of a write it types", () => {
+  const request = { _tag: "Ping" } as const
+  const dying = (defect: unknown) =>
+    Socket.typedWrites({
+      run: () => Effect.never,
+      send: () => Effect.die(defect),
+      supportsAck: true,
+      supportsTransferables: false
+    })
+
+  it.effect("a socket's error, or NodeSocket's TypeError once its connection is gone: an RpcClientError", () =>
+    Effect.gen(function*() {
+      for (
+        const defect of [
+          new PlatformSocket.SocketGenericError({ reason: "Write", cause: "ECONNRESET" }),
+          new TypeError("x")
+        ]
+      ) {
+        const exit = yield* Effect.exit(dying(defect).send(request, []))
+        expect(Exit.isFailure(exit) && Cause.failureOption(exit.cause)).toEqual(
+          Option.some(expect.objectContaining({ _tag: "RpcClientError" }))
+        )
+      }
+    }))
+
+  it.effect("any other defect stays a defect (the cluster would send it again without end)", () =>
+    Effect.gen(function*() {
+      const exit = yield* Effect.exit(dying(new Error("a bug of ours")).send(request, []))
+      expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(true)
+    }))
+})
 
 describe("AgentCluster over sockets, a runner's connection reset just before the client writes", () => {
   // the runner-kill stress test's failure: the cleanup's `close` of a session on the killed runner died with

@@ -136,6 +136,43 @@ describe("makeWakeup", () => {
     }))
 })
 
+/**
+ * The long timers (a second or more: the bounds these tests give) set while `effect` runs and not yet cleared or
+ * fired, as `pending()` tells at any point; a timer left running keeps the host alive for its whole bound. Shorter
+ * timers (the tests' own sleeps, the scheduler's) are not followed.
+ */
+const withLongTimers = <A, E, R>(effect: (pending: () => number) => Effect.Effect<A, E, R>) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => {
+      const { clearTimeout: clear, setTimeout: set } = globalThis
+      const live = new Set<unknown>()
+      const patched = ((callback: (...args: Array<unknown>) => void, delay?: number, ...args: Array<unknown>) => {
+        if ((delay ?? 0) < 1000) return set(callback, delay, ...args)
+        const handle = set(
+          (...a: Array<unknown>) => {
+            live.delete(handle)
+            callback(...a)
+          },
+          delay,
+          ...args
+        )
+        live.add(handle)
+        return handle
+      }) as typeof setTimeout
+      globalThis.setTimeout = patched
+      globalThis.clearTimeout = ((handle: Parameters<typeof clearTimeout>[0]) => {
+        live.delete(handle)
+        clear(handle)
+      }) as typeof clearTimeout
+      return {
+        pending: () => live.size,
+        restore: () => Object.assign(globalThis, { setTimeout: set, clearTimeout: clear })
+      }
+    }),
+    ({ pending }) => effect(pending),
+    ({ restore }) => Effect.sync(restore)
+  )
+
 /** `makeWaiters`, counting the registrations not yet fired or forgotten. */
 const counted = (): Waiters & { readonly live: () => number } => {
   const inner = makeWaiters()
@@ -171,22 +208,26 @@ describe("liveWaitFor", () => {
     }))
 
   it.live("true at the fire after which it holds; a fire before that keeps the wait", () =>
-    Effect.gen(function*() {
-      const waiters = counted()
-      let happened = false
-      const waiter = yield* Effect.fork(elapsed(liveWaitFor(() => happened, waiters, "10 seconds")))
-      yield* Effect.sleep("5 millis")
-      waiters.fire()
-      yield* Effect.sleep("5 millis")
-      expect(Option.isNone(yield* Fiber.poll(waiter))).toBe(true)
-      expect(waiters.live()).toBe(1)
-      happened = true
-      waiters.fire()
-      const { millis, value } = yield* Fiber.join(waiter)
-      expect(value).toBe(true)
-      expect(millis).toBeLessThan(5000)
-      expect(waiters.live()).toBe(0)
-    }))
+    withLongTimers((pending) =>
+      Effect.gen(function*() {
+        const waiters = counted()
+        let happened = false
+        const waiter = yield* Effect.fork(elapsed(liveWaitFor(() => happened, waiters, "10 seconds")))
+        yield* Effect.sleep("5 millis")
+        waiters.fire()
+        yield* Effect.sleep("5 millis")
+        expect(Option.isNone(yield* Fiber.poll(waiter))).toBe(true)
+        expect(waiters.live()).toBe(1)
+        happened = true
+        waiters.fire()
+        const { millis, value } = yield* Fiber.join(waiter)
+        expect(value).toBe(true)
+        expect(millis).toBeLessThan(5000)
+        expect(waiters.live()).toBe(0)
+        // its timer went with it
+        expect(pending()).toBe(0)
+      })
+    ))
 
   it.effect("false once the bound passed on the wall clock (TestClock here), its registration forgotten", () =>
     Effect.gen(function*() {
@@ -197,28 +238,40 @@ describe("liveWaitFor", () => {
       expect(waiters.live()).toBe(0)
     }))
 
-  it.live("an infinite bound has no timer: the wait ends only when it happens", () =>
-    Effect.gen(function*() {
-      const waiters = counted()
-      let happened = false
-      const waiter = yield* Effect.fork(liveWaitFor(() => happened, waiters, Duration.infinity))
-      yield* Effect.sleep("30 millis")
-      expect(Option.isNone(yield* Fiber.poll(waiter))).toBe(true)
-      happened = true
-      waiters.fire()
-      expect(yield* Fiber.join(waiter)).toBe(true)
-    }))
+  it.live("an infinite bound has no timer, a bound past Node's 32-bit delay is capped: both wait for the event", () =>
+    withLongTimers((pending) =>
+      Effect.gen(function*() {
+        const waiters = counted()
+        let happened = false
+        const waiter = yield* Effect.fork(liveWaitFor(() => happened, waiters, Duration.infinity))
+        // Node fires a delay of 2^31 ms or more after 1 ms
+        const capped = yield* Effect.fork(liveWaitFor(() => happened, waiters, Duration.millis(2 ** 31)))
+        yield* Effect.sleep("30 millis")
+        expect(Option.isNone(yield* Fiber.poll(waiter))).toBe(true)
+        expect(Option.isNone(yield* Fiber.poll(capped))).toBe(true)
+        expect(pending()).toBe(1)
+        happened = true
+        waiters.fire()
+        expect(yield* Fiber.join(waiter)).toBe(true)
+        expect(yield* Fiber.join(capped)).toBe(true)
+        expect(pending()).toBe(0)
+      })
+    ))
 
   it.live("interrupted, it forgets its registration; it bounds a wait inside an uninterruptible region", () =>
-    Effect.gen(function*() {
-      const waiters = counted()
-      const waiter = yield* Effect.fork(liveWaitFor(() => false, waiters, "10 seconds"))
-      yield* Effect.sleep("5 millis")
-      expect(waiters.live()).toBe(1)
-      yield* Fiber.interrupt(waiter)
-      expect(waiters.live()).toBe(0)
-      const { millis, value } = yield* elapsed(Effect.uninterruptible(liveWaitFor(() => false, waiters, "30 millis")))
-      expect(value).toBe(false)
-      expect(millis).toBeLessThan(5000)
-    }))
+    withLongTimers((pending) =>
+      Effect.gen(function*() {
+        const waiters = counted()
+        const waiter = yield* Effect.fork(liveWaitFor(() => false, waiters, "10 seconds"))
+        yield* Effect.sleep("5 millis")
+        expect(waiters.live()).toBe(1)
+        expect(pending()).toBe(1)
+        yield* Fiber.interrupt(waiter)
+        expect(waiters.live()).toBe(0)
+        expect(pending()).toBe(0)
+        const { millis, value } = yield* elapsed(Effect.uninterruptible(liveWaitFor(() => false, waiters, "30 millis")))
+        expect(value).toBe(false)
+        expect(millis).toBeLessThan(5000)
+      })
+    ))
 })

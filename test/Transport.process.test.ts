@@ -1,7 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
@@ -196,6 +198,27 @@ describe("Transport (process)", () => {
       expect(took).toBeLessThan(CLOSE_GRACE + DEFAULT_KILL_GRACE)
       expect(isAlive(pid)).toBe(false)
       // the grandchild got the same SIGKILL (its group); the kernel ends it, then init reaps it
+      yield* eventually(`grandchild ${grandchild} gone`, () => !isAlive(grandchild!))
+    }).pipe(Effect.provide(TransportLive), expectLogs([/CLI ignored SIGTERM: SIGKILL/])))
+
+  it.live("G2 a close whose fiber is interrupted during its graces still ends the CLI and its process group", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const connection = yield* open(spec(scenarios.ignoreSigterm, { killGraceMillis: KILL_GRACE })).pipe(
+        Scope.extend(scope)
+      )
+      const first = yield* connection.messages.pipe(Stream.take(1), Stream.runCollect, Scope.extend(scope))
+      const grandchild = (Chunk.unsafeHead(first) as { grandchild_pid?: number }).grandchild_pid
+      const pid = Option.getOrThrow(connection.pid)
+      // the close runs its waits (the close grace, the kill grace) while its fiber is interrupted: the interruption
+      // waits for the close, which still signals, kills and reaps
+      const started = yield* Deferred.make<void>()
+      const closing = yield* Effect.fork(
+        Effect.uninterruptible(Effect.zipRight(Deferred.succeed(started, undefined), Scope.close(scope, Exit.void)))
+      )
+      yield* Deferred.await(started)
+      yield* Fiber.interrupt(closing)
+      expect(isAlive(pid)).toBe(false)
       yield* eventually(`grandchild ${grandchild} gone`, () => !isAlive(grandchild!))
     }).pipe(Effect.provide(TransportLive), expectLogs([/CLI ignored SIGTERM: SIGKILL/])))
 

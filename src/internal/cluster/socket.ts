@@ -17,21 +17,33 @@ import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import type * as RpcClient from "@effect/rpc/RpcClient"
 import { RpcClientError } from "@effect/rpc/RpcClientError"
 import type * as RpcSerialization from "@effect/rpc/RpcSerialization"
+import * as Socket from "@effect/platform/Socket"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 
 /**
- * The protocol with every defect of its writes failed as an `RpcClientError`. A request the protocol cannot encode
- * still throws from `send` itself, before any write: a defect of ours, not of the runner.
+ * The protocol with the defects of its writes that a dead connection causes (a `SocketError`; NodeSocket's
+ * `TypeError` once its connection is gone) failed as an `RpcClientError`. Any other defect stays one: @effect/cluster
+ * sends a message failed this way again (without a limit for a request that is not persisted), which only a runner
+ * that comes back or a shard that moves can end. A request the protocol cannot encode still throws from `send`
+ * itself, before any write: a defect of ours, not of the runner.
  *
  * @internal
  */
 export const typedWrites = (protocol: RpcClient.Protocol["Type"]): RpcClient.Protocol["Type"] => ({
   ...protocol,
   send: (request, transferables) =>
-    Effect.catchAllDefect(
+    Effect.catchSomeDefect(
       protocol.send(request, transferables),
-      (cause) => Effect.fail(new RpcClientError({ reason: "Protocol", message: "Error writing to the runner", cause }))
+      (defect) =>
+        Socket.isSocketError(defect) || defect instanceof TypeError
+          ? Option.some(
+            Effect.fail(
+              new RpcClientError({ reason: "Protocol", message: "Error writing to the runner", cause: defect })
+            )
+          )
+          : Option.none()
     )
 })
 

@@ -331,7 +331,6 @@ interface Child {
   /** Sends a signal to the process and its group where it has one; `exited`: the process has exited already. */
   readonly signal: (sig: NodeJS.Signals, exited: boolean) => Effect.Effect<void>
   readonly marker: Marker | undefined
-  readonly exited: Deferred.Deferred<ExitStatus>
   /** Fired when the process has exited (`status` then holds), for the bounded waits of {@link liveWaitFor}. */
   readonly exitWaiters: Waiters
   readonly status: () => ExitStatus | undefined
@@ -493,7 +492,6 @@ export const connect = (
         pid,
         signal: started.signal,
         marker,
-        exited,
         exitWaiters,
         status: () => status,
         exitNumber: () => exitNumber,
