@@ -90,6 +90,48 @@ describe("liveTimeout: clocks and finalizers", () => {
       expect(millis).toBeGreaterThanOrEqual(25)
     }))
 
+  it.live("an interrupted caller interrupts the effect, and waits for it", () =>
+    Effect.gen(function*() {
+      const interrupted = yield* Deferred.make<void>()
+      const started = yield* Deferred.make<void>()
+      const caller = yield* Effect.fork(liveTimeout(
+        Effect.zipRight(
+          Deferred.succeed(started, undefined),
+          Effect.never.pipe(Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined)))
+        ),
+        "10 seconds"
+      ))
+      yield* Deferred.await(started)
+      yield* Fiber.interrupt(caller)
+      expect(yield* Deferred.isDone(interrupted)).toBe(true)
+    }))
+
+  it.live("an interruption of a caller that cannot be interrupted (a closing scope) does not end it early", () =>
+    Effect.gen(function*() {
+      const gate = yield* Deferred.make<void>()
+      const interrupted = yield* Deferred.make<void>()
+      const waiting = yield* Deferred.make<void>()
+      const closing = yield* Effect.fork(Effect.uninterruptible(liveTimeout(
+        Effect.zipRight(
+          Deferred.succeed(waiting, undefined),
+          Effect.as(Deferred.await(gate), "settled").pipe(
+            Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))
+          )
+        ),
+        "10 seconds"
+      )))
+      yield* Deferred.await(waiting)
+      // the interruption waits for the uninterruptible caller; the bounded effect goes on meanwhile
+      const interrupting = yield* Effect.fork(Fiber.interrupt(closing))
+      yield* Effect.sleep("20 millis")
+      expect(yield* Deferred.isDone(interrupted)).toBe(false)
+      yield* Deferred.succeed(gate, undefined)
+      const exit = yield* Fiber.join(interrupting)
+      expect(yield* Deferred.isDone(interrupted)).toBe(false)
+      // the caller ended with the result, then took its interruption
+      expect(exit._tag).toBe("Failure")
+    }))
+
   it.live("bounds a wait inside an uninterruptible region (a finalizer)", () =>
     Effect.gen(function*() {
       const { millis, value } = yield* elapsed(Effect.uninterruptible(liveTimeout(Effect.never, "30 millis")))

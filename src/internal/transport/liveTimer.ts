@@ -1,19 +1,17 @@
 /** @internal */
-import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import type * as Option from "effect/Option"
-
-/** The wall clock, whatever `Clock` a caller installed (e.g. `TestClock`). */
-const wallClock: Clock.Clock = Clock.make()
+import * as Option from "effect/Option"
 
 /**
- * `effect`'s result, or `None` if the bound passes first on the wall clock (the effect is then interrupted). Used
- * only for the SDK's own clean-up bounds (closing a session, reaping a process), so that a test running under
- * `TestClock` cannot hang in a finalizer; every timeout a caller sees (control requests, permission decisions,
- * hooks) uses the installed `Clock` and stays testable. `effect` itself runs with the caller's `Clock`, and is made
- * interruptible, so this also bounds waits inside finalizers.
+ * `effect`'s result, or `None` if the bound passes first on the wall clock (the effect is then interrupted, and waited
+ * for). Used only for the SDK's own clean-up bounds (closing a session, reaping a process), so that a test running
+ * under `TestClock` cannot hang in a finalizer; every timeout a caller sees (control requests, permission decisions,
+ * hooks) uses the installed `Clock` and stays testable. `effect` runs with the caller's `Clock`, made interruptible,
+ * on a daemon fiber watched by {@link liveWaitFor}'s timer: so this also bounds waits inside finalizers, and an
+ * interruption of a caller that cannot be interrupted (a fiber closing a scope) does not end it early, as it ends the
+ * child fibers of `Effect.timeoutOption`'s race.
  *
  * @internal
  */
@@ -21,11 +19,28 @@ export const liveTimeout = <A, E, R>(
   effect: Effect.Effect<A, E, R>,
   duration: Duration.DurationInput
 ): Effect.Effect<Option.Option<A>, E, R> =>
-  Effect.clockWith((callers) =>
-    Effect.timeoutOption(Effect.interruptible(Effect.withClock(effect, callers)), duration).pipe(
-      Effect.withClock(wallClock)
+  Effect.uninterruptibleMask((restore) =>
+    Effect.flatMap(
+      Effect.forkDaemon(Effect.interruptible(effect)),
+      (fiber) =>
+        restore(liveWaitFor(() => fiber.unsafePoll() !== null, endOf(fiber), duration)).pipe(
+          Effect.onInterrupt(() => Fiber.interrupt(fiber)),
+          Effect.flatMap((ended) =>
+            ended ? Effect.map(Fiber.join(fiber), Option.some) : Effect.as(Fiber.interrupt(fiber), Option.none())
+          )
+        )
     )
   )
+
+/** A fiber's end as {@link Waiters}: its observers. */
+const endOf = <A, E>(fiber: Fiber.RuntimeFiber<A, E>): Waiters => ({
+  add: (wake) => {
+    const observer = () => wake()
+    fiber.addObserver(observer)
+    return () => fiber.removeObserver(observer)
+  },
+  fire: noop
+})
 
 /**
  * Waits until `fiber` is done or the wall-clock bound passes, whichever comes first, without interrupting it.
@@ -35,7 +50,7 @@ export const liveTimeout = <A, E, R>(
 export const liveAwaitBounded = (
   fiber: Fiber.RuntimeFiber<unknown, unknown>,
   duration: Duration.DurationInput
-): Effect.Effect<void> => Effect.asVoid(liveTimeout(Fiber.await(fiber), duration))
+): Effect.Effect<void> => Effect.asVoid(liveWaitFor(() => fiber.unsafePoll() !== null, endOf(fiber), duration))
 
 /**
  * Callbacks run once when something happens (the CLI's exit, its stderr's end, its report of idle), for the waits of
