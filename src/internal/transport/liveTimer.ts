@@ -32,14 +32,13 @@ export const liveTimeout = <A, E, R>(
     )
   )
 
-/** A fiber's end as {@link Waiters}: its observers. */
-const endOf = <A, E>(fiber: Fiber.RuntimeFiber<A, E>): Waiters => ({
+/** A fiber's end, to wait for with {@link liveWaitFor}: its observers. */
+const endOf = <A, E>(fiber: Fiber.RuntimeFiber<A, E>): Pick<Waiters, "add"> => ({
   add: (wake) => {
     const observer = () => wake()
     fiber.addObserver(observer)
     return () => fiber.removeObserver(observer)
-  },
-  fire: noop
+  }
 })
 
 /**
@@ -92,7 +91,7 @@ export const makeWaiters = (): Waiters => {
  */
 export const liveWaitFor = (
   happened: () => boolean,
-  waiters: Waiters,
+  waiters: Pick<Waiters, "add">,
   duration: Duration.DurationInput
 ): Effect.Effect<boolean> =>
   Effect.async<boolean>((resume) => {
