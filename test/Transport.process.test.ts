@@ -70,6 +70,20 @@ const collect = (connection: Transport.Connection) =>
 const texts = (frames: ReadonlyArray<Message.Frame>) =>
   frames.flatMap((f) => (f.type === "assistant" ? [Message.text(f)] : []))
 
+/**
+ * A CLI that ignores SIGTERM, with a grandchild in its process group, open in a scope of its own that the test closes:
+ * once it has said so (its first message names the grandchild).
+ */
+const ignoringSigterm = Effect.gen(function*() {
+  const scope = yield* Scope.make()
+  const connection = yield* open(spec(scenarios.ignoreSigterm, { killGraceMillis: KILL_GRACE })).pipe(
+    Scope.extend(scope)
+  )
+  const first = yield* connection.messages.pipe(Stream.take(1), Stream.runCollect, Scope.extend(scope))
+  const grandchild = (Chunk.unsafeHead(first) as { grandchild_pid?: number }).grandchild_pid
+  return { scope, pid: Option.getOrThrow(connection.pid), grandchild }
+})
+
 describe("Transport (process)", () => {
   it.scopedLive("round-trips a user message through the echo CLI and ends cleanly on endInput", () =>
     Effect.gen(function*() {
@@ -179,14 +193,7 @@ describe("Transport (process)", () => {
 
   it.live("G2 a CLI that ignores SIGTERM is SIGKILLed within the bound, with its process group", () =>
     Effect.gen(function*() {
-      const scope = yield* Scope.make()
-      const connection = yield* open(spec(scenarios.ignoreSigterm, { killGraceMillis: KILL_GRACE })).pipe(
-        Scope.extend(scope)
-      )
-      const first = yield* connection.messages.pipe(Stream.take(1), Stream.runCollect, Scope.extend(scope))
-      const status = Chunk.unsafeHead(first) as { grandchild_pid?: number }
-      const pid = Option.getOrThrow(connection.pid)
-      const grandchild = status.grandchild_pid
+      const { grandchild, pid, scope } = yield* ignoringSigterm
       expect(typeof grandchild).toBe("number")
       expect(isAlive(pid)).toBe(true)
       const started = Date.now()
@@ -203,13 +210,7 @@ describe("Transport (process)", () => {
 
   it.live("G2 a close whose fiber is interrupted during its graces still ends the CLI and its process group", () =>
     Effect.gen(function*() {
-      const scope = yield* Scope.make()
-      const connection = yield* open(spec(scenarios.ignoreSigterm, { killGraceMillis: KILL_GRACE })).pipe(
-        Scope.extend(scope)
-      )
-      const first = yield* connection.messages.pipe(Stream.take(1), Stream.runCollect, Scope.extend(scope))
-      const grandchild = (Chunk.unsafeHead(first) as { grandchild_pid?: number }).grandchild_pid
-      const pid = Option.getOrThrow(connection.pid)
+      const { grandchild, pid, scope } = yield* ignoringSigterm
       // the close runs its waits (the close grace, the kill grace) while its fiber is interrupted: the interruption
       // waits for the close, which still signals, kills and reaps
       const started = yield* Deferred.make<void>()
