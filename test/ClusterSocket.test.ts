@@ -31,13 +31,12 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { AgentCluster } from "effect-claude-agent/cluster"
 import { ScriptedCli } from "effect-claude-agent/testing"
-import * as fs from "node:fs"
 import * as net from "node:net"
-import * as os from "node:os"
 import * as path from "node:path"
 import { clusterTiming, freePort } from "../scripts/demo-cluster-processes.js"
 import { Close, Turn } from "../src/internal/cluster/entity.js"
 import * as Socket from "../src/internal/cluster/socket.js"
+import { tempDir } from "./support/cli.js"
 import { sqlLayer } from "./support/clusterBackends.js"
 
 const address = EntityAddress.make({
@@ -235,10 +234,7 @@ describe("AgentCluster over sockets, a runner's connection reset just before the
     "close is sent again once the runner is reachable: no defect, the session is closed",
     () =>
       Effect.gen(function*() {
-        const dir = yield* Effect.acquireRelease(
-          Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "eca-cluster-socket-"))),
-          (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-        )
+        const dir = yield* tempDir("eca-cluster-socket-")
         const storage = { sqlite: path.join(dir, "cluster.db") }
         const prefix = "socket"
         const listen = yield* freePort
