@@ -239,15 +239,6 @@ describe("AgentCluster over sockets, a runner's connection reset just before the
         const prefix = "socket"
         const listen = yield* freePort
         const proxy = yield* proxyTo(listen)
-        const echo = ScriptedCli.layer((cli) =>
-          Effect.gen(function*() {
-            while (true) {
-              const next = yield* cli.nextUser
-              if (next._tag === "None") return
-              yield* cli.turn(`echo: ${ScriptedCli.textOf(next.value)}`)
-            }
-          })
-        )
         // the runner is reached through the proxy
         yield* Layer.build(
           AgentCluster.layerSocket({
@@ -255,7 +246,7 @@ describe("AgentCluster over sockets, a runner's connection reset just before the
             listenAddress: { host: "127.0.0.1", port: listen },
             prefix,
             shardingConfig: clusterTiming
-          }).pipe(Layer.provide(echo), Layer.provide(sqlLayer(storage)))
+          }).pipe(Layer.provide(ScriptedCli.echo), Layer.provide(sqlLayer(storage)))
         )
         const client = yield* Layer.build(
           AgentCluster.layerSocketClient({ prefix, shardingConfig: clusterTiming }).pipe(
